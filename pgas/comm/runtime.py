@@ -1,0 +1,167 @@
+"""The MPI runtime: locales, the library's communicator, collectives, errors.
+
+Nothing here runs at import time.  MPI is initialised on first use (``here``,
+``num_locales`` or any collective); the library talks on its own duplicate of
+``COMM_WORLD``, made the first time a collective needs it.  Outside a launcher
+a plain ``import pgas`` gives one locale.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+import weakref
+
+import numpy as np
+
+_MPI = None
+_comm = None
+_windows: "weakref.WeakSet" = weakref.WeakSet()
+
+
+class LocaleError(RuntimeError):
+    """An error raised on every locale alike, carrying the message of the first locale that failed."""
+
+
+def mpi():
+    """The ``mpi4py.MPI`` module, importing (and so initialising MPI) on first use."""
+    global _MPI
+    if _MPI is None:
+        import mpi4py
+
+        mpi4py.rc.threads = False
+        from mpi4py import MPI
+
+        _MPI = MPI
+    return _MPI
+
+
+def comm():
+    """The library's communicator (a duplicate of ``COMM_WORLD``); collective on first call."""
+    global _comm
+    if _comm is None:
+        _comm = mpi().COMM_WORLD.Dup()
+    return _comm
+
+
+def here() -> int:
+    """This locale's number, ``0 <= here < num_locales``."""
+    return mpi().COMM_WORLD.Get_rank()
+
+
+def num_locales() -> int:
+    """The number of locales (MPI processes) running the program."""
+    return mpi().COMM_WORLD.Get_size()
+
+
+def register_window(win) -> None:
+    _windows.add(win)
+
+
+def barrier() -> None:
+    """Wait for every locale; one-sided writes made before it are visible after it."""
+    wins = list(_windows)
+    for w in wins:
+        w.sync()
+    comm().Barrier()
+    for w in wins:
+        w.sync()
+
+
+def allgather(obj) -> list:
+    """Every locale's ``obj``, in locale order, on every locale."""
+    return comm().allgather(obj)
+
+
+def allreduce(value, op: str = "sum"):
+    """Reduce a scalar or NumPy array over all locales; ``op`` in sum, prod, min, max, land, lor, band, bor."""
+    MPI = mpi()
+    mop = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
+           "land": MPI.LAND, "lor": MPI.LOR, "band": MPI.BAND, "bor": MPI.BOR}[op]
+    arr = np.ascontiguousarray(value)
+    out = np.empty_like(arr)
+    comm().Allreduce(arr, out, op=mop)
+    return out if np.ndim(value) else out[()]
+
+
+def bcast(obj, root: int):
+    """``obj`` from ``root`` on every locale (pickled; for small values)."""
+    return comm().bcast(obj, root=root)
+
+
+def alltoallv(send: list[np.ndarray], dtype) -> list[np.ndarray]:
+    """Personalised exchange: ``send[r]`` goes to locale ``r``; returns what each locale sent here.
+    One message per non-empty (source, target) pair."""
+    from .diagnostics import record
+
+    P = num_locales()
+    dtype = np.dtype(dtype)
+    me = here()
+    counts = np.array([len(s) for s in send], dtype=np.int64)
+    rcounts = np.empty_like(counts)
+    comm().Alltoall(counts, rcounts)
+    sbuf = np.concatenate([np.ascontiguousarray(s, dtype=dtype) for s in send]) if P else np.empty(0, dtype)
+    rbuf = np.empty(int(rcounts.sum()), dtype=dtype)
+    sdis = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rdis = np.concatenate([[0], np.cumsum(rcounts)[:-1]])
+    mt = mpi_type(dtype)
+    comm().Alltoallv([sbuf, (counts, sdis), mt], [rbuf, (rcounts, rdis), mt])
+    for r in range(P):
+        if r != me and counts[r]:
+            record(r, int(counts[r]) * dtype.itemsize)
+    return [rbuf[rdis[r]:rdis[r] + rcounts[r]] for r in range(P)]
+
+
+_TYPES: dict = {}
+
+
+def mpi_type(dtype):
+    """The MPI datatype of a NumPy dtype."""
+    dtype = np.dtype(dtype)
+    t = _TYPES.get(dtype)
+    if t is None:
+        from mpi4py.util import dtlib
+
+        mpi()
+        t = _TYPES[dtype] = dtlib.from_numpy_dtype(dtype)
+    return t
+
+
+def agree(error: BaseException | None) -> None:
+    """Collective: if any locale passes an error, raise it on every locale alike.
+
+    Use where locales may see different inputs (their own indices, say); errors
+    that follow from replicated arguments are raised directly, with no messages.
+    """
+    failed = comm().allreduce(0 if error is None else 1, op=mpi().SUM)
+    if not failed:
+        return
+    msgs = comm().allgather(None if error is None else (type(error).__name__, str(error)))
+    first = next(i for i, m in enumerate(msgs) if m is not None)
+    kind, text = msgs[first]
+    if error is not None:
+        raise error
+    raise LocaleError(f"{kind} on locale {first}: {text}")
+
+
+def abort(code: int = 1) -> None:
+    """End the whole job at once (every locale), with exit status ``code``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if _MPI is not None and mpi().Is_initialized() and not mpi().Is_finalized():
+        mpi().COMM_WORLD.Abort(code)
+    os._exit(code)
+
+
+def report_and_abort(exc: BaseException, code: int = 1) -> None:
+    """Print ``exc``'s traceback tagged with this locale, then end the job."""
+    where = here() if _MPI is not None else 0
+    lines = "".join(traceback.format_exception(exc)).rstrip("\n").split("\n")
+    sys.stderr.write("".join(f"[locale {where}] {line}\n" for line in lines))
+    abort(code)
+
+
+def library_version() -> str:
+    """The MPI library's own version line."""
+    return mpi().Get_library_version().strip().splitlines()[0]

@@ -1,0 +1,243 @@
+"""RMA windows holding array storage (``MPI.Win.Allocate``, passive target, ``Lock_all``).
+
+A :class:`Window` is allocated collectively and lives in one ``Lock_all``
+epoch until it is freed.  Offsets and strides are in elements of the
+window's dtype.  Every transfer method is one message (one MPI call) towards
+one target, whatever the number of regions or indices it moves; transfers
+to this locale's own window are memory copies and are not counted.
+
+Freeing is collective in MPI but garbage collection is not, so a released
+window is only marked; windows released on every locale are freed together
+at the next allocation (:func:`collect`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+
+import numpy as np
+
+from . import runtime
+from .diagnostics import record
+
+_ids = itertools.count()
+_live: dict[int, "Window"] = {}
+_released: set[int] = set()
+_region_types: dict = {}
+
+
+def _region_type(dtype, counts: tuple, strides: tuple):
+    """Committed MPI datatype of a strided box (element counts/strides, C order), cached."""
+    key = (np.dtype(dtype).str, counts, strides)
+    t = _region_types.get(key)
+    if t is None:
+        base = runtime.mpi_type(dtype)
+        item = np.dtype(dtype).itemsize
+        t = base
+        for n, s in zip(reversed(counts), reversed(strides)):
+            nt = t.Create_hvector(int(n), 1, int(s) * item)
+            if t is not base:
+                t.Free()
+            t = nt
+        if t is base:
+            t = base.Dup()
+        t.Commit()
+        _region_types[key] = t
+    return t
+
+
+def _regions_type(dtype, regions):
+    """One datatype for several boxes ``(offset, counts, strides)``, in order; caller frees."""
+    MPI = runtime.mpi()
+    item = np.dtype(dtype).itemsize
+    types = [_region_type(dtype, tuple(c), tuple(s)) for _, c, s in regions]
+    t = MPI.Datatype.Create_struct([1] * len(regions), [int(o) * item for o, _, _ in regions], types)
+    t.Commit()
+    return t
+
+
+class Window:
+    """A collectively allocated RMA window of ``size`` elements of ``dtype`` on this locale."""
+
+    def __init__(self, size: int, dtype) -> None:
+        collect()
+        MPI = runtime.mpi()
+        self.dtype = np.dtype(dtype)
+        self.size = int(size)
+        self.mpi_type = runtime.mpi_type(self.dtype)
+        item = self.dtype.itemsize
+        self.win = MPI.Win.Allocate(max(self.size, 1) * item, item, comm=runtime.comm())
+        buf = np.frombuffer(self.win.tomemory(), dtype=np.uint8)
+        self.local = buf[: self.size * item].view(self.dtype)
+        self.win.Lock_all()
+        self.id = next(_ids)
+        self.me = runtime.here()
+        if not _live and self.id == 0:
+            atexit.register(free_all)
+        _live[self.id] = self
+        runtime.register_window(self)
+
+    # -- synchronisation -------------------------------------------------
+    def sync(self) -> None:
+        """Make local stores and remote RMA on this window consistent (MPI_Win_sync)."""
+        self.win.Sync()
+
+    def flush(self, target: int | None = None) -> None:
+        """Complete outstanding operations towards ``target`` (all targets if None)."""
+        if target is None:
+            self.win.Flush_all()
+        else:
+            self.win.Flush(target)
+
+    # -- contiguous and strided transfers -------------------------------
+    def get(self, target: int, offset: int, out: np.ndarray, counts=None, strides=None) -> None:
+        """Read into contiguous ``out`` from ``target``: ``out.size`` elements at ``offset``,
+        or the strided box ``counts``/``strides`` starting there.  Completes before returning."""
+        if target == self.me:
+            out[...] = self._box(offset, counts, strides, out)
+            return
+        self.win.Get([out, self.mpi_type], target, self._target(offset, counts, strides, out.size))
+        self.win.Flush(target)
+        record(target, out.nbytes)
+
+    def put(self, target: int, offset: int, data: np.ndarray, counts=None, strides=None) -> None:
+        """Write contiguous ``data`` to ``target`` at ``offset`` (or into a strided box); completes."""
+        data = np.ascontiguousarray(data, dtype=self.dtype)
+        if target == self.me:
+            self._box(offset, counts, strides, data)[...] = data.reshape(counts) if counts else data
+            return
+        self.win.Put([data, self.mpi_type], target, self._target(offset, counts, strides, data.size))
+        self.win.Flush(target)
+        record(target, data.nbytes)
+
+    def get_regions(self, target: int, regions, out: np.ndarray) -> None:
+        """Read several boxes ``(offset, counts, strides)`` of ``target`` into ``out``
+        back to back, in one message."""
+        self._regions(self.win.Get, target, regions, out)
+
+    def put_regions(self, target: int, regions, data: np.ndarray) -> None:
+        """Write ``data`` into several boxes of ``target`` in one message."""
+        self._regions(self.win.Put, target, regions, np.ascontiguousarray(data, dtype=self.dtype))
+
+    def accumulate_regions(self, target: int, regions, data: np.ndarray, op: str = "sum") -> None:
+        """Combine ``data`` into several boxes of ``target`` with ``op``, in one message."""
+        data = np.ascontiguousarray(data, dtype=self.dtype)
+        self._regions(lambda o, t, tt: self.win.Accumulate(o, t, tt, op=_op(op)), target, regions, data)
+
+    def _regions(self, call, target, regions, buf) -> None:
+        if regions:
+            self._xfer(call, target, _regions_type(self.dtype, regions), buf)
+
+    def _xfer(self, call, target, ttype, buf) -> None:
+        """One RMA call moving contiguous ``buf`` against target datatype ``ttype`` (freed here)."""
+        try:
+            call([buf, self.mpi_type], target, [0, 1, ttype])
+            self.win.Flush(target)
+        finally:
+            ttype.Free()
+        if target != self.me:
+            record(target, buf.nbytes)
+
+    # -- element-wise indexed transfers ----------------------------------
+    def get_indexed(self, target: int, offsets: np.ndarray, out: np.ndarray) -> None:
+        """Read the elements at ``offsets`` of ``target`` into ``out``, in one message."""
+        self._regions_indexed(self.win.Get, target, offsets, out)
+
+    def put_indexed(self, target: int, offsets: np.ndarray, data: np.ndarray) -> None:
+        """Write ``data`` to distinct ``offsets`` of ``target``, in one message."""
+        self._regions_indexed(self.win.Put, target, offsets, np.ascontiguousarray(data, dtype=self.dtype))
+
+    def accumulate_indexed(self, target: int, offsets: np.ndarray, data: np.ndarray, op: str = "sum") -> None:
+        """Combine ``data`` into distinct ``offsets`` of ``target`` with ``op``, in one message."""
+        data = np.ascontiguousarray(data, dtype=self.dtype)
+        self._regions_indexed(lambda o, t, tt: self.win.Accumulate(o, t, tt, op=_op(op)), target, offsets, data)
+
+    def _regions_indexed(self, call, target, offsets, buf) -> None:
+        if len(offsets):
+            self._xfer(call, target, self._indexed(offsets), buf)
+
+    def _indexed(self, offsets):
+        t = self.mpi_type.Create_indexed_block(1, np.ascontiguousarray(offsets, dtype=np.int64).astype(np.int32))
+        t.Commit()
+        return t
+
+    # -- single-element atomics ------------------------------------------
+    def accumulate(self, target: int, offset: int, value, op: str = "sum") -> None:
+        """Atomically combine one element at ``target``/``offset`` with ``value`` (one message)."""
+        data = np.asarray([value], dtype=self.dtype)
+        self.win.Accumulate([data, self.mpi_type], target, [offset, 1, self.mpi_type], op=_op(op))
+        self.win.Flush(target)
+        if target != self.me:
+            record(target, data.nbytes)
+
+    def fetch_and_op(self, target: int, offset: int, value, op: str = "sum"):
+        """Atomically combine and return the previous value (one message)."""
+        data = np.asarray([value], dtype=self.dtype)
+        res = np.empty(1, dtype=self.dtype)
+        self.win.Fetch_and_op([data, self.mpi_type], [res, self.mpi_type], target, offset, op=_op(op))
+        self.win.Flush(target)
+        if target != self.me:
+            record(target, data.nbytes)
+        return res[0]
+
+    def compare_and_swap(self, target: int, offset: int, expected, value):
+        """Atomically store ``value`` if the element equals ``expected``; return the old value."""
+        data = np.asarray([value], dtype=self.dtype)
+        cmp = np.asarray([expected], dtype=self.dtype)
+        res = np.empty(1, dtype=self.dtype)
+        self.win.Compare_and_swap([data, self.mpi_type], [cmp, self.mpi_type], [res, self.mpi_type], target, offset)
+        self.win.Flush(target)
+        if target != self.me:
+            record(target, data.nbytes)
+        return res[0]
+
+    # -- helpers ---------------------------------------------------------
+    def _target(self, offset, counts, strides, n):
+        if counts is None:
+            return [int(offset), int(n), self.mpi_type]
+        return [int(offset), 1, _region_type(self.dtype, tuple(counts), tuple(strides))]
+
+    def _box(self, offset, counts, strides, like):
+        if counts is None:
+            return self.local[offset:offset + like.size]
+        item = self.dtype.itemsize
+        return np.lib.stride_tricks.as_strided(self.local[offset:], shape=tuple(counts),
+                                               strides=tuple(s * item for s in strides))
+
+    def release(self) -> None:
+        """Mark for freeing; freed collectively once every locale has released it."""
+        _released.add(self.id)
+
+    def _free(self) -> None:
+        self.win.Unlock_all()
+        self.local = None
+        self.win.Free()
+
+
+def _op(name: str):
+    MPI = runtime.mpi()
+    return {"sum": MPI.SUM, "add": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
+            "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR, "land": MPI.LAND, "lor": MPI.LOR,
+            "lxor": MPI.LXOR, "replace": MPI.REPLACE, "no_op": MPI.NO_OP}[name]
+
+
+def collect() -> None:
+    """Collective: free the windows every locale has released (in id order).
+    Runs on every 8th allocation, the same ones on every locale."""
+    if not _live or len(_live) % 8:
+        return
+    mine = sorted(_released)
+    common = set(mine)
+    for other in runtime.allgather(mine):
+        common &= set(other)
+    for wid in sorted(common):
+        _released.discard(wid)
+        _live.pop(wid)._free()
+
+
+def free_all() -> None:
+    """Collective: free every live window (at normal exit, before MPI finalises)."""
+    for wid in sorted(_live):
+        _live.pop(wid)._free()
+    _released.clear()

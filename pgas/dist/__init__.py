@@ -1,0 +1,8 @@
+"""Pure index arithmetic of distributions: no MPI here."""
+
+from .dimmap import DimMap
+from .distribution import (MAX_NDIM, Block, BlockCyclic, Cyclic, Distribution, DistributionError, Layout,
+                           default_grid)
+
+__all__ = ["DimMap", "Distribution", "DistributionError", "Layout", "Block", "Cyclic", "BlockCyclic",
+           "default_grid", "MAX_NDIM"]

@@ -1,0 +1,204 @@
+"""Distributions (Block, Cyclic, BlockCyclic) and their binding to a shape.
+
+A distribution is a recipe: a block rule per dimension and, optionally, a
+locale grid.  Binding it to an array shape and a locale count gives a
+:class:`Layout`: the grid, one :class:`DimMap` per dimension and each
+locale's local shape.  Locales are laid on the grid in row-major order, so
+locale ``r`` sits at grid coordinates ``np.unravel_index(r, grid)``.
+
+Block-cyclic ownership of global index ``(i_0, ..., i_{d-1})``::
+
+    coord_k = (i_k // b_k) % grid_k          locale = ravel(coord, grid)
+
+Cyclic 8 x 8 over a 2 x 2 grid (locale numbers)::
+
+    0 1 0 1 0 1 0 1
+    2 3 2 3 2 3 2 3
+    0 1 0 1 ...
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .dimmap import DimMap, _ceil_div
+
+MAX_NDIM = 4
+
+
+class DistributionError(ValueError):
+    """A distribution that cannot be bound to the given shape or locales."""
+
+
+def default_grid(p: int, ndim: int) -> tuple[int, ...]:
+    """The most nearly square grid of ``ndim`` dimensions with product ``p``;
+    larger factors come first (like Chapel's and MPI_Dims_create's choice).
+
+    >>> default_grid(4, 2), default_grid(6, 2), default_grid(8, 3), default_grid(5, 2)
+    ((2, 2), (3, 2), (2, 2, 2), (5, 1))
+    """
+    if ndim == 0:
+        return ()
+    primes = []
+    x, f = p, 2
+    while f * f <= x:
+        while x % f == 0:
+            primes.append(f)
+            x //= f
+        f += 1
+    if x > 1:
+        primes.append(x)
+    dims = [1] * ndim
+    for f in sorted(primes, reverse=True):
+        dims[dims.index(min(dims))] *= f
+    return tuple(sorted(dims, reverse=True))
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Base of the distribution recipes; see :func:`Block`, :func:`Cyclic`, :func:`BlockCyclic`."""
+
+    kind: str
+    block: tuple[int, ...] | None = None
+    grid: tuple[int, ...] | None = None
+
+    def _blocks(self, shape, grid) -> tuple[int, ...]:
+        if self.kind == "block":
+            return tuple(max(1, _ceil_div(n, p)) for n, p in zip(shape, grid))
+        if self.kind == "cyclic":
+            return (1,) * len(shape)
+        blk = self.block
+        if len(blk) == 1:
+            blk = blk * len(shape)
+        if len(blk) != len(shape):
+            raise DistributionError(
+                f"BlockCyclic block {self.block} has {len(self.block)} sizes for an array of shape {tuple(shape)}")
+        return blk
+
+    def bind(self, shape, num_locales: int) -> "Layout":
+        """Bind to a global ``shape`` over ``num_locales`` locales."""
+        shape = tuple(int(n) for n in shape)
+        ndim = len(shape)
+        if not 1 <= ndim <= MAX_NDIM:
+            raise DistributionError(f"arrays of shape {shape}: {ndim} dimensions, pgas supports 1 to {MAX_NDIM}")
+        if any(n < 0 for n in shape):
+            raise DistributionError(f"negative extent in shape {shape}")
+        grid = self.grid if self.grid is not None else default_grid(num_locales, ndim)
+        if len(grid) != ndim:
+            raise DistributionError(f"{self}: grid {grid} has {len(grid)} dimensions, array shape {shape} has {ndim}")
+        if math.prod(grid) != num_locales:
+            raise DistributionError(f"{self}: grid {grid} has {math.prod(grid)} locales, but there are {num_locales}")
+        blocks = self._blocks(shape, grid)
+        return Layout(shape, grid, blocks, self)
+
+    def __repr__(self) -> str:
+        g = "" if self.grid is None else f"grid={self.grid}"
+        if self.kind == "block-cyclic":
+            b = self.block[0] if len(self.block) == 1 else self.block
+            return f"BlockCyclic({b}{', ' + g if g else ''})"
+        return f"{self.kind.capitalize()}({g})"
+
+
+def _check_grid(grid):
+    if grid is None:
+        return None
+    grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+    if not grid or any(g < 1 for g in grid):
+        raise DistributionError(f"grid {grid}: every grid extent must be a positive integer")
+    return grid
+
+
+def Block(grid=None) -> Distribution:
+    """One contiguous block per locale in each dimension (``b = ceil(n / p)``)."""
+    return Distribution("block", None, _check_grid(grid))
+
+
+def Cyclic(grid=None) -> Distribution:
+    """Indices dealt round-robin over the locales of each dimension (``b = 1``)."""
+    return Distribution("cyclic", None, _check_grid(grid))
+
+
+def BlockCyclic(block, grid=None) -> Distribution:
+    """Blocks of ``block`` indices dealt round-robin; ``block`` is an int or one per dimension."""
+    blk = tuple(block) if isinstance(block, (tuple, list)) else (block,)
+    if not blk or any(not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1 for b in blk):
+        raise DistributionError(f"BlockCyclic block size must be a positive integer, got {block!r}")
+    return Distribution("block-cyclic", tuple(int(b) for b in blk), _check_grid(grid))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A distribution bound to a shape: grid, per-dimension maps, local shapes."""
+
+    shape: tuple[int, ...]
+    grid: tuple[int, ...]
+    blocks: tuple[int, ...]
+    dist: Distribution
+
+    @cached_property
+    def maps(self) -> tuple[DimMap, ...]:
+        return tuple(DimMap(n, p, b) for n, p, b in zip(self.shape, self.grid, self.blocks))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def num_locales(self) -> int:
+        return math.prod(self.grid)
+
+    @property
+    def key(self) -> tuple:
+        """A hashable value equal for equal layouts (same owner of every element)."""
+        return (self.shape, self.grid, self.blocks)
+
+    def coords(self, locale: int) -> tuple[int, ...]:
+        """Grid coordinates of ``locale``."""
+        return tuple(int(c) for c in np.unravel_index(locale, self.grid))
+
+    def locale_of(self, coords) -> int:
+        """Locale number at grid coordinates ``coords``; vectorised over arrays of coords."""
+        return np.ravel_multi_index(tuple(coords), self.grid)
+
+    def local_shape(self, locale: int) -> tuple[int, ...]:
+        return tuple(m.local_size(c) for m, c in zip(self.maps, self.coords(locale)))
+
+    def owner(self, index) -> int:
+        """Locale owning the global ``index`` (a tuple of in-range non-negative ints)."""
+        return int(self.locale_of([m.owner(g) for m, g in zip(self.maps, index)]))
+
+    def local_index(self, index) -> tuple[int, ...]:
+        """Position of global ``index`` in its owner's local storage."""
+        return tuple(int(m.local_index(g)) for m, g in zip(self.maps, index))
+
+    def global_index(self, locale: int, local) -> tuple[int, ...]:
+        """Global index of local element ``local`` on ``locale``."""
+        return tuple(int(m.global_index(c, l)) for m, c, l in zip(self.maps, self.coords(locale), local))
+
+    def owned(self, locale: int) -> tuple[np.ndarray, ...]:
+        """Per dimension, ``locale``'s owned global indices in local storage order; the
+        locale's local array holds ``G[np.ix_(*owned)]``."""
+        return tuple(m.owned(c) for m, c in zip(self.maps, self.coords(locale)))
+
+    def owned_ranges(self, locale: int) -> tuple[list[range], ...]:
+        """Per dimension, the owned set as strided ranges (their product is the owned box set)."""
+        return tuple(m.owned_ranges(c) for m, c in zip(self.maps, self.coords(locale)))
+
+    def owners(self, indices: tuple[np.ndarray, ...]) -> np.ndarray:
+        """Owning locale of each global index, given per-dimension index arrays."""
+        return self.locale_of([m.owner(g) for m, g in zip(self.maps, indices)])
+
+    def local_flat(self, indices: tuple[np.ndarray, ...], owners: np.ndarray | None = None) -> np.ndarray:
+        """Flat (C-order) offset of each global index in its owner's local storage."""
+        if owners is None:
+            owners = self.owners(indices)
+        coords = np.unravel_index(owners, self.grid) if len(self.grid) else ()
+        flat = np.zeros(np.shape(indices[0]), dtype=np.int64)
+        for d, (m, g) in enumerate(zip(self.maps, indices)):
+            sizes = np.array([m.local_size(q) for q in range(m.p)], dtype=np.int64)
+            flat = flat * sizes[coords[d]] + m.local_index(g)
+        return flat
