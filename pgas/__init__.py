@@ -1,0 +1,29 @@
+"""pgas: partitioned-global-address-space distributed arrays for Python on MPI.
+
+Write a stencil, a sort or a linear-algebra kernel once in a global view;
+run it as one process per locale (``pgas run -n 4 script.py``).  ``pg.here``
+and ``pg.num_locales`` are this locale's number and the locale count.
+"""
+
+from .array import DistArray, arange, empty, from_numpy, full, max, mean, min, ones, prod, sum, zeros
+from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
+from .dist import Block, BlockCyclic, Cyclic, Distribution, DistributionError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
+    "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
+    "comm_diagnostics", "CommDiagnostics", "LocaleError",
+]
+
+
+def __getattr__(name: str):
+    """``pg.here`` and ``pg.num_locales`` are read from the runtime on each access."""
+    from . import comm
+
+    if name == "here":
+        return comm.here()
+    if name == "num_locales":
+        return comm.num_locales()
+    raise AttributeError(f"module 'pgas' has no attribute {name!r}")

@@ -1,9 +1,9 @@
 """The only layer that talks to MPI (through mpi4py); it knows nothing of arrays."""
 
 from .diagnostics import CommDiagnostics, comm_diagnostics
-from .runtime import (LocaleError, abort, agree, allgather, allreduce, alltoallv, barrier, bcast, here,
+from .runtime import (LocaleError, abort, agree, allgather, allreduce, allgatherv, alltoallv, barrier, bcast, bcast_value, here,
                       library_version, num_locales, report_and_abort)
 from .window import Window
 
 __all__ = ["CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",
-           "alltoallv", "barrier", "bcast", "here", "library_version", "num_locales", "report_and_abort", "Window"]
+           "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "num_locales", "report_and_abort", "Window"]

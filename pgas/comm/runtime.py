@@ -79,10 +79,41 @@ def allreduce(value, op: str = "sum"):
     MPI = mpi()
     mop = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
            "land": MPI.LAND, "lor": MPI.LOR, "band": MPI.BAND, "bor": MPI.BOR}[op]
-    arr = np.ascontiguousarray(value)
+    arr = np.array(value, ndmin=1)
     out = np.empty_like(arr)
-    comm().Allreduce(arr, out, op=mop)
-    return out if np.ndim(value) else out[()]
+    comm().Allreduce([arr, mpi_type(arr.dtype)], [out, mpi_type(arr.dtype)], op=mop)
+    return out if np.ndim(value) else out[0]
+
+
+def bcast_value(value, dtype, root: int):
+    """One element of ``dtype`` from ``root`` on every locale (counted as one message per receiver)."""
+    from .diagnostics import record
+
+    buf = np.array([value if here() == root else 0], dtype=dtype)
+    comm().Bcast([buf, mpi_type(buf.dtype)], root=root)
+    if here() == root:
+        for r in range(num_locales()):
+            if r != root:
+                record(r, buf.itemsize)
+    return buf[0]
+
+
+def allgatherv(local: np.ndarray) -> list[np.ndarray]:
+    """Every locale's 1-D array, in locale order, on every locale (one message per locale pair)."""
+    from .diagnostics import record
+
+    local = np.ascontiguousarray(local).reshape(-1)
+    counts = np.array(comm().allgather(local.size), dtype=np.int64)
+    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    out = np.empty(int(counts.sum()), dtype=local.dtype)
+    mt = mpi_type(local.dtype)
+    comm().Allgatherv([local, mt], [out, (counts, displs), mt])
+    me = here()
+    if local.size:
+        for r in range(num_locales()):
+            if r != me:
+                record(r, local.nbytes)
+    return [out[d:d + c] for d, c in zip(displs, counts)]
 
 
 def bcast(obj, root: int):

@@ -1,0 +1,62 @@
+"""Collective constructors of distributed arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import comm
+from ..dist import Block, Distribution
+from .core import DistArray
+from .index import check_dtype
+
+
+def _layout(shape, dist: Distribution | None):
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+    dist = Block() if dist is None else dist
+    if not isinstance(dist, Distribution):
+        raise TypeError(f"dist must be pg.Block(), pg.Cyclic() or pg.BlockCyclic(b), got {dist!r}")
+    return dist.bind(shape, comm.num_locales())
+
+
+def empty(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+    """Collective: a distributed array of ``shape`` with uninitialised elements."""
+    return DistArray._create(_layout(shape, dist), check_dtype(dtype), name)
+
+
+def full(shape, value, dtype=None, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+    """Collective: a distributed array of ``shape`` filled with ``value``."""
+    dtype = np.asarray(value).dtype if dtype is None else dtype
+    a = empty(shape, dtype, dist, name)
+    a.local[...] = value
+    return a
+
+
+def zeros(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+    """Collective: a distributed array of zeros."""
+    return full(shape, 0, dtype, dist, name)
+
+
+def ones(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+    """Collective: a distributed array of ones."""
+    return full(shape, 1, dtype, dist, name)
+
+
+def arange(n, dtype=int, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+    """Collective: the 1-D distributed array ``0, 1, ..., n - 1``."""
+    a = empty(int(n), dtype, dist, name)
+    a.local[...] = a.layout.owned(comm.here())[0]
+    return a
+
+
+def from_numpy(array, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+    """Collective: distribute a global NumPy array that every locale holds (the same on each)."""
+    array = np.asarray(array)
+    if array.ndim == 0:
+        raise ValueError("from_numpy needs an array of at least one dimension, got a scalar")
+    check_dtype(array.dtype)
+    seen = comm.allgather((array.shape, array.dtype.str))
+    if any(s != seen[0] for s in seen):
+        raise ValueError(f"from_numpy: locales passed different arrays (shape, dtype): {seen}")
+    a = empty(array.shape, array.dtype, dist, name)
+    a.local[...] = array[np.ix_(*a.layout.owned(comm.here()))]
+    return a

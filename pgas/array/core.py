@@ -1,0 +1,244 @@
+"""DistArray: a distributed array whose storage lives in MPI-allocated windows.
+
+Each locale stores the elements it owns densely (C order, blocks
+concatenated); ``A.local`` is that storage as a writable NumPy array.
+Element-wise operations on whole arrays of one layout compute locally with no
+messages; scalar ``A[i, j]`` reads and writes are collective; ``A.get`` and
+``A.put`` are one-sided.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import weakref
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from .. import comm
+from ..dist import Distribution, Layout
+from .index import basic_index, scalar_index
+from .reduce import reduce_all
+
+
+class DistArray(NDArrayOperatorsMixin):
+    """A distributed array; make one with :func:`pgas.zeros`, :func:`pgas.from_numpy` and friends."""
+
+    __slots__ = ("layout", "dtype", "name", "local", "_win", "__weakref__")
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
+
+    @classmethod
+    def _create(cls, layout: Layout, dtype, name: str | None = None) -> "DistArray":
+        """Collective: allocate storage for ``layout`` (uninitialised)."""
+        self = object.__new__(cls)
+        self.layout = layout
+        self.dtype = np.dtype(dtype)
+        self.name = name
+        shape = layout.local_shape(comm.here())
+        self._win = comm.Window(int(np.prod(shape)), self.dtype)
+        self.local = self._win.local.reshape(shape)
+        weakref.finalize(self, self._win.release)
+        return self
+
+    # -- metadata ---------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.layout.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.layout.ndim
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.layout.shape))
+
+    @property
+    def dist(self) -> Distribution:
+        """The distribution, with the grid it was bound to."""
+        return dataclasses.replace(self.layout.dist, grid=self.layout.grid)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    @property
+    def label(self) -> str:
+        """How errors name this array."""
+        return f"array {self.name!r}" if self.name else f"{self.dtype} array of shape {self.shape}"
+
+    def __repr__(self) -> str:
+        name = f"{self.name!r}, " if self.name else ""
+        return f"DistArray({name}shape={self.shape}, dtype={self.dtype}, dist={self.dist})"
+
+    def __iter__(self):
+        raise TypeError(f"{self.label} is distributed: iterate over A.to_numpy() or use pg.forall")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"{self.label} is distributed: use A.to_numpy() to get a global NumPy array")
+
+    def owner(self, index) -> int:
+        """The locale that owns element ``index``."""
+        idx = self._scalar(index)
+        return self.layout.owner(idx)
+
+    def _scalar(self, key) -> tuple[int, ...]:
+        idx = scalar_index(key, self.shape, self.label)
+        if idx is None:
+            raise IndexError(f"{self.label}: {key!r} does not name one element of shape {self.shape}")
+        return idx
+
+    def _flat(self, idx: tuple[int, ...]) -> int:
+        """Offset of global ``idx`` in its owner's local storage."""
+        return int(self.layout.local_flat(tuple(np.array([g]) for g in idx))[0])
+
+    # -- collective whole-array access ----------------------------------
+    def to_numpy(self) -> np.ndarray:
+        """Collective: the whole global array, on every locale."""
+        parts = comm.allgatherv(self.local)
+        out = np.empty(self.shape, dtype=self.dtype)
+        for r, part in enumerate(parts):
+            if part.size:
+                out[np.ix_(*self.layout.owned(r))] = part.reshape(self.layout.local_shape(r))
+        return out
+
+    def __getitem__(self, key):
+        idx = scalar_index(key, self.shape, self.label)
+        if idx is not None:
+            owner = self.layout.owner(idx)
+            value = self.local[self.layout.local_index(idx)] if owner == comm.here() else 0
+            return comm.bcast_value(value, self.dtype, owner)
+        raise IndexError(f"{self.label}: only scalar indexing is supported here, got {key!r}")
+
+    def __setitem__(self, key, value) -> None:
+        idx = scalar_index(key, self.shape, self.label)
+        if idx is not None:
+            if np.ndim(value) != 0:
+                raise ValueError(f"{self.label}[{key}] is one element; cannot store a value of shape {np.shape(value)}")
+            if self.layout.owner(idx) == comm.here():
+                self.local[self.layout.local_index(idx)] = value
+            return
+        raise IndexError(f"{self.label}: only scalar assignment is supported here, got {key!r}")
+
+    # -- one-sided access ------------------------------------------------
+    def get(self, index):
+        """One-sided read of one element or a basic slice (ints and slices); the
+        other locales are not involved.  A slice moves one message per owning locale."""
+        idx = scalar_index(index, self.shape, self.label)
+        if idx is not None:
+            owner = self.layout.owner(idx)
+            if owner == comm.here():
+                return self.local[self.layout.local_index(idx)]
+            out = np.empty(1, dtype=self.dtype)
+            self._win.get(owner, self._flat(idx), out)
+            return out[0]
+        sel, out_shape = basic_index(index, self.shape, self.label)
+        out = np.empty(tuple(len(s) for s in sel), dtype=self.dtype)
+        for target, pos, lists in self._by_owner(sel):
+            if target == comm.here():
+                out[np.ix_(*pos)] = self.local[np.ix_(*lists)]
+            else:
+                buf = np.empty(tuple(len(p) for p in pos), dtype=self.dtype)
+                self._win.get_product(target, lists, self.layout.local_shape(target), buf)
+                out[np.ix_(*pos)] = buf
+        return out.reshape(out_shape)
+
+    def put(self, index, value) -> None:
+        """One-sided write of one element or a basic slice; complete when it returns
+        (visible to other locales after their next synchronisation, e.g. pg.barrier())."""
+        idx = scalar_index(index, self.shape, self.label)
+        sel, out_shape = basic_index(index, self.shape, self.label)
+        value = self._cast(value)
+        try:
+            value = np.broadcast_to(value, out_shape).reshape(tuple(len(s) for s in sel))
+        except ValueError:
+            raise ValueError(f"{self.label}: cannot put a value of shape {value.shape} into {index!r} "
+                             f"of shape {out_shape}") from None
+        if idx is not None and self.layout.owner(idx) != comm.here():
+            self._win.put(self.layout.owner(idx), self._flat(idx), value.reshape(1))
+            return
+        for target, pos, lists in self._by_owner(sel):
+            part = value[np.ix_(*pos)]
+            if target == comm.here():
+                self.local[np.ix_(*lists)] = part
+            else:
+                self._win.put_product(target, lists, self.layout.local_shape(target), part)
+
+    def _cast(self, value) -> np.ndarray:
+        value = np.asarray(value)
+        if not np.can_cast(value.dtype, self.dtype, casting="same_kind") and value.dtype != self.dtype:
+            if not (value.ndim == 0 and np.can_cast(np.min_scalar_type(value), self.dtype, "same_kind")):
+                raise TypeError(f"{self.label}: cannot store {value.dtype} values in a {self.dtype} array")
+        return value.astype(self.dtype, copy=False)
+
+    def _by_owner(self, sel: list[np.ndarray]):
+        """Split a product of per-dimension global index arrays by owning locale:
+        yields (locale, positions in the selection, local indices there) per dimension."""
+        per_dim = []
+        for m, g in zip(self.layout.maps, sel):
+            coords = m.owner(g)
+            local = m.local_index(g)
+            groups = []
+            for c in np.unique(coords):
+                pos = np.nonzero(coords == c)[0]
+                groups.append((int(c), pos, local[pos]))
+            per_dim.append(groups)
+        for combo in itertools.product(*per_dim):
+            target = int(self.layout.locale_of([c for c, _, _ in combo]))
+            yield target, [p for _, p, _ in combo], [l for _, _, l in combo]
+
+    # -- element-wise operations on whole arrays --------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method != "__call__" or kwargs.get("where", True) is not True:
+            return NotImplemented
+        outs = out if out is not None else ()
+        arrays = [x for x in inputs + tuple(outs) if isinstance(x, DistArray)]
+        layout = arrays[0].layout
+        if any(a.layout.key != layout.key for a in arrays) or any(
+                not isinstance(x, DistArray) and np.ndim(x) != 0 for x in inputs + tuple(outs)):
+            shapes = ", ".join(str(np.shape(x) if not isinstance(x, DistArray) else (x.shape, x.dist)) for x in inputs)
+            raise ValueError(f"{ufunc.__name__}: operands must be whole arrays of one shape and distribution "
+                             f"(or scalars), got {shapes}")
+        args = [x.local if isinstance(x, DistArray) else x for x in inputs]
+        if outs:
+            ufunc(*args, out=tuple(o.local for o in outs), **kwargs)
+            return outs[0] if len(outs) == 1 else outs
+        probe = ufunc(*[np.empty(0, x.dtype) if isinstance(x, DistArray) else x for x in inputs], **kwargs)
+        probe = probe if isinstance(probe, tuple) else (probe,)
+        res = tuple(DistArray._create(layout, p.dtype) for p in probe)
+        ufunc(*args, out=tuple(r.local for r in res), **kwargs)
+        return res[0] if len(res) == 1 else res
+
+    def astype(self, dtype) -> "DistArray":
+        """Collective: a copy converted to ``dtype`` (same distribution)."""
+        res = DistArray._create(self.layout, dtype)
+        res.local[...] = self.local
+        return res
+
+    def copy(self) -> "DistArray":
+        """Collective: a copy with the same distribution."""
+        return self.astype(self.dtype)
+
+    # -- reductions --------------------------------------------------------
+    def sum(self, axis=None, dtype=None, out=None, **kw):
+        """Collective: the sum of all elements, on every locale."""
+        return reduce_all(self, np.sum, "sum", axis, dtype, out)
+
+    def prod(self, axis=None, dtype=None, out=None, **kw):
+        """Collective: the product of all elements, on every locale."""
+        return reduce_all(self, np.prod, "prod", axis, dtype, out)
+
+    def min(self, axis=None, out=None, **kw):
+        """Collective: the smallest element, on every locale."""
+        return reduce_all(self, np.min, "min", axis, None, out)
+
+    def max(self, axis=None, out=None, **kw):
+        """Collective: the largest element, on every locale."""
+        return reduce_all(self, np.max, "max", axis, None, out)
+
+    def mean(self, axis=None, dtype=None, out=None, **kw):
+        """Collective: the arithmetic mean of all elements, on every locale."""
+        total = reduce_all(self, np.sum, "sum", axis, dtype if dtype is not None else np.result_type(self.dtype, 0.0), out)
+        return total / self.size

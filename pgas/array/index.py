@@ -1,0 +1,73 @@
+"""Index normalisation for scalar and basic-slice access (pure; no MPI)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+SUPPORTED_DTYPES = tuple(np.dtype(t) for t in (bool, np.int32, np.int64, np.float32, np.float64, np.complex128))
+
+
+def check_dtype(dtype, what: str = "pgas arrays") -> np.dtype:
+    """``dtype`` as a NumPy dtype, if pgas arrays can hold it."""
+    dt = np.dtype(dtype)
+    if dt not in SUPPORTED_DTYPES:
+        names = ", ".join(str(d) for d in SUPPORTED_DTYPES)
+        raise TypeError(f"dtype {dt} is not supported by {what} (supported: {names})")
+    return dt
+
+
+def _is_int(k) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def scalar_index(key, shape: tuple[int, ...], label: str) -> tuple[int, ...] | None:
+    """The in-range non-negative index tuple if ``key`` names one element, else None.
+
+    >>> scalar_index((1, -1), (3, 4), "A")
+    (1, 3)
+    >>> scalar_index((slice(None), 0), (3, 4), "A") is None
+    True
+    """
+    key = key if isinstance(key, tuple) else (key,)
+    if not all(_is_int(k) for k in key):
+        return None
+    if len(key) != len(shape):
+        if len(key) > len(shape):
+            raise IndexError(f"too many indices for {label}: {len(key)} given, shape {shape} has {len(shape)}")
+        return None
+    return tuple(_wrap(int(k), n, d, key, shape, label) for d, (k, n) in enumerate(zip(key, shape)))
+
+
+def _wrap(k: int, n: int, d: int, key, shape, label) -> int:
+    if not -n <= k < n:
+        raise IndexError(f"index {key} is out of bounds for {label} of shape {shape} (axis {d} has size {n})")
+    return k % n
+
+
+def basic_index(key, shape: tuple[int, ...], label: str) -> tuple[list[np.ndarray], tuple[int, ...]]:
+    """Per-dimension global index arrays selected by a key of ints and slices (and
+    Ellipsis), and the shape of the result (integer positions dropped).
+
+    >>> sel, shp = basic_index((slice(1, None, 2), -1), (5, 3), "A")
+    >>> [s.tolist() for s in sel], shp
+    ([[1, 3], [2]], (2,))
+    """
+    key = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in key):
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+        fill = len(shape) - (len(key) - 1)
+        key = key[:i] + (slice(None),) * fill + key[i + 1:]
+    if len(key) > len(shape):
+        raise IndexError(f"too many indices for {label}: {len(key)} given, shape {shape} has {len(shape)}")
+    key = key + (slice(None),) * (len(shape) - len(key))
+    sel, out = [], []
+    for d, (k, n) in enumerate(zip(key, shape)):
+        if _is_int(k):
+            sel.append(np.array([_wrap(int(k), n, d, key, shape, label)], dtype=np.int64))
+        elif isinstance(k, slice):
+            r = range(*k.indices(n))
+            sel.append(np.arange(r.start, r.stop, r.step, dtype=np.int64))
+            out.append(len(r))
+        else:
+            raise IndexError(f"{label}: one-sided get/put take integers and slices, got {k!r} in {key}")
+    return sel, tuple(out)

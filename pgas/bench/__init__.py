@@ -1,0 +1,155 @@
+"""Benchmarks, run with ``pgas bench NAME [-n N] [options]``; never timed tests.
+
+Each benchmark is a module with ``main(argv)`` (and optionally ``LOCALES``, the
+locale count ``pgas bench`` starts when not given ``-n``; 4 if absent),
+registered in :data:`BENCHMARKS`.  Outside an MPI launcher ``pgas bench NAME``
+starts the job itself (``pgas run -n N -m pgas.bench NAME ...``); under one it
+runs in place.  Results go to ``results/NAME.json`` (or ``--out PATH``) as JSON,
+written by locale 0, and are printed as a table.
+
+This module holds the shared pieces: :func:`parser` (the common options),
+:func:`time_trials` (warm-up, then timed trials separated by barriers),
+:func:`write_result` and :func:`print_table`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+from pgas import comm
+
+#: Benchmark name -> module path; the module defines ``main(argv)``.
+BENCHMARKS: dict[str, str] = {
+    "latency": "pgas.bench.latency",
+}
+
+
+def load(name: str):
+    """The module of benchmark ``name``; ``KeyError`` naming the known ones if there is none."""
+    if name not in BENCHMARKS:
+        raise KeyError(f"no benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}")
+    return importlib.import_module(BENCHMARKS[name])
+
+
+def run(name: str, argv: list[str]) -> int:
+    """Run benchmark ``name`` in this job with ``argv``; returns an exit status."""
+    status = load(name).main(list(argv))
+    return 0 if status is None else int(status)
+
+
+def parser(name: str, description: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every benchmark takes:
+    ``--trials``, ``--warmup`` and ``--out``."""
+    p = argparse.ArgumentParser(prog=f"pgas bench {name}", description=description)
+    p.add_argument("--trials", type=int, default=5, help="timed trials (default 5)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed warm-up runs (default 1)")
+    p.add_argument("--out", default=None, help=f"JSON result path (default results/{name}.json)")
+    return p
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per trial (each the slowest locale's time when collective) and their summary."""
+
+    times: tuple[float, ...]
+
+    @property
+    def min(self) -> float:
+        return min(self.times)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.times)
+
+    def summary(self) -> dict:
+        """``{"min", "median", "mean", "times"}`` in seconds, for JSON."""
+        return {"min": self.min, "median": self.median, "mean": self.mean, "times": list(self.times)}
+
+
+def time_trials(fn, trials: int = 5, warmup: int = 1, collective: bool = True) -> Timing:
+    """Call ``fn()`` ``warmup`` times untimed, then ``trials`` times timed, with a
+    barrier before each call.  With ``collective`` (every locale calls this) a
+    trial's time is the slowest locale's; otherwise this locale's own."""
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    for _ in range(warmup):
+        comm.barrier()
+        fn()
+    times = []
+    for _ in range(trials):
+        comm.barrier()
+        t0 = time.perf_counter()
+        fn()
+        dt = time.perf_counter() - t0
+        times.append(float(comm.allreduce(dt, "max")) if collective else dt)
+    return Timing(tuple(times))
+
+
+def environment() -> dict:
+    """Where a result was measured: locales, MPI library, Python and host."""
+    import mpi4py
+    import numpy
+
+    return {"locales": comm.num_locales(), "mpi": comm.library_version(), "mpi4py": mpi4py.__version__,
+            "numpy": numpy.__version__, "python": platform.python_version(), "host": platform.node(),
+            "cpus": os.cpu_count(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "argv": sys.argv}
+
+
+def write_result(name: str, data: dict, out: str | None = None) -> str:
+    """Write ``{"benchmark": name, "environment": ..., **data}`` as JSON (locale 0 only);
+    returns the path, ``results/NAME.json`` unless ``out`` is given."""
+    path = out or os.path.join("results", f"{name}.json")
+    if comm.here() == 0:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump({"benchmark": name, "environment": environment(), **data}, f, indent=2, default=_plain)
+            f.write("\n")
+    return path
+
+
+def _plain(obj):
+    """JSON form of NumPy scalars and dataclasses."""
+    if hasattr(obj, "item"):
+        return obj.item()
+    if hasattr(obj, "__dataclass_fields__"):
+        return asdict(obj)
+    raise TypeError(f"cannot write {type(obj).__name__} as JSON")
+
+
+def format_table(headers: list[str], rows: list[list]) -> str:
+    """A plain text table; floats get 4 significant digits.
+
+    >>> print(format_table(["op", "us"], [["get", 3.14159], ["raw get", 12]]))
+    op       us
+    -------  ----
+    get      3.142
+    raw get  12
+    """
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def _cell(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def print_table(headers: list[str], rows: list[list]) -> None:
+    """Print :func:`format_table` on locale 0."""
+    if comm.here() == 0:
+        print(format_table(headers, rows), flush=True)

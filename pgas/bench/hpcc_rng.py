@@ -1,0 +1,119 @@
+"""The HPC Challenge RandomAccess random stream (pure NumPy, no MPI).
+
+The stream is the sequence ``a_n = x^n mod P(x)`` over GF(2), with
+``P(x) = x^64 + x^2 + x + 1`` (``POLY = 7``): one step multiplies by ``x``,
+i.e. ``a <- (a << 1) ^ (POLY if a's top bit is set else 0)`` on 64-bit words.
+Its period is ``PERIOD``.  :func:`starts` is the standard ``HPCC_starts(n)``
+jump (``a_n`` without stepping n times), so every locale, and every lane of a
+vectorised generator, starts its own substream.
+
+>>> [hex(int(v)) for v in RandomStream(0, 4, lanes=1).next_block()]
+['0x2']
+>>> int(starts(np.array([PERIOD], dtype=np.int64))[0])
+1
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+POLY = np.uint64(7)
+PERIOD = 1317624576693539401
+_TOP = np.uint64(63)
+_ONE = np.uint64(1)
+
+
+def step(a: np.ndarray) -> np.ndarray:
+    """One step of the stream for every element of ``a`` (uint64): ``a * x mod P``."""
+    return (a << _ONE) ^ np.where((a >> _TOP) == _ONE, POLY, np.uint64(0))
+
+
+def _mulmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Product of GF(2) polynomials ``a * b mod P`` element-wise (uint64 arrays)."""
+    acc = np.zeros(np.broadcast_shapes(a.shape, b.shape), dtype=np.uint64)
+    t = np.broadcast_to(a, acc.shape).copy()
+    for j in range(64):
+        acc ^= np.where((b >> np.uint64(j)) & _ONE == _ONE, t, np.uint64(0))
+        t = step(t)
+    return acc
+
+
+def starts(n) -> np.ndarray:
+    """``HPCC_starts(n)`` for each element of the int array ``n``: the stream value at position n
+    (``starts(0) == 1``), by square-and-multiply of ``x`` modulo ``P``.  Positions are taken
+    modulo ``PERIOD``, as HPCC does."""
+    n = np.atleast_1d(np.asarray(np.asarray(n, dtype=object) % PERIOD, dtype=np.uint64))
+    result = np.ones(n.shape, dtype=np.uint64)
+    power = np.full(n.shape, 2, dtype=np.uint64)          # x^(2^k) for k = 0, 1, ...
+    while n.any():
+        odd = n & _ONE == _ONE
+        if odd.any():
+            result = np.where(odd, _mulmod(result, power), result)
+        n = n >> _ONE
+        if n.any():
+            power = _mulmod(power, power)
+    return result
+
+
+def hpcc_starts_reference(n: int) -> int:
+    """A line-by-line transcription of HPCC's ``HPCC_starts`` on Python ints (for tests)."""
+    mask = (1 << 64) - 1
+
+    def stepi(v: int) -> int:
+        return ((v << 1) & mask) ^ (7 if v >> 63 else 0)
+
+    while n < 0:
+        n += PERIOD
+    while n > PERIOD:
+        n -= PERIOD
+    if n == 0:
+        return 1
+    m2, temp = [], 1
+    for _ in range(64):
+        m2.append(temp)
+        temp = stepi(stepi(temp))
+    i = 62
+    while i >= 0 and not (n >> i) & 1:
+        i -= 1
+    ran = 2
+    while i > 0:
+        temp = 0
+        for j in range(64):
+            if (ran >> j) & 1:
+                temp ^= m2[j]
+        ran = temp
+        i -= 1
+        if (n >> i) & 1:
+            ran = stepi(ran)
+    return ran
+
+
+class RandomStream:
+    """The RandomAccess updates of one locale, in blocks of ``lanes`` values.
+
+    The locale's ``count`` updates (positions ``first + 1 .. first + count`` of
+    the global stream, ``first = 4 * local_table_size * locale`` in HPCC) are cut
+    into ``lanes`` equal runs, each started with :func:`starts`; each call to
+    :meth:`next_block` advances every run by one step and returns one value per
+    run.  This is HPCC's own vectorisation: the set of updates is exactly the
+    locale's part of the stream.  ``count`` must be a multiple of ``lanes``.
+    """
+
+    def __init__(self, first: int, count: int, lanes: int = 1024) -> None:
+        if lanes < 1 or count % lanes:
+            raise ValueError(f"update count {count} is not a multiple of {lanes} lanes")
+        self.blocks = count // lanes
+        self.ran = starts(first + self.blocks * np.arange(lanes, dtype=np.int64))
+        self.done = 0
+
+    def next_block(self) -> np.ndarray:
+        """The next value of every run (uint64 array of ``lanes`` values)."""
+        if self.done >= self.blocks:
+            raise StopIteration("the stream is exhausted")
+        self.ran = step(self.ran)
+        self.done += 1
+        return self.ran
+
+    def __iter__(self):
+        while self.done < self.blocks:
+            yield self.next_block()

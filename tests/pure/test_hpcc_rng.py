@@ -1,0 +1,45 @@
+"""The HPC Challenge RandomAccess stream against a transcription of HPCC's own code."""
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from pgas.bench.hpcc_rng import PERIOD, RandomStream, hpcc_starts_reference, starts, step
+
+
+def test_step_is_the_hpcc_recurrence():
+    a = np.array([1, 1 << 63, (1 << 64) - 1, 0x123456789ABCDEF], dtype=np.uint64)
+    want = [((int(v) << 1) & ((1 << 64) - 1)) ^ (7 if int(v) >> 63 else 0) for v in a]
+    assert [int(v) for v in step(a)] == want
+
+
+def test_starts_matches_stepping():
+    ran = np.ones(1, dtype=np.uint64)
+    seq = [1]
+    for _ in range(200):
+        ran = step(ran)
+        seq.append(int(ran[0]))
+    assert [int(v) for v in starts(np.arange(201))] == seq
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.integers(min_value=-PERIOD, max_value=3 * PERIOD))
+def test_starts_matches_hpcc_reference(n):
+    assert int(starts(np.array([n], dtype=object))[0]) == hpcc_starts_reference(n)
+
+
+def test_period_and_edges():
+    assert hpcc_starts_reference(PERIOD) == 1
+    assert int(starts([PERIOD])[0]) == 1 and int(starts([0])[0]) == 1
+    assert int(starts([PERIOD + 5])[0]) == int(starts([5])[0])
+
+
+def test_stream_lanes_cover_the_locale_substream():
+    first, count = 4 * 64 * 3, 4 * 64
+    serial, ran = [], starts([first])
+    for _ in range(count):
+        ran = step(ran)
+        serial.append(int(ran[0]))
+    for lanes in (1, 8, 64):
+        blocks = np.array(list(RandomStream(first, count, lanes)))      # (count / lanes, lanes)
+        assert sorted(int(v) for v in blocks.T.ravel()) == sorted(serial)
+        assert [int(v) for v in blocks.T.ravel()] == serial          # run k is positions k*len + 1 ...
