@@ -67,7 +67,8 @@ class DistArray(NDArrayOperatorsMixin):
     @property
     def label(self) -> str:
         """How errors name this array."""
-        return f"array {self.name!r}" if self.name else f"{self.dtype} array of shape {self.shape}"
+        kind = f"array {self.name!r}" if self.name else f"{self.dtype} array"
+        return f"{kind} of shape {self.shape}"
 
     def __repr__(self) -> str:
         name = f"{self.name!r}, " if self.name else ""
@@ -87,7 +88,7 @@ class DistArray(NDArrayOperatorsMixin):
     def _scalar(self, key) -> tuple[int, ...]:
         idx = scalar_index(key, self.shape, self.label)
         if idx is None:
-            raise IndexError(f"{self.label}: {key!r} does not name one element of shape {self.shape}")
+            raise IndexError(f"{self.label}: {key!r} does not name one element")
         return idx
 
     def _flat(self, idx: tuple[int, ...]) -> int:

@@ -23,7 +23,7 @@ def _is_int(k) -> bool:
 def scalar_index(key, shape: tuple[int, ...], label: str) -> tuple[int, ...] | None:
     """The in-range non-negative index tuple if ``key`` names one element, else None.
 
-    >>> scalar_index((1, -1), (3, 4), "A")
+    >>> scalar_index((1, -1), (3, 4), "array 'A' of shape (3, 4)")
     (1, 3)
     >>> scalar_index((slice(None), 0), (3, 4), "A") is None
     True
@@ -33,14 +33,14 @@ def scalar_index(key, shape: tuple[int, ...], label: str) -> tuple[int, ...] | N
         return None
     if len(key) != len(shape):
         if len(key) > len(shape):
-            raise IndexError(f"too many indices for {label}: {len(key)} given, shape {shape} has {len(shape)}")
+            raise IndexError(f"too many indices for {label}: {len(key)} given for {len(shape)} dimensions")
         return None
     return tuple(_wrap(int(k), n, d, key, shape, label) for d, (k, n) in enumerate(zip(key, shape)))
 
 
 def _wrap(k: int, n: int, d: int, key, shape, label) -> int:
     if not -n <= k < n:
-        raise IndexError(f"index {key} is out of bounds for {label} of shape {shape} (axis {d} has size {n})")
+        raise IndexError(f"index {key} is out of bounds for {label} (axis {d} has size {n})")
     return k % n
 
 
@@ -58,7 +58,7 @@ def basic_index(key, shape: tuple[int, ...], label: str) -> tuple[list[np.ndarra
         fill = len(shape) - (len(key) - 1)
         key = key[:i] + (slice(None),) * fill + key[i + 1:]
     if len(key) > len(shape):
-        raise IndexError(f"too many indices for {label}: {len(key)} given, shape {shape} has {len(shape)}")
+        raise IndexError(f"too many indices for {label}: {len(key)} given for {len(shape)} dimensions")
     key = key + (slice(None),) * (len(shape) - len(key))
     sel, out = [], []
     for d, (k, n) in enumerate(zip(key, shape)):

@@ -152,10 +152,7 @@ def mpi_type(dtype):
     dtype = np.dtype(dtype)
     t = _TYPES.get(dtype)
     if t is None:
-        from mpi4py.util import dtlib
-
-        mpi()
-        t = _TYPES[dtype] = dtlib.from_numpy_dtype(dtype)
+        t = _TYPES[dtype] = mpi().Datatype.fromcode(dtype.char)
     return t
 
 
