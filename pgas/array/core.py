@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import weakref
+import math
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..dist import Distribution, Layout
+from . import irregular
 from .index import basic_index, scalar_index
 from .reduce import reduce_all
 
@@ -38,9 +39,8 @@ class DistArray(NDArrayOperatorsMixin):
         self.dtype = np.dtype(dtype)
         self.name = name
         shape = layout.local_shape(comm.here())
-        self._win = comm.Window(int(np.prod(shape)), self.dtype)
-        self.local = self._win.local.reshape(shape)
-        weakref.finalize(self, self._win.release)
+        self._win = comm.allocate(math.prod(shape), self.dtype, (layout.key, self.dtype.str))
+        self.local = self._win.storage().reshape(shape)
         return self
 
     # -- metadata ---------------------------------------------------------
@@ -189,6 +189,35 @@ class DistArray(NDArrayOperatorsMixin):
         for combo in itertools.product(*per_dim):
             target = int(self.layout.locale_of([c for c, _, _ in combo]))
             yield target, [p for _, p, _ in combo], [l for _, _, l in combo]
+
+    # -- irregular access: bodies in pgas.array.irregular ------------------
+    def update_one(self, index, value, op: str = "add") -> None:
+        """One-sided ``A[index] op= value`` at the owner in one message (see :mod:`pgas.array.irregular`)."""
+        irregular.update_one(self, index, value, op)
+
+    def fetch_add(self, index, value):
+        """One-sided atomic add; returns the previous value (one message)."""
+        return irregular.fetch_add(self, index, value)
+
+    def compare_exchange(self, index, expected, value):
+        """One-sided atomic compare-and-swap; returns the value found (one message)."""
+        return irregular.compare_exchange(self, index, expected, value)
+
+    def index_plan(self, indices) -> "irregular.IndexPlan":
+        """Collective: inspect an index pattern once, for repeated gather / scatter / update."""
+        return irregular.index_plan(self, indices)
+
+    def update(self, indices, values, op: str = "add") -> None:
+        """Collective: ``A[i] op= v`` for every locale's (index, value) pairs, repeats included."""
+        irregular.update(self, indices, values, op)
+
+    def gather(self, indices) -> np.ndarray:
+        """Collective: the values at this locale's indices (or index plan), in order."""
+        return irregular.gather(self, indices)
+
+    def scatter(self, indices, values) -> None:
+        """Collective: ``A[i] = v`` for every locale's pairs (last value wins on repeats)."""
+        irregular.scatter(self, indices, values)
 
     # -- element-wise operations on whole arrays --------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import weakref
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from .diagnostics import record
 _ids = itertools.count()
 _live: dict[int, "Window"] = {}
 _released: set[int] = set()
+_pool: dict = {}
+POOL_LIMIT = 64
 _region_types: dict = {}
 
 
@@ -75,18 +78,18 @@ def _product_type(dtype, index_lists, local_shape):
 
 
 class Window:
-    """A collectively allocated RMA window of ``size`` elements of ``dtype`` on this locale."""
+    """A collectively allocated RMA window of ``size`` elements of ``dtype`` on this locale.
 
-    def __init__(self, size: int, dtype) -> None:
-        collect()
+    Use :func:`allocate`, which reuses released windows of the same key."""
+
+    def __init__(self, size: int, dtype, key=None) -> None:
         MPI = runtime.mpi()
         self.dtype = np.dtype(dtype)
         self.size = int(size)
+        self.key = key
         self.mpi_type = runtime.mpi_type(self.dtype)
         item = self.dtype.itemsize
         self.win = MPI.Win.Allocate(max(self.size, 1) * item, item, comm=runtime.comm())
-        buf = np.frombuffer(self.win.tomemory(), dtype=np.uint8)
-        self.local = buf[: self.size * item].view(self.dtype)
         self.win.Lock_all()
         self.id = next(_ids)
         self.me = runtime.here()
@@ -94,6 +97,22 @@ class Window:
             atexit.register(free_all)
         _live[self.id] = self
         runtime.register_window(self)
+        self.local = self._view()
+
+    def _view(self, on_release=None) -> np.ndarray:
+        buf = np.frombuffer(self.win.tomemory(), dtype=np.uint8)
+        if on_release is not None:
+            # every view of the result has ``buf`` as its base (NumPy stops collapsing
+            # base chains at an array whose base is not an array), so this fires only
+            # when the last view is gone
+            weakref.finalize(buf, on_release, self.id)
+        return buf[: self.size * self.dtype.itemsize].view(self.dtype)
+
+    def storage(self) -> np.ndarray:
+        """A fresh flat ndarray over this locale's part for the window's user: the window is
+        released once it and every view of it are gone, so memory is never reused under a
+        live view.  (``self.local``, the window's own view, does not hold it.)"""
+        return self._view(_released.add)
 
     # -- synchronisation -------------------------------------------------
     def sync(self) -> None:
@@ -231,10 +250,6 @@ class Window:
         return np.lib.stride_tricks.as_strided(self.local[offset:], shape=tuple(counts),
                                                strides=tuple(s * item for s in strides))
 
-    def release(self) -> None:
-        """Mark for freeing; freed collectively once every locale has released it."""
-        _released.add(self.id)
-
     def _free(self) -> None:
         self.win.Unlock_all()
         self.local = None
@@ -248,10 +263,18 @@ def _op(name: str):
             "lxor": MPI.LXOR, "replace": MPI.REPLACE, "no_op": MPI.NO_OP}[name]
 
 
+def allocate(size: int, dtype, key) -> Window:
+    """Collective: a window of ``size`` elements, reusing one released on every locale under the
+    same ``key`` (a value equal on all locales, e.g. the array layout and dtype)."""
+    collect()
+    pooled = _pool.get(key)
+    return pooled.pop() if pooled else Window(size, dtype, key)
+
+
 def collect() -> None:
-    """Collective: free the windows every locale has released (in id order).
-    Runs on every 8th allocation, the same ones on every locale."""
-    if not _live or len(_live) % 8:
+    """Collective: pool the windows every locale has released (in id order); free the
+    oldest pooled ones beyond ``POOL_LIMIT``.  The pool is the same on every locale."""
+    if not _live:
         return
     mine = sorted(_released)
     common = set(mine)
@@ -259,7 +282,13 @@ def collect() -> None:
         common &= set(other)
     for wid in sorted(common):
         _released.discard(wid)
-        _live.pop(wid)._free()
+        win = _live[wid]
+        _pool.setdefault(win.key, []).append(win)
+    pooled = sorted(w.id for ws in _pool.values() for w in ws)
+    for wid in pooled[: max(0, len(pooled) - POOL_LIMIT)]:
+        win = _live.pop(wid)
+        _pool[win.key].remove(win)
+        win._free()
 
 
 def free_all() -> None:
@@ -267,3 +296,4 @@ def free_all() -> None:
     for wid in sorted(_live):
         _live.pop(wid)._free()
     _released.clear()
+    _pool.clear()

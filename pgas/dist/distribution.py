@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property, lru_cache
 
 import numpy as np
 
@@ -80,8 +80,10 @@ class Distribution:
         return blk
 
     def bind(self, shape, num_locales: int) -> "Layout":
-        """Bind to a global ``shape`` over ``num_locales`` locales."""
-        shape = tuple(int(n) for n in shape)
+        """Bind to a global ``shape`` over ``num_locales`` locales (cached: equal inputs give one Layout)."""
+        return _bind(self, tuple(int(n) for n in shape), int(num_locales))
+
+    def _bind(self, shape: tuple[int, ...], num_locales: int) -> "Layout":
         ndim = len(shape)
         if not 1 <= ndim <= MAX_NDIM:
             raise DistributionError(f"arrays of shape {shape}: {ndim} dimensions, pgas supports 1 to {MAX_NDIM}")
@@ -101,6 +103,11 @@ class Distribution:
             b = self.block[0] if len(self.block) == 1 else self.block
             return f"BlockCyclic({b}{', ' + g if g else ''})"
         return f"{self.kind.capitalize()}({g})"
+
+
+@lru_cache(maxsize=1024)
+def _bind(dist: Distribution, shape: tuple[int, ...], num_locales: int) -> "Layout":
+    return dist._bind(shape, num_locales)
 
 
 def _check_grid(grid):
@@ -156,6 +163,7 @@ class Layout:
         """A hashable value equal for equal layouts (same owner of every element)."""
         return (self.shape, self.grid, self.blocks)
 
+    @cache
     def coords(self, locale: int) -> tuple[int, ...]:
         """Grid coordinates of ``locale``."""
         return tuple(int(c) for c in np.unravel_index(locale, self.grid))
@@ -164,6 +172,7 @@ class Layout:
         """Locale number at grid coordinates ``coords``; vectorised over arrays of coords."""
         return np.ravel_multi_index(tuple(coords), self.grid)
 
+    @cache
     def local_shape(self, locale: int) -> tuple[int, ...]:
         return tuple(m.local_size(c) for m, c in zip(self.maps, self.coords(locale)))
 
