@@ -18,7 +18,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..dist import Distribution, Layout
-from . import irregular
+from . import engine, irregular
 from .index import basic_index, scalar_index
 from .reduce import reduce_all
 
@@ -26,7 +26,7 @@ from .reduce import reduce_all
 class DistArray(NDArrayOperatorsMixin):
     """A distributed array; make one with :func:`pgas.zeros`, :func:`pgas.from_numpy` and friends."""
 
-    __slots__ = ("layout", "dtype", "name", "local", "_win", "__weakref__")
+    __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_win", "_me", "__weakref__")
 
     def __init__(self, *args, **kwargs) -> None:
         raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
@@ -40,7 +40,9 @@ class DistArray(NDArrayOperatorsMixin):
         self.name = name
         shape = layout.local_shape(comm.here())
         self._win = comm.allocate(math.prod(shape), self.dtype, (layout.key, self.dtype.str))
-        self.local = self._win.storage().reshape(shape)
+        self._flat_local = self._win.storage()
+        self.local = self._flat_local.reshape(shape)
+        self._me = comm.here()
         return self
 
     # -- metadata ---------------------------------------------------------
@@ -80,6 +82,12 @@ class DistArray(NDArrayOperatorsMixin):
     def __array__(self, dtype=None, copy=None):
         raise TypeError(f"{self.label} is distributed: use A.to_numpy() to get a global NumPy array")
 
+    def _locate_slow(self, key) -> tuple[int, int] | None:
+        """:meth:`Layout.locate` for keys it declines: raises IndexError for out-of-range
+        or too many indices, returns None for keys that are not one element."""
+        idx = scalar_index(key, self.shape, self.label)
+        return None if idx is None else self.layout.locate(idx)
+
     def owner(self, index) -> int:
         """The locale that owns element ``index``."""
         idx = self._scalar(index)
@@ -91,9 +99,6 @@ class DistArray(NDArrayOperatorsMixin):
             raise IndexError(f"{self.label}: {key!r} does not name one element")
         return idx
 
-    def _flat(self, idx: tuple[int, ...]) -> int:
-        """Offset of global ``idx`` in its owner's local storage."""
-        return int(self.layout.local_flat(tuple(np.array([g]) for g in idx))[0])
 
     # -- collective whole-array access ----------------------------------
     def to_numpy(self) -> np.ndarray:
@@ -106,35 +111,32 @@ class DistArray(NDArrayOperatorsMixin):
         return out
 
     def __getitem__(self, key):
-        idx = scalar_index(key, self.shape, self.label)
-        if idx is not None:
-            owner = self.layout.owner(idx)
-            value = self.local[self.layout.local_index(idx)] if owner == comm.here() else 0
+        loc = self.layout.locate(key) or self._locate_slow(key)
+        if loc is not None:
+            owner, flat = loc
+            value = self._flat_local[flat] if owner == self._me else 0
             return comm.bcast_value(value, self.dtype, owner)
-        raise IndexError(f"{self.label}: only scalar indexing is supported here, got {key!r}")
+        return engine.getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
-        idx = scalar_index(key, self.shape, self.label)
-        if idx is not None:
+        loc = self.layout.locate(key) or self._locate_slow(key)
+        if loc is not None:
             if np.ndim(value) != 0:
                 raise ValueError(f"{self.label}[{key}] is one element; cannot store a value of shape {np.shape(value)}")
-            if self.layout.owner(idx) == comm.here():
-                self.local[self.layout.local_index(idx)] = value
+            owner, flat = loc
+            if owner == self._me:
+                self._flat_local[flat] = value
             return
-        raise IndexError(f"{self.label}: only scalar assignment is supported here, got {key!r}")
+        engine.setitem(self, key, value)
 
     # -- one-sided access ------------------------------------------------
     def get(self, index):
         """One-sided read of one element or a basic slice (ints and slices); the
         other locales are not involved.  A slice moves one message per owning locale."""
-        idx = scalar_index(index, self.shape, self.label)
-        if idx is not None:
-            owner = self.layout.owner(idx)
-            if owner == comm.here():
-                return self.local[self.layout.local_index(idx)]
-            out = np.empty(1, dtype=self.dtype)
-            self._win.get(owner, self._flat(idx), out)
-            return out[0]
+        loc = self.layout.locate(index) or self._locate_slow(index)
+        if loc is not None:
+            owner, flat = loc
+            return self._flat_local[flat] if owner == self._me else self._win.get1(owner, flat)
         sel, out_shape = basic_index(index, self.shape, self.label)
         out = np.empty(tuple(len(s) for s in sel), dtype=self.dtype)
         for target, pos, lists in self._by_owner(sel):
@@ -157,8 +159,8 @@ class DistArray(NDArrayOperatorsMixin):
         except ValueError:
             raise ValueError(f"{self.label}: cannot put a value of shape {value.shape} into {index!r} "
                              f"of shape {out_shape}") from None
-        if idx is not None and self.layout.owner(idx) != comm.here():
-            self._win.put(self.layout.owner(idx), self._flat(idx), value.reshape(1))
+        if idx is not None and self.layout.owner(idx) != self._me:
+            self._win.put(*self.layout.locate(idx), value.reshape(1))
             return
         for target, pos, lists in self._by_owner(sel):
             part = value[np.ix_(*pos)]
@@ -227,10 +229,8 @@ class DistArray(NDArrayOperatorsMixin):
         arrays = [x for x in inputs + tuple(outs) if isinstance(x, DistArray)]
         layout = arrays[0].layout
         if any(a.layout.key != layout.key for a in arrays) or any(
-                not isinstance(x, DistArray) and np.ndim(x) != 0 for x in inputs + tuple(outs)):
-            shapes = ", ".join(str(np.shape(x) if not isinstance(x, DistArray) else (x.shape, x.dist)) for x in inputs)
-            raise ValueError(f"{ufunc.__name__}: operands must be whole arrays of one shape and distribution "
-                             f"(or scalars), got {shapes}")
+                not isinstance(x, DistArray) and not engine.is_scalar(x) for x in inputs + tuple(outs)):
+            return engine.ufunc(ufunc, method, inputs, out, kwargs)
         args = [x.local if isinstance(x, DistArray) else x for x in inputs]
         if outs:
             ufunc(*args, out=tuple(o.local for o in outs), **kwargs)
@@ -272,3 +272,6 @@ class DistArray(NDArrayOperatorsMixin):
         """Collective: the arithmetic mean of all elements, on every locale."""
         total = reduce_all(self, np.sum, "sum", axis, dtype if dtype is not None else np.result_type(self.dtype, 0.0), out)
         return total / self.size
+
+
+engine.register_array(DistArray)

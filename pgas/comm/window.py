@@ -98,6 +98,7 @@ class Window:
         _live[self.id] = self
         runtime.register_window(self)
         self.local = self._view()
+        self._one = np.empty(1, dtype=self.dtype)
 
     def _view(self, on_release=None) -> np.ndarray:
         buf = np.frombuffer(self.win.tomemory(), dtype=np.uint8)
@@ -136,6 +137,14 @@ class Window:
         self.win.Get([out, self.mpi_type], target, self._target(offset, counts, strides, out.size))
         self.win.Flush(target)
         record(target, out.nbytes)
+
+    def get1(self, target: int, offset: int):
+        """One element of ``target`` at ``offset`` (one message; the fast path of scalar reads)."""
+        buf = self._one
+        self.win.Get([buf, self.mpi_type], target, [offset, 1, self.mpi_type])
+        self.win.Flush(target)
+        record(target, buf.itemsize)
+        return buf[0]
 
     def put(self, target: int, offset: int, data: np.ndarray, counts=None, strides=None) -> None:
         """Write contiguous ``data`` to ``target`` at ``offset`` (or into a strided box); completes."""
