@@ -16,25 +16,28 @@ import sys
 
 from pgas.comm import abort, here, report_and_abort
 
-_SKIP = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
+_SKIP = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
 
 
 def _user_frames(exc: BaseException) -> BaseException:
     """``exc`` with the launcher's own frames (this module, runpy) cut off its traceback."""
     tb = exc.__traceback__
-    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) in _SKIP:
+    while tb is not None and _launcher_frame(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    return exc.with_traceback(tb) if tb is not None else exc
+    return exc.with_traceback(tb)
 
 
-def _exit_status(exc: SystemExit) -> int:
-    """The process status Python would give for ``exc``; writes a non-int code to stderr."""
-    if exc.code is None:
-        return 0
+def _launcher_frame(filename: str) -> bool:
+    return filename in _SKIP or os.path.abspath(filename) in _SKIP
+
+
+def _exit_status(exc: SystemExit) -> tuple[int, str]:
+    """The process status Python would give for ``exc``, and what to say about it."""
+    if exc.code is None or exc.code == 0:
+        return 0, ""
     if isinstance(exc.code, int):
-        return exc.code
-    sys.stderr.write(f"[locale {here()}] {exc.code}\n")
-    return 1
+        return exc.code, f"exited with status {exc.code}"
+    return 1, str(exc.code)
 
 
 def run(argv: list[str]) -> None:
@@ -52,11 +55,15 @@ def run(argv: list[str]) -> None:
 
 
 def main() -> None:
+    # Initialise MPI on every locale before the script, so any failure (even an
+    # import error) knows its locale and can end the job with MPI_Abort.
+    here()
     try:
         run(sys.argv[1:])
     except SystemExit as exc:
-        status = _exit_status(exc)
-        if status != 0:
+        status, note = _exit_status(exc)
+        if status:
+            sys.stderr.write(f"[locale {here()}] {note}\n")
             abort(status)
     except BaseException as exc:  # noqa: BLE001 - any failure must end the whole job, not hang it
         report_and_abort(_user_frames(exc))

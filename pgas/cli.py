@@ -13,7 +13,6 @@ from several locales are printed once.  The exit status is the job's (124 if
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import os
 import platform
@@ -70,7 +69,7 @@ class StderrFilter:
     """Passes the job's standard error through, holding lines tagged ``[locale k]`` until
     :meth:`finish`, which prints each distinct block (a locale's tagged lines, tag
     stripped) once, under the first locale that wrote it, and names the others.
-    Repeated MPICH ``Abort(...)`` notices are shown once.
+    MPICH's ``Abort(...)`` notice is shown (once) only when no locale wrote a tagged line.
 
     >>> f = StderrFilter()
     >>> f.feed("[locale 1] Traceback\\n"), f.feed("[locale 0] Traceback\\n"), f.feed("plain\\n")
@@ -82,7 +81,7 @@ class StderrFilter:
 
     def __init__(self) -> None:
         self.blocks: dict[int, list[str]] = {}
-        self.abort_seen = False
+        self.abort_notice: str | None = None
 
     def feed(self, line: str) -> list[str]:
         """The lines to write now for one input line."""
@@ -91,9 +90,8 @@ class StderrFilter:
             self.blocks.setdefault(int(m.group(1)), []).append(m.group(2))
             return []
         if _MPICH_ABORT.match(line):
-            if self.abort_seen:
-                return []
-            self.abort_seen = True
+            self.abort_notice = self.abort_notice or line
+            return []
         return [line]
 
     def finish(self) -> list[str]:
@@ -114,7 +112,10 @@ class StderrFilter:
                 names = ", ".join(map(str, sorted(others)))
                 out.append(f"[pgas] locale{'s' if len(others) > 1 else ''} {names} raised the same error"
                            f"{'' if len(same) == 1 else f' as locale {loc}'}\n")
+        if not self.blocks and self.abort_notice:
+            out.append(self.abort_notice)
         self.blocks.clear()
+        self.abort_notice = None
         return out
 
 
@@ -151,17 +152,18 @@ def launch(n: int, target: list[str], timeout: float | None = None) -> int:
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    """End the launcher and every process it started (they share its session)."""
+    """End the launcher and every process it started (they share its session):
+    SIGTERM, up to 3 s for the launcher to clean up, then SIGKILL for any left."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             return
-        try:
-            proc.wait(timeout=3)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        if sig == signal.SIGTERM:
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 def _write_err(lines: list[str]) -> None:
@@ -256,6 +258,8 @@ def cmd_bench(argv: list[str]) -> int:
         print("run one with: pgas bench NAME [-n N] [options]   (pgas bench NAME --help for its options)")
         return 0
     name, rest = argv[0], argv[1:]
+    if name not in bench.BENCHMARKS:
+        raise UsageError(f"no benchmark {name!r}; known: {', '.join(sorted(bench.BENCHMARKS))}")
     module = bench.load(name)
     n, opts = _take_locales(rest)
     if under_launcher():

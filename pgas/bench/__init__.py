@@ -29,6 +29,10 @@ from pgas import comm
 #: Benchmark name -> module path; the module defines ``main(argv)``.
 BENCHMARKS: dict[str, str] = {
     "latency": "pgas.bench.latency",
+    "randomaccess": "pgas.bench.randomaccess",
+    "cg": "pgas.bench.cg",
+    "stream": "pgas.bench.stream",
+    "isx": "pgas.bench.isx",
 }
 
 
@@ -133,7 +137,7 @@ def format_table(headers: list[str], rows: list[list]) -> str:
 
     >>> print(format_table(["op", "us"], [["get", 3.14159], ["raw get", 12]]))
     op       us
-    -------  ----
+    -------  -----
     get      3.142
     raw get  12
     """

@@ -4,6 +4,7 @@ import sys
 
 from pgas.bench import BENCHMARKS, run
 
-if len(sys.argv) < 2 or sys.argv[1] not in BENCHMARKS:
-    sys.exit(f"usage: python -m pgas.bench NAME [options]; NAME in {', '.join(sorted(BENCHMARKS))}")
-sys.exit(run(sys.argv[1], sys.argv[2:]))
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in BENCHMARKS:
+        sys.exit(f"usage: python -m pgas.bench NAME [options]; NAME in {', '.join(sorted(BENCHMARKS))}")
+    sys.exit(run(sys.argv[1], sys.argv[2:]))

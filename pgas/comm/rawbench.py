@@ -27,6 +27,7 @@ class RawWindow:
         self.local[:] = 0.0
         self._flag[:] = 0.0
         self.win.Lock_all()
+        self.win.Sync()
         runtime.comm().Barrier()
 
     def time_gets(self, target: int, index: int, reps: int) -> tuple[np.ndarray, float]:

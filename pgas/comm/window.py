@@ -99,6 +99,7 @@ class Window:
         runtime.register_window(self)
         self.local = self._view()
         self._one = np.empty(1, dtype=self.dtype)
+        self._one_spec = [self._one, self.mpi_type]
 
     def _view(self, on_release=None) -> np.ndarray:
         buf = np.frombuffer(self.win.tomemory(), dtype=np.uint8)
@@ -140,11 +141,10 @@ class Window:
 
     def get1(self, target: int, offset: int):
         """One element of ``target`` at ``offset`` (one message; the fast path of scalar reads)."""
-        buf = self._one
-        self.win.Get([buf, self.mpi_type], target, [offset, 1, self.mpi_type])
+        self.win.Get(self._one_spec, target, offset)
         self.win.Flush(target)
-        record(target, buf.itemsize)
-        return buf[0]
+        record(target, self.dtype.itemsize)
+        return self._one[0]
 
     def put(self, target: int, offset: int, data: np.ndarray, counts=None, strides=None) -> None:
         """Write contiguous ``data`` to ``target`` at ``offset`` (or into a strided box); completes."""

@@ -164,9 +164,13 @@ class Layout:
         >>> L.locate((3, 5)), L.locate((-1, -1)), L.locate((4, 0)), L.locate((0, slice(None)))
         ((3, 5), (3, 5), None, None)
         """
+        tables = self._tables
+        if type(key) is int and len(tables) == 1:
+            n, p, b, period, _ = tables[0]
+            g = key + n if key < 0 else key
+            return ((g // b) % p, (g // period) * b + g % b) if 0 <= g < n else None
         if type(key) is not tuple:
             key = (key,)
-        tables = self._tables
         if len(key) != len(tables):
             return None
         owner = flat = 0

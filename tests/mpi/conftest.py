@@ -1,0 +1,81 @@
+"""Harness for multi-locale tests, run as ``mpiexec -n N python -m pytest tests/mpi``
+(``tests/run_mpi.py`` does this through ``pgas run`` for N = 1..4).
+
+- Hypothesis draws the same examples on every locale (profile ``mpi``:
+  derandomised, no database, no deadline), so collective tests stay in step.
+- With several locales, any failing test, error or collection error is
+  printed tagged ``[locale k]`` and the whole job is aborted at once: a
+  failure can never leave another locale waiting in a collective.  (``pgas
+  run`` prints identical reports from several locales once.)  With one
+  locale nothing can hang, so pytest reports failures as usual.
+- Only locale 0 writes pytest's normal terminal output.
+- With ``$PGAS_TEST_COUNTS`` set, locale 0 keeps ``{"passed", "failed",
+  "skipped"}`` in that JSON file, updated after every test, for the runner.
+"""
+
+import json
+import os
+import sys
+
+import pytest
+from _pytest.terminal import TerminalWriter
+from hypothesis import HealthCheck, settings
+
+from pgas import comm
+
+settings.register_profile("mpi", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow], print_blob=False,
+                          report_multiple_bugs=False)
+settings.load_profile("mpi")
+
+_counts = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def _save_counts() -> None:
+    path = os.environ.get("PGAS_TEST_COUNTS")
+    if path and comm.here() == 0:
+        with open(path, "w") as f:
+            json.dump(_counts, f)
+
+
+def _abort_with(title: str, text: str) -> None:
+    """Print ``title`` and ``text`` tagged with this locale, then end the job."""
+    me = comm.here()
+    lines = [title, *text.rstrip("\n").split("\n")]
+    sys.stderr.write("".join(f"[locale {me}] {line}\n" for line in lines))
+    comm.abort(1)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    if comm.here() != 0:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter._tw = TerminalWriter(open(os.devnull, "w"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed and comm.num_locales() > 1:
+        _counts["failed"] += 1
+        _save_counts()
+        _abort_with(f"FAILED {report.nodeid} ({report.when})", report.longreprtext)
+    return report
+
+
+def pytest_collectreport(report):
+    if report.failed and comm.num_locales() > 1:
+        _abort_with(f"ERROR collecting {report.nodeid}", report.longreprtext)
+
+
+def pytest_runtest_logreport(report):
+    if report.failed:
+        _counts["failed"] += 1
+    elif report.skipped:
+        _counts["skipped"] += 1
+    elif report.when == "call":
+        _counts["passed"] += 1
+    else:
+        return
+    _save_counts()

@@ -1,0 +1,62 @@
+"""Assertions for multi-locale tests whose verdict every locale agrees on.
+
+Each locale checks what it can see; the verdict is then agreed collectively,
+so either every locale passes or every locale raises the same
+``AssertionError`` (naming the failing locales and the first one's reason),
+and no locale goes on alone into the next collective.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from pgas import comm
+
+
+def collective_verdict(ok: bool, msg: str | Callable[[], str] = "") -> None:
+    """Collective: raise ``AssertionError`` on every locale if ``ok`` is false on any.
+    ``msg`` (a string, or a function making one, called only on failure) says why."""
+    __tracebackhide__ = True
+    mine = None if ok else (msg() if callable(msg) else str(msg))
+    if comm.allreduce(np.int32(0 if ok else 1), "sum") == 0:
+        return
+    reasons = comm.allgather(mine)
+    bad = [r for r, m in enumerate(reasons) if m is not None]
+    raise AssertionError(f"failed on locale{'s' if len(bad) > 1 else ''} {', '.join(map(str, bad))}; "
+                         f"locale {bad[0]}: {reasons[bad[0]]}")
+
+
+def assert_matches(A, expected, rtol: float = 1e-7, atol: float = 0.0, check_dtype: bool = True) -> None:
+    """Collective: ``A`` (a DistArray) equals the NumPy array ``expected``, checked by
+    every locale on the elements it owns (so storage placement is checked too).
+
+    Floating and complex values are compared with ``rtol``/``atol`` (NaNs equal),
+    others exactly.  Raises ``AssertionError`` on every locale alike, naming the
+    first differing global index and both values."""
+    __tracebackhide__ = True
+    expected = np.asarray(expected)
+    if tuple(A.shape) != expected.shape:
+        collective_verdict(False, f"shape {tuple(A.shape)} != expected {expected.shape}")
+    if check_dtype and A.dtype != expected.dtype:
+        collective_verdict(False, f"dtype {A.dtype} != expected {expected.dtype}")
+    me = comm.here()
+    want = expected[np.ix_(*A.layout.owned(me))]
+    got = np.asarray(A.local)
+    if got.shape != want.shape:
+        collective_verdict(False, f"local part has shape {got.shape}, owns {want.shape} elements")
+    if np.issubdtype(got.dtype, np.inexact) or np.issubdtype(want.dtype, np.inexact):
+        same = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        same = got == want
+    ok = bool(np.all(same))
+
+    def why() -> str:
+        bad = np.argwhere(~same)
+        loc = tuple(int(k) for k in bad[0])
+        g = A.layout.global_index(me, loc)
+        return (f"{len(bad)} of {same.size} owned elements differ; first at global index {g}: "
+                f"got {got[loc]}, expected {want[loc]}")
+
+    collective_verdict(ok, why)

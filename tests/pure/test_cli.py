@@ -1,0 +1,194 @@
+"""The pgas command: launcher failures end the job promptly with the traceback
+printed once; success exits 0; argument errors; info; the stderr filter."""
+
+import doctest
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import pgas.bench
+import pgas.cli
+from pgas.cli import StderrFilter, UsageError, parse_run
+
+PGAS = [sys.executable, "-m", "pgas.cli"]
+
+
+def pgas_cmd(*args, timeout=60):
+    return subprocess.run([*PGAS, *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def script(tmp_path):
+    def write(body):
+        path = tmp_path / "prog.py"
+        path.write_text(textwrap.dedent(body))
+        return str(path)
+    return write
+
+
+def test_run_failure_on_one_locale_aborts_with_one_tagged_traceback(script):
+    path = script("""
+        import pgas as pg
+        pg.barrier()
+        if pg.here == 1:
+            raise ValueError("bad value on one locale")
+        pg.barrier()                     # locale 0 would wait here forever without the abort
+        """)
+    r = pgas_cmd("run", "-n", "2", "--timeout", "50", path)
+    assert r.returncode not in (0, 124), r.stderr
+    assert r.stderr.count("Traceback (most recent call last)") == 1, r.stderr
+    assert "[locale 1] Traceback" in r.stderr
+    assert "[locale 1] ValueError: bad value on one locale" in r.stderr
+    assert "_run.py" not in r.stderr and "runpy" not in r.stderr
+
+
+def test_run_same_failure_on_every_locale_printed_once(script):
+    path = script("""
+        import pgas as pg
+        pg.barrier()
+        raise KeyError("everywhere")
+        """)
+    r = pgas_cmd("run", "-n", "3", "--timeout", "50", path)
+    assert r.returncode not in (0, 124)
+    assert r.stderr.count("Traceback (most recent call last)") == 1, r.stderr
+    assert "KeyError: 'everywhere'" in r.stderr
+
+
+def test_run_success_passes_arguments_and_exit_zero(script):
+    path = script("""
+        import sys
+        import pgas as pg
+        assert __name__ == "__main__"
+        total = pg.comm.allreduce(pg.here, "sum")
+        if pg.here == 0:
+            print("args", sys.argv[1:], "sum", total)
+        if "--exit0" in sys.argv:
+            sys.exit(0)
+        """)
+    r = pgas_cmd("run", "-n", "3", path, "a", "--exit0")
+    assert r.returncode == 0, r.stderr
+    assert "args ['a', '--exit0'] sum 3" in r.stdout
+
+
+def test_run_nonzero_exit_is_the_jobs_status(script):
+    path = script("""
+        import sys
+        import pgas as pg
+        pg.barrier()
+        if pg.here == 1:
+            sys.exit(3)
+        pg.barrier()
+        """)
+    r = pgas_cmd("run", "-n", "2", "--timeout", "50", path)
+    assert r.returncode == 3, r.stderr
+    assert "[locale 1] exited with status 3" in r.stderr
+
+
+def test_run_module_and_timeout(script):
+    r = pgas_cmd("run", "-n", "2", "-m", "pgas.bench")
+    assert r.returncode != 0 and "usage: python -m pgas.bench" in r.stderr
+    path = script("import time\ntime.sleep(60)\n")
+    r = pgas_cmd("run", "-n", "2", "--timeout", "2", path)
+    assert r.returncode == 124 and "timed out" in r.stderr
+
+
+def test_info_runs():
+    r = pgas_cmd("info")
+    assert r.returncode == 0, r.stderr
+    for word in ("MPI library", "mpi4py", "numpy", "python", "pgas", "mpiexec", "locales"):
+        assert word in r.stdout
+
+
+@pytest.mark.parametrize("argv, expect", [
+    (["-n", "4", "s.py", "-n", "x"], (4, None, ["s.py", "-n", "x"])),
+    (["--timeout", "5", "-n", "2", "-m", "mod", "a"], (2, 5.0, ["-m", "mod", "a"])),
+    (["-n", "1", "--timeout=0.5", "s.py"], (1, 0.5, ["s.py"])),
+])
+def test_parse_run(argv, expect):
+    assert parse_run(argv) == expect
+
+
+@pytest.mark.parametrize("argv", [[], ["s.py"], ["-n", "0", "s.py"], ["-n", "x", "s.py"], ["-n", "2"],
+                                  ["-n", "2", "-m"], ["-n", "2", "--bogus", "s.py"], ["-n", "2", "--timeout", "-1", "s.py"]])
+def test_parse_run_errors(argv):
+    with pytest.raises(UsageError):
+        parse_run(argv)
+
+
+def test_usage_errors_exit_2():
+    assert pgas_cmd("run", "prog.py").returncode == 2
+    assert pgas_cmd("bogus").returncode == 2
+    assert pgas_cmd("bench", "no-such-benchmark").returncode == 2
+
+
+def test_mpiexec_override(monkeypatch):
+    monkeypatch.setenv("PGAS_MPIEXEC", "mpirun --oversubscribe")
+    assert pgas.cli.mpiexec_command() == ["mpirun", "--oversubscribe"]
+    monkeypatch.delenv("PGAS_MPIEXEC")
+    assert os.path.basename(pgas.cli.mpiexec_command()[0]).startswith("mpi")
+
+
+def test_stderr_filter_keeps_distinct_tracebacks():
+    f = StderrFilter()
+    lines = ["[locale 2] Traceback\n", "[locale 2] E: a\n", "[locale 0] Traceback\n", "[locale 0] E: b\n",
+             "[locale 3] Traceback\n", "[locale 3] E: a\n",
+             "Abort(1) on node 2 (rank 2 in comm 0): application called MPI_Abort(MPI_COMM_WORLD, 1) - process 2\n"]
+    assert [out for line in lines for out in f.feed(line)] == []
+    assert f.finish() == ["[locale 2] Traceback\n", "[locale 2] E: a\n", "[locale 0] Traceback\n",
+                          "[locale 0] E: b\n", "[pgas] locale 3 raised the same error as locale 2\n"]
+
+
+def test_stderr_filter_shows_mpi_abort_notice_when_nothing_else():
+    f = StderrFilter()
+    notice = "Abort(4) on node 1 (rank 1 in comm 0): application called MPI_Abort(MPI_COMM_WORLD, 4) - process 1\n"
+    assert f.feed(notice) == [] and f.feed(notice) == []
+    assert f.finish() == [notice]
+
+
+@pytest.mark.parametrize("module", [pgas.cli, pgas.bench])
+def test_doctests(module):
+    result = doctest.testmod(module)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_mpi_harness_aborts_the_job_on_a_one_locale_failure(tmp_path):
+    """tests/mpi/conftest.py: a failure on locale 1 alone (locale 0 goes on to a collective)
+    ends the job promptly, reported once, and the pass count reaches the runner."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    conftest = os.path.join(os.path.dirname(here), "mpi", "conftest.py")
+    (tmp_path / "conftest.py").write_text(open(conftest).read())
+    (tmp_path / "test_x.py").write_text(textwrap.dedent("""
+        import pgas as pg
+
+        def test_passes():
+            pg.barrier()
+
+        def test_fails_on_locale_1():
+            assert pg.here != 1, "locale 1 disagrees"
+            pg.barrier()
+        """))
+    counts = tmp_path / "counts.json"
+    env = dict(os.environ, PGAS_TEST_COUNTS=str(counts))
+    r = subprocess.run([*PGAS, "run", "-n", "2", "--timeout", "60", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "--rootdir", str(tmp_path), str(tmp_path)], capture_output=True, text=True, env=env,
+                       timeout=90, cwd=tmp_path)
+    assert r.returncode not in (0, 124), r.stdout + r.stderr
+    assert r.stderr.count("FAILED") == 1 and "[locale 1] FAILED" in r.stderr, r.stderr
+    assert "locale 1 disagrees" in r.stderr
+    assert '"passed": 1' in counts.read_text()
+
+
+def test_bench_helpers_on_one_locale(tmp_path):
+    calls = []
+    t = pgas.bench.time_trials(lambda: calls.append(1), trials=3, warmup=2)
+    assert len(calls) == 5 and len(t.times) == 3 and 0 <= t.min <= t.median <= max(t.times)
+    path = pgas.bench.write_result("demo", {"value": t, "n": 3}, str(tmp_path / "r" / "demo.json"))
+    data = json.loads(open(path).read())
+    assert data["benchmark"] == "demo" and data["n"] == 3 and len(data["value"]["times"]) == 3
+    assert data["environment"]["locales"] == 1
+    with pytest.raises(ValueError):
+        pgas.bench.time_trials(lambda: None, trials=0)

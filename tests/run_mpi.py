@@ -1,0 +1,90 @@
+"""Run the whole test suite: the pure tests (and the package's doctests) once
+without MPI, then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4.
+
+    python tests/run_mpi.py [--ranks 1,2,3,4] [--per-test 120] [--per-run 600]
+
+Each MPI run is killed after ``--per-run`` seconds and each test after
+``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
+which ends the job).  Stops at the first failing run.  The last line is
+``P passed, F failed`` (counts over all runs); the exit status is 0 only if
+nothing failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pure_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of the pure tests and doctests."""
+    xml = os.path.join(tmp, "pure.xml")
+    cmd = [sys.executable, "-m", "pytest", "-q", "tests/pure", "--doctest-modules", "pgas",
+           f"--timeout={per_test}", f"--junitxml={xml}"]
+    status = _call(cmd, per_run)
+    passed = failed = 0
+    if os.path.exists(xml):
+        for suite in ET.parse(xml).getroot().iter("testsuite"):
+            n, bad = int(suite.get("tests", 0)), int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+            passed += n - bad - int(suite.get("skipped", 0))
+            failed += bad
+    return passed, max(failed, int(status != 0)), status
+
+
+def mpi_run(n: int, per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of ``tests/mpi`` on ``n`` locales."""
+    counts = os.path.join(tmp, f"mpi{n}.json")
+    env = dict(os.environ, PGAS_TEST_COUNTS=counts)
+    cmd = [sys.executable, "-m", "pgas.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
+           "-q", "-x", "tests/mpi", f"--timeout={per_test}", "--timeout-method=thread"]
+    status = _call(cmd, per_run + 30, env)
+    got = {"passed": 0, "failed": 0}
+    if os.path.exists(counts):
+        with open(counts) as f:
+            got.update(json.load(f))
+    return got["passed"], max(got["failed"], int(status != 0)), status
+
+
+def _call(cmd: list[str], limit: float, env=None) -> int:
+    print("$ " + " ".join(cmd), flush=True)
+    try:
+        return subprocess.run(cmd, cwd=ROOT, env=env, timeout=limit).returncode
+    except subprocess.TimeoutExpired:
+        print(f"timed out after {limit} s", flush=True)
+        return 124
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--ranks", default="1,2,3,4", help="locale counts for tests/mpi (default 1,2,3,4)")
+    p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
+    p.add_argument("--per-run", type=int, default=600, help="seconds allowed per pytest run (default 600)")
+    args = p.parse_args()
+    passed = failed = 0
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [("pure", lambda: pure_run(args.per_test, args.per_run, tmp))]
+        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp))
+                 for n in args.ranks.split(",")]
+        for name, run in runs:
+            start = time.time()
+            ok, bad, status = run()
+            passed, failed = passed + ok, failed + bad
+            print(f"[{name}] {ok} passed, {bad} failed, exit {status}, {time.time() - start:.0f} s", flush=True)
+            if bad:
+                break
+    print(f"total time {time.time() - t0:.0f} s")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
