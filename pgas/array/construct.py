@@ -24,10 +24,12 @@ def empty(shape, dtype=float, dist: Distribution | None = None, name: str | None
 
 
 def full(shape, value, dtype=None, dist: Distribution | None = None, name: str | None = None) -> DistArray:
-    """Collective: a distributed array of ``shape`` filled with ``value``."""
+    """Collective: a distributed array of ``shape`` filled with ``value``.  Like every
+    initialising constructor it ends with a barrier, so one-sided access may follow at once."""
     dtype = np.asarray(value).dtype if dtype is None else dtype
     a = empty(shape, dtype, dist, name)
     a.local[...] = value
+    comm.barrier()
     return a
 
 
@@ -45,6 +47,7 @@ def arange(n, dtype=int, dist: Distribution | None = None, name: str | None = No
     """Collective: the 1-D distributed array ``0, 1, ..., n - 1``."""
     a = empty(int(n), dtype, dist, name)
     a.local[...] = a.layout.owned(comm.here())[0]
+    comm.barrier()
     return a
 
 
@@ -59,4 +62,5 @@ def from_numpy(array, dist: Distribution | None = None, name: str | None = None)
         raise ValueError(f"from_numpy: locales passed different arrays (shape, dtype): {seen}")
     a = empty(array.shape, array.dtype, dist, name)
     a.local[...] = array[np.ix_(*a.layout.owned(comm.here()))]
+    comm.barrier()
     return a
