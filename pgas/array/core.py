@@ -18,8 +18,8 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..dist import Distribution, Layout
-from . import engine, irregular
-from .index import basic_index, scalar_index
+from . import engine, irregular, slicing
+from .index import scalar_index
 from .reduce import reduce_all
 
 
@@ -132,42 +132,29 @@ class DistArray(NDArrayOperatorsMixin):
     # -- one-sided access ------------------------------------------------
     def get(self, index):
         """One-sided read of one element or a basic slice (ints and slices); the
-        other locales are not involved.  A slice moves one message per owning locale."""
+        other locales are not involved.  A slice moves one message per remote owning
+        locale, a strided box wherever the owner's part is one."""
         loc = self.layout.locate(index) or self._locate_slow(index)
         if loc is not None:
             owner, flat = loc
             return self._flat_local[flat] if owner == self._me else self._win.get1(owner, flat)
-        sel, out_shape = basic_index(index, self.shape, self.label)
-        out = np.empty(tuple(len(s) for s in sel), dtype=self.dtype)
-        for target, pos, lists in self._by_owner(sel):
-            if target == comm.here():
-                out[np.ix_(*pos)] = self.local[np.ix_(*lists)]
-            else:
-                buf = np.empty(tuple(len(p) for p in pos), dtype=self.dtype)
-                self._win.get_product(target, lists, self.layout.local_shape(target), buf)
-                out[np.ix_(*pos)] = buf
-        return out.reshape(out_shape)
+        return slicing.get_slice(self, index)
 
     def put(self, index, value) -> None:
-        """One-sided write of one element or a basic slice; complete when it returns
-        (visible to other locales after their next synchronisation, e.g. pg.barrier())."""
-        idx = scalar_index(index, self.shape, self.label)
-        sel, out_shape = basic_index(index, self.shape, self.label)
+        """One-sided write of one element or a basic slice (value broadcast to it); complete
+        when it returns, visible to other locales after their next synchronisation
+        (e.g. ``pg.barrier()``)."""
+        loc = self.layout.locate(index) or self._locate_slow(index)
+        if loc is None:
+            return slicing.put_slice(self, index, value)
         value = self._cast(value)
-        try:
-            value = np.broadcast_to(value, out_shape).reshape(tuple(len(s) for s in sel))
-        except ValueError:
-            raise ValueError(f"{self.label}: cannot put a value of shape {value.shape} into {index!r} "
-                             f"of shape {out_shape}") from None
-        if idx is not None and self.layout.owner(idx) != self._me:
-            self._win.put(*self.layout.locate(idx), value.reshape(1))
-            return
-        for target, pos, lists in self._by_owner(sel):
-            part = value[np.ix_(*pos)]
-            if target == comm.here():
-                self.local[np.ix_(*lists)] = part
-            else:
-                self._win.put_product(target, lists, self.layout.local_shape(target), part)
+        if value.ndim:
+            raise ValueError(f"{self.label}: {index!r} is one element; cannot put a value of shape {value.shape}")
+        owner, flat = loc
+        if owner == self._me:
+            self._flat_local[flat] = value
+        else:
+            self._win.put(owner, flat, value.reshape(1))
 
     def _cast(self, value) -> np.ndarray:
         value = np.asarray(value)
