@@ -8,6 +8,8 @@ and ``pg.num_locales`` are this locale's number and the locale count.
 from .array import DistArray, arange, empty, from_numpy, full, max, mean, min, ones, prod, sum, zeros
 from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
 from .dist import Block, BlockCyclic, Cyclic, Distribution, DistributionError
+from .array.expr import where
+from .exec import config, explain, forall
 
 __version__ = "0.1.0"
 
@@ -15,6 +17,7 @@ __all__ = [
     "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
     "comm_diagnostics", "CommDiagnostics", "LocaleError",
+    "where", "forall", "explain", "config",
 ]
 
 

@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, str] = {
     "cg": "pgas.bench.cg",
     "stream": "pgas.bench.stream",
     "isx": "pgas.bench.isx",
+    "stmt": "pgas.bench.stmt",
 }
 
 

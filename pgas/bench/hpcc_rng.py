@@ -89,30 +89,34 @@ def hpcc_starts_reference(n: int) -> int:
 
 
 class RandomStream:
-    """The RandomAccess updates of one locale, in blocks of ``lanes`` values.
+    """The RandomAccess updates of one locale, in blocks of at most ``lanes`` values.
 
     The locale's ``count`` updates (positions ``first + 1 .. first + count`` of
-    the global stream, ``first = 4 * local_table_size * locale`` in HPCC) are cut
-    into ``lanes`` equal runs, each started with :func:`starts`; each call to
-    :meth:`next_block` advances every run by one step and returns one value per
-    run.  This is HPCC's own vectorisation: the set of updates is exactly the
-    locale's part of the stream.  ``count`` must be a multiple of ``lanes``.
+    the global stream, ``first = 4 * (first table index of the locale)`` in HPCC)
+    are cut into ``lanes`` runs of ``ceil(count / lanes)`` (the last ones
+    shorter), each started with :func:`starts`; each call to :meth:`next_block`
+    advances every unfinished run by one step and returns one value per run.
+    This is HPCC's own vectorisation: the set of updates is exactly the
+    locale's part of the stream.
     """
 
     def __init__(self, first: int, count: int, lanes: int = 1024) -> None:
-        if lanes < 1 or count % lanes:
-            raise ValueError(f"update count {count} is not a multiple of {lanes} lanes")
-        self.blocks = count // lanes
-        self.ran = starts(first + self.blocks * np.arange(lanes, dtype=np.int64))
+        if lanes < 1 or count < 0:
+            raise ValueError(f"need lanes >= 1 and count >= 0, got {lanes} lanes, count {count}")
+        length = -(-count // lanes) if count else 0
+        offsets = np.arange(0, count, max(length, 1), dtype=np.int64)
+        self.lengths = np.minimum(length, count - offsets)
+        self.blocks = int(length)
+        self.ran = starts(first + offsets) if count else np.empty(0, dtype=np.uint64)
         self.done = 0
 
     def next_block(self) -> np.ndarray:
-        """The next value of every run (uint64 array of ``lanes`` values)."""
+        """The next value of every unfinished run (uint64 array of at most ``lanes`` values)."""
         if self.done >= self.blocks:
             raise StopIteration("the stream is exhausted")
         self.ran = step(self.ran)
         self.done += 1
-        return self.ran
+        return self.ran[self.lengths >= self.done]
 
     def __iter__(self):
         while self.done < self.blocks:

@@ -33,13 +33,25 @@ def test_period_and_edges():
     assert int(starts([PERIOD + 5])[0]) == int(starts([5])[0])
 
 
-def test_stream_lanes_cover_the_locale_substream():
-    first, count = 4 * 64 * 3, 4 * 64
-    serial, ran = [], starts([first])
+def serial_stream(first, count):
+    out, ran = [], starts([first])
     for _ in range(count):
         ran = step(ran)
-        serial.append(int(ran[0]))
+        out.append(int(ran[0]))
+    return out
+
+
+def test_stream_lanes_cover_the_locale_substream():
+    first, count = 4 * 64 * 3, 4 * 64
+    serial = serial_stream(first, count)
     for lanes in (1, 8, 64):
         blocks = np.array(list(RandomStream(first, count, lanes)))      # (count / lanes, lanes)
-        assert sorted(int(v) for v in blocks.T.ravel()) == sorted(serial)
         assert [int(v) for v in blocks.T.ravel()] == serial          # run k is positions k*len + 1 ...
+
+
+def test_uneven_stream_gives_each_update_once():
+    for first, count, lanes in [(40, 173, 16), (0, 5, 8), (7, 0, 4), (3, 1000, 1024), (11, 33, 32)]:
+        blocks = list(RandomStream(first, count, lanes))
+        assert all(len(b) <= lanes for b in blocks)
+        got = sorted(int(v) for b in blocks for v in b)
+        assert got == sorted(serial_stream(first, count)), (first, count, lanes)

@@ -1,0 +1,152 @@
+"""The array layer's door to the statement engine.
+
+DistArray and View forward non-scalar indexing, assignment and mixed-layout
+ufuncs here.  The engine that plans and runs statements lives in a layer
+above (:mod:`pgas.exec`), which registers itself with :func:`register` when
+``pgas`` is imported; this module only builds the front-end objects and
+hands them over.  It also keeps the ordered list of unassigned expressions,
+so an expression is materialised before a statement overwrites its operands.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import expr as _expr
+from . import view as _view
+
+_executor = None
+_array_types: tuple = ()
+_pending: dict[int, weakref.ref] = {}
+_tracers: list = []
+
+
+def register(executor) -> None:
+    """Install the statement executor (``assign``, ``materialise``, ``run_forall``)."""
+    global _executor
+    _executor = executor
+
+
+def register_array(cls) -> None:
+    """Tell the engine which class is the distributed array."""
+    global _array_types
+    _array_types = (cls,)
+
+
+def executor():
+    if _executor is None:
+        raise RuntimeError("statements need the pgas executor: import pgas (not only pgas.array)")
+    return _executor
+
+
+def is_array(x) -> bool:
+    return isinstance(x, _array_types)
+
+
+def as_operand(x):
+    """``x`` as an expression operand: whole arrays become views, lazy objects and
+    scalars stay, anything else becomes a NumPy array (replicated on every locale)."""
+    if is_array(x):
+        return _view.View.whole(x)
+    if isinstance(x, (_expr.Lazy, _expr.Affine)):
+        return x
+    if isinstance(x, (int, float, complex, bool, np.generic)):
+        return x
+    return np.asarray(x)
+
+
+def getitem(src, key):
+    """``src[key]`` for a non-scalar key (see :func:`pgas.array.view.select`)."""
+    return _view.select(src, key)
+
+
+def setitem(src, key, value) -> None:
+    """``src[key] = value`` for a non-scalar key: one collective statement."""
+    assign(_view.select(src, key, for_write=True), value)
+
+
+def assign(target, value, casting: str = "unsafe") -> None:
+    """Run ``target = value`` (``target`` a View, or a Ref inside forall)."""
+    if isinstance(target, _expr.Ref):
+        if isinstance(value, _expr.Ref) and target.same(value):
+            return
+        _record(target, as_operand(value), None, None)
+        return
+    if isinstance(value, _view.View) and target.same(value):
+        return
+    executor().assign(target, as_operand(value), casting)
+
+
+def ufunc(uf, method, inputs, out, kwargs):
+    """A NumPy ufunc on lazy operands: an expression, or with ``out=`` a statement."""
+    if method != "__call__" or uf.nout != 1:
+        return NotImplemented
+    if "where" in kwargs:
+        raise TypeError(f"{uf.__name__}: where= is not supported on distributed operands; use pg.where")
+    value = _expr.Expr(uf, [as_operand(x) for x in inputs], kwargs)
+    if out is None:
+        return value
+    target = out[0] if isinstance(out, tuple) else out
+    if is_array(target):
+        target = _view.View.whole(target)
+    if isinstance(target, _expr.Ref):
+        other = [a for a in value.args if not (isinstance(a, _expr.Ref) and a.same(target))]
+        _record(target, value, uf, other[0] if len(other) == 1 and len(value.args) == 2 else None)
+        return out[0] if isinstance(out, tuple) else out
+    if not isinstance(target, _view.View):
+        raise TypeError(f"{uf.__name__}: out= must be a distributed array or view, got {type(target).__name__}")
+    executor().assign(target, value, "same_kind")
+    return out[0] if isinstance(out, tuple) else out
+
+
+def materialise(x, dtype=None):
+    """Collective: a new DistArray holding the value of view or expression ``x``."""
+    return executor().materialise(x, dtype)
+
+
+# -- unassigned expressions ------------------------------------------------
+def pending(e) -> None:
+    """Remember a new expression (in program order, the same on every locale)."""
+    _pending[id(e)] = weakref.ref(e, lambda _, k=id(e): _pending.pop(k, None))
+
+
+def before_write(base, value) -> None:
+    """Collective: materialise every unassigned expression that reads ``base``,
+    except those inside ``value`` (the statement about to write it)."""
+    if not _pending:
+        return
+    mine = set()
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, _expr.Expr):
+            mine.add(id(x))
+            stack.extend(x.args)
+    for k, r in list(_pending.items()):
+        e = r()
+        if e is None or k in mine or e._value is not None or e.shape is None:
+            continue
+        if any(getattr(leaf, "base", None) is base for leaf in e.leaves()):
+            e.eval()
+
+
+# -- forall tracing ----------------------------------------------------------
+def trace_push(tracer) -> None:
+    _tracers.append(tracer)
+
+
+def trace_pop() -> None:
+    _tracers.pop()
+
+
+def _record(target, value, uf, other) -> None:
+    if not _tracers:
+        raise _expr.TraceError("subscripts with loop variables are only valid inside a pg.forall body")
+    _tracers[-1].record(target, value, uf, other)
+
+
+def is_scalar(x) -> bool:
+    """True for Python and NumPy scalars and 0-d arrays (constants in expressions)."""
+    return isinstance(x, (int, float, complex, bool, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0)

@@ -1,0 +1,274 @@
+"""Lazy expressions over distributed arrays, and the symbolic indices of ``forall``.
+
+``A[1:] + B[:-1] * 2`` builds a tree (:class:`Expr`) instead of computing:
+the tree runs as ONE collective statement when assigned (``C[1:] = expr``).
+An expression that is used as an array without being assigned (``B = A[1:] +
+A[:-1]; B.to_numpy()``) is *materialised* into a new DistArray with the
+distribution kind (and grid, when the dimensions agree) of its first array
+operand; it is materialised at the latest before a later statement writes one
+of its operands, so it always holds the values of the moment it was written.
+
+Inside ``pg.forall`` the loop variables are :class:`Affine` objects:
+``A[2*i + 1, j - 1]`` is a :class:`Ref` (one affine access), and arithmetic on
+refs builds the same trees.  Anything that cannot be traced raises
+:class:`TraceError` saying what to write instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from . import engine
+
+
+class TraceError(TypeError):
+    """A ``forall`` body did something that cannot be traced symbolically."""
+
+
+class Lazy(NDArrayOperatorsMixin):
+    """Base of views, refs and expressions: NumPy operators build expression trees."""
+
+    __slots__ = ()
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        return engine.ufunc(ufunc, method, inputs, out, kwargs)
+
+    def __bool__(self):
+        raise TraceError("the truth value of a distributed expression is not known while building it: "
+                         "use pg.where(cond, x, y) for element-wise choices, or reduce first (e.g. .any(), .sum())")
+
+    def __index__(self):
+        raise TraceError("a distributed expression cannot be used as an index: subscripts must be affine in "
+                         "the loop variables (e.g. A[2*i + 1]); for indirect access use A.gather / A.update")
+
+    def __iter__(self):
+        raise TypeError("distributed expressions cannot be iterated: use .to_numpy() or pg.forall")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("distributed expression: use .to_numpy() to get a global NumPy array")
+
+
+class Expr(Lazy):
+    """An element-wise function (a ufunc or ``where``) of views, refs, scalars and
+    replicated NumPy arrays; see the module docstring."""
+
+    __slots__ = ("func", "args", "kwargs", "_shape", "_dtype", "_value", "__weakref__")
+
+    def __init__(self, func, args, kwargs=None) -> None:
+        self.func = func
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs or {})
+        self._shape = _broadcast_shape(self.args)
+        self._dtype = None
+        self._value = None
+        engine.pending(self)
+
+    @property
+    def shape(self):
+        """The broadcast shape (None inside ``forall``)."""
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The result dtype, as NumPy would compute it."""
+        if self._dtype is None:
+            self._dtype = probe(self).dtype
+        return self._dtype
+
+    def leaves(self):
+        """Every operand leaf (views, refs, arrays, scalars), depth first."""
+        for a in self.args:
+            if isinstance(a, Expr):
+                yield from a.leaves()
+            else:
+                yield a
+
+    def eval(self):
+        """Collective: the value as a new DistArray (computed once, then kept)."""
+        if self._value is None:
+            if self._shape is None:
+                raise TraceError("inside pg.forall an expression must be assigned to a subscripted array")
+            self._value = engine.materialise(self)
+        return self._value
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.eval(), name)
+
+    def __getitem__(self, key):
+        return self.eval()[key]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        name = getattr(self.func, "__name__", str(self.func))
+        return f"Expr({name}, shape={self.shape})"
+
+
+def where(cond, x, y):
+    """Element-wise ``x`` where ``cond`` else ``y`` (NumPy's ``where``), lazily on
+    distributed views; on plain NumPy values it is ``np.where``."""
+    if not any(isinstance(a, Lazy) or engine.is_array(a) for a in (cond, x, y)):
+        return np.where(cond, x, y)
+    return Expr(np.where, [engine.as_operand(a) for a in (cond, x, y)])
+
+
+def _broadcast_shape(args):
+    shapes = []
+    for a in args:
+        if isinstance(a, (Ref, Affine)) or (isinstance(a, Expr) and a.shape is None):
+            if any(s is not None for s in shapes):
+                raise TraceError("forall subscripts and slice views cannot be mixed in one expression")
+            shapes.append(None)
+        elif isinstance(a, Lazy):
+            if None in shapes:
+                raise TraceError("forall subscripts and slice views cannot be mixed in one expression")
+            shapes.append(a.shape)
+        else:
+            shapes.append(np.shape(a))
+    if None in shapes:
+        return None
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(s) for s in shapes)) from None
+
+
+def probe(node):
+    """Evaluate the tree on empty arrays of the leaves' dtypes: NumPy's result dtype
+    (and NumPy's errors) without touching any data."""
+    if isinstance(node, Expr):
+        return node.func(*[probe(a) for a in node.args], **node.kwargs)
+    if isinstance(node, Affine):
+        return np.empty(0, dtype=np.int64)
+    if isinstance(node, Lazy):
+        return np.empty(0, dtype=node.dtype)
+    if isinstance(node, np.ndarray) and node.ndim:
+        return np.empty(0, dtype=node.dtype)
+    return node
+
+
+def _not_affine(what):
+    def method(self, other):
+        raise TraceError(f"{what} of a loop variable is not affine: subscripts must be integer "
+                         "combinations like 2*i + j - 1 (for a value, compute it with arrays or pg.where)")
+    return method
+
+
+class Affine:
+    """A symbolic affine combination of ``forall`` loop variables: ``coefs`` (one
+    int per variable) and ``const``.  ``2*i + j - 1`` is one."""
+
+    __slots__ = ("coefs", "const")
+    __array_ufunc__ = None
+
+    def __init__(self, coefs, const=0) -> None:
+        self.coefs = tuple(int(a) for a in coefs)
+        self.const = int(const)
+
+    def _lift(self, other):
+        if isinstance(other, Affine):
+            return other
+        if isinstance(other, (int, np.integer)) and not isinstance(other, (bool, np.bool_)):
+            return Affine((0,) * len(self.coefs), other)
+        return None
+
+    def __add__(self, other):
+        o = self._lift(other)
+        if o is None:
+            return Expr(np.add, [self, engine.as_operand(other)])
+        return Affine([a + b for a, b in zip(self.coefs, o.coefs)], self.const + o.const)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Affine([-a for a in self.coefs], -self.const)
+
+    def __pos__(self):
+        return self
+
+    def __sub__(self, other):
+        o = self._lift(other)
+        if o is None:
+            return Expr(np.subtract, [self, engine.as_operand(other)])
+        return self + (-o)
+
+    def __rsub__(self, other):
+        o = self._lift(other)
+        if o is None:
+            return Expr(np.subtract, [engine.as_operand(other), self])
+        return o + (-self)
+
+    def __mul__(self, other):
+        if isinstance(other, (int, np.integer)) and not isinstance(other, (bool, np.bool_)):
+            return Affine([a * int(other) for a in self.coefs], self.const * int(other))
+        return Expr(np.multiply, [self, engine.as_operand(other)])
+
+    __rmul__ = __mul__
+
+    __floordiv__ = __rfloordiv__ = _not_affine("floor division")
+    __mod__ = __rmod__ = _not_affine("modulo")
+    __truediv__ = __rtruediv__ = _not_affine("division")
+    __pow__ = __rpow__ = _not_affine("a power")
+
+    def _compare(self, *_):
+        raise TraceError("comparing loop variables gives no Python bool while tracing: "
+                         "use pg.where(cond, x, y) on values, or split the domain into ranges")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
+
+    def __eq__(self, other):
+        self._compare()
+
+    __ne__ = __eq__
+    __hash__ = None
+
+    def __bool__(self):
+        raise TraceError("a Python `if` or `while` on a loop variable cannot be traced: write the branch as "
+                         "pg.where(cond, x, y) or split the loop domain into separate ranges")
+
+    def __index__(self):
+        raise TraceError("a loop variable is symbolic inside pg.forall: use it in subscripts (A[i + 1]) "
+                         "or arithmetic, not as a Python integer (range(i), list[i])")
+
+    def __repr__(self) -> str:
+        terms = [f"{a}*i{v}" for v, a in enumerate(self.coefs) if a]
+        return "Affine(" + " + ".join(terms + [str(self.const)]) + ")"
+
+
+class Ref(Lazy):
+    """One affine access ``base[M @ i + c]`` inside ``forall``."""
+
+    __slots__ = ("base", "M", "c")
+
+    def __init__(self, base, M, c) -> None:
+        self.base = base
+        self.M = tuple(tuple(int(a) for a in row) for row in M)
+        self.c = tuple(int(x) for x in c)
+
+    shape = None
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.base.dtype
+
+    def same(self, other) -> bool:
+        return isinstance(other, Ref) and other.base is self.base and other.M == self.M and other.c == self.c
+
+    def __setitem__(self, key, value):
+        raise TraceError("assign through the array: A[i, j] = value")
+
+    def __repr__(self) -> str:
+        return f"Ref({self.base!r}, M={self.M}, c={self.c})"

@@ -1,0 +1,298 @@
+"""Irregular access to a DistArray: remote updates, aggregated gather / scatter, atomics.
+
+These are the bodies of the ``DistArray`` methods of the same names; each
+takes the array as its first argument and talks only through :mod:`pgas.comm`.
+
+One-sided (SPMD) operations move one message, or none when the element is local:
+
+- ``update_one(A, index, value, op)`` — a read-modify-write at the owner
+  (MPI accumulate): the UPC paper's one-way update, one message instead of a
+  get and a put;
+- ``fetch_add(A, index, v)`` and ``compare_exchange(A, index, expected, v)``.
+
+Collective operations — every locale passes its own indices, any number,
+repeats allowed, values an array of the same length or one scalar for all —
+move at most one message per (source, target) pair each way:
+
+- ``update(A, indices, values, op)``: repeats are combined at the source, then
+  (offset, value) records go to each owner in one message and are applied there
+  in locale order;
+- ``gather(A, indices)``: offsets go out, values come back;
+- ``scatter(A, indices, values)``: ``update`` with ``op="replace"``.
+
+Indices: for a 1-D array an int array of global indices; for an n-D array a
+tuple of ``ndim`` int arrays (one per dimension) or an ``(k, ndim)`` int array
+of index rows.  Negative indices count from the end, as in NumPy.
+
+Inspector / executor: ``plan = index_plan(A, indices)`` (``A.index_plan``)
+does the bucketing and sends each owner, once, the offsets it will serve.  Pass
+the plan instead of the indices to ``gather``, ``scatter`` or ``update`` and
+only values travel: one message per locale pair, no index traffic, no
+re-bucketing.  A plan serves every array of the same shape and distribution.
+
+Ops: ``add, xor, or, and, min, max, replace`` on integer arrays; ``add, min,
+max, replace`` on floats; ``add, replace`` on complex; ``xor, or, and,
+replace`` on bool.  ``replace`` with repeated indices keeps the last value:
+the last position on a locale, and among locales the one with the highest
+number.  Errors (index out of range, values of the wrong length or dtype, an op
+the dtype lacks) are raised on every locale alike before anything is applied.
+
+A CG-style loop makes its plan once::
+
+    plan = p.index_plan(columns)          # collective, once
+    for it in range(25):
+        q_local = local_matrix @ p.gather(plan)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import comm
+
+_UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
+           "min": np.minimum, "max": np.maximum, "replace": None}
+_OPS_BY_KIND = {"i": ("add", "xor", "or", "and", "min", "max", "replace"),
+                "u": ("add", "xor", "or", "and", "min", "max", "replace"),
+                "f": ("add", "min", "max", "replace"),
+                "c": ("add", "replace"),
+                "b": ("xor", "or", "and", "replace")}
+_MPI_OPS = {"add": "sum", "min": "min", "max": "max", "replace": "replace",
+            "xor": "bxor", "or": "bor", "and": "band"}
+_MPI_BOOL_OPS = {"xor": "lxor", "or": "lor", "and": "land", "replace": "replace"}
+
+
+def check_op(A, op: str) -> None:
+    """Raise (on every locale alike: ``op`` and the dtype are replicated) if ``op`` cannot update ``A``."""
+    if op not in _UFUNCS:
+        raise ValueError(f"{A.label}: unknown update op {op!r} (one of {', '.join(_UFUNCS)})")
+    if op not in _OPS_BY_KIND[A.dtype.kind]:
+        raise TypeError(f"{A.label}: op {op!r} is not defined for {A.dtype} "
+                        f"(ops for {A.dtype}: {', '.join(_OPS_BY_KIND[A.dtype.kind])})")
+
+
+# -- one-sided ---------------------------------------------------------------
+def _target(A, index) -> tuple[int, int]:
+    """(owner, flat local offset) of one element; IndexError naming the array if out of range."""
+    loc = A.layout.locate(index) or A._locate_slow(index)
+    if loc is None:
+        raise IndexError(f"{A.label}: {index!r} does not name one element")
+    return loc
+
+
+def _scalar_value(A, value):
+    if np.ndim(value) != 0:
+        raise ValueError(f"{A.label}: expected one value, got shape {np.shape(value)}")
+    return A._cast(value)
+
+
+def update_one(A, index, value, op: str = "add") -> None:
+    """One-sided ``A[index] = A[index] op value`` at the owner, atomically, in one message
+    (none if local).  Complete when it returns; others see it after their next barrier."""
+    check_op(A, op)
+    target, off = _target(A, index)
+    ops = _MPI_BOOL_OPS if A.dtype.kind == "b" else _MPI_OPS
+    A._win.accumulate(target, off, _scalar_value(A, value), ops[op])
+
+
+def fetch_add(A, index, value):
+    """One-sided atomic ``old = A[index]; A[index] += value``; returns ``old`` (one message)."""
+    if A.dtype.kind not in "iuf":
+        raise TypeError(f"{A.label}: fetch_add needs an integer or float array, not {A.dtype}")
+    target, off = _target(A, index)
+    return A._win.fetch_and_op(target, off, _scalar_value(A, value), "sum")
+
+
+def compare_exchange(A, index, expected, value):
+    """One-sided atomic: if ``A[index] == expected`` store ``value``; returns the value found
+    (the exchange happened iff it equals ``expected``).  Integer and bool arrays; one message."""
+    if A.dtype.kind not in "iub":
+        raise TypeError(f"{A.label}: compare_exchange needs an integer or bool array, not {A.dtype}")
+    target, off = _target(A, index)
+    return A._win.compare_and_swap(target, off, _scalar_value(A, expected), _scalar_value(A, value))
+
+
+# -- index normalisation and local inspection ----------------------------------
+def _index_arrays(A, indices) -> tuple[np.ndarray, ...]:
+    """Per-dimension int64 arrays of in-range non-negative global indices (raises on bad input)."""
+    if isinstance(indices, tuple):
+        cols = [np.asarray(c) for c in indices]
+        if len(cols) != A.ndim:
+            raise IndexError(f"{A.label}: {len(cols)} index arrays given for {A.ndim} dimensions")
+    else:
+        arr = np.asarray(indices)
+        if arr.ndim == 1 and A.ndim == 1:
+            cols = [arr]
+        elif arr.ndim == 2 and arr.shape[1] == A.ndim:
+            cols = list(arr.T)
+        else:
+            raise IndexError(f"{A.label}: indices of shape {arr.shape}: give a 1-D array for a 1-D array, "
+                             f"a tuple of {A.ndim} index arrays or a (k, {A.ndim}) array")
+    out = []
+    for d, c in enumerate(cols):
+        if c.ndim != 1 or len(c) != len(cols[0]):
+            raise IndexError(f"{A.label}: index arrays must be 1-D and of one length, got shapes "
+                             f"{[np.shape(x) for x in cols]}")
+        if c.size and c.dtype.kind not in "iu":
+            raise IndexError(f"{A.label}: indices must be integers, got {c.dtype}")
+        c = c.astype(np.int64, copy=False)
+        n = A.shape[d]
+        bad = (c < -n) | (c >= n)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise IndexError(f"index {int(c[k])} (position {k}) is out of bounds for {A.label} "
+                             f"(axis {d} has size {n})")
+        out.append(np.where(c < 0, c + n, c))
+    return tuple(out)
+
+
+class _Pattern:
+    """This locale's half of an inspector: its indices bucketed by owner and deduplicated.
+
+    ``offsets`` holds the distinct (owner, local offset) targets sorted by owner,
+    ``counts[r]`` how many go to locale ``r``; ``slot[i]`` is the entry of index
+    ``i``; ``first`` / ``last`` the positions of each entry's first / last occurrence.
+    """
+
+    def __init__(self, A, indices) -> None:
+        cols = _index_arrays(A, indices)
+        P = A.layout.num_locales
+        self.n = len(cols[0])
+        owners = np.asarray(A.layout.owners(cols), dtype=np.int64).reshape(-1)
+        width = max(A.size, 1)
+        key = owners * width + A.layout.local_flat(cols, owners)
+        order = np.argsort(key, kind="stable")
+        skey = key[order]
+        is_first = np.ones(self.n, dtype=bool)
+        is_first[1:] = skey[1:] != skey[:-1]
+        starts = np.flatnonzero(is_first)
+        self.slot = np.empty(self.n, dtype=np.int64)
+        self.slot[order] = np.cumsum(is_first) - 1
+        self.offsets = skey[starts] % width
+        self.counts = np.bincount(skey[starts] // width, minlength=P)
+        self.first = order[starts]
+        self.last = order[np.append(starts, self.n)[1:] - 1]
+        self.repeats = order[~is_first]                       # grouped by entry, in position order
+        self._bounds = np.cumsum(self.counts)[:-1]
+
+    def split(self, data: np.ndarray) -> list[np.ndarray]:
+        """``data`` (one entry per distinct target, in ``offsets`` order) cut per owner."""
+        edges = [0, *self._bounds.tolist(), len(data)]
+        return [data[a:b] for a, b in zip(edges[:-1], edges[1:])]
+
+    def combine(self, values: np.ndarray, op: str) -> np.ndarray:
+        """One value per distinct target: repeats combined with ``op`` in position order."""
+        if op == "replace":
+            return values[self.last]
+        out = values[self.first].copy()
+        if len(self.repeats):
+            _UFUNCS[op].at(out, self.slot[self.repeats], values[self.repeats])
+        return out
+
+
+class IndexPlan:
+    """An inspected index pattern (make with ``A.index_plan(indices)``, collective).
+
+    Holds this locale's bucketing of its indices and, for every other locale,
+    the local offsets this locale serves it.  Passing the plan to ``gather``,
+    ``scatter`` or ``update`` moves only values.  Valid for every array of the
+    same shape and distribution.
+    """
+
+    def __init__(self, A, pattern: _Pattern, served: list[np.ndarray]) -> None:
+        self.layout_key = A.layout.key
+        self.pattern = pattern
+        self.served = served
+
+    def __len__(self) -> int:
+        """The number of indices this locale passed."""
+        return self.pattern.n
+
+    def check(self, A) -> None:
+        if A.layout.key != self.layout_key:
+            raise ValueError(f"{A.label}: this index plan was made for another shape or distribution")
+
+
+def _collect(fn):
+    """Run ``fn()``, agreeing on any error so every locale raises alike."""
+    try:
+        out, err = fn(), None
+    except (IndexError, ValueError, TypeError) as e:
+        out, err = None, e
+    comm.agree(err)
+    return out
+
+
+def index_plan(A, indices) -> IndexPlan:
+    """Collective: inspect ``indices`` once (bucket, deduplicate, tell each owner what it serves)."""
+    pattern = _collect(lambda: _Pattern(A, indices))
+    served = comm.alltoallv(pattern.split(pattern.offsets), np.int64)
+    return IndexPlan(A, pattern, served)
+
+
+def _values(A, values, n: int) -> np.ndarray:
+    """``values`` as ``n`` elements of ``A``'s dtype (a scalar is repeated); raises on a mismatch."""
+    values = np.asarray(values)
+    if values.ndim == 0:
+        values = np.broadcast_to(values, (n,))
+    if values.shape != (n,):
+        raise ValueError(f"{A.label}: {n} indices but values of shape {values.shape}")
+    if n and not np.can_cast(values.dtype, A.dtype, casting="same_kind"):
+        raise TypeError(f"{A.label}: cannot store {values.dtype} values in a {A.dtype} array")
+    return values.astype(A.dtype, copy=False)
+
+
+def _apply(A, offsets: np.ndarray, values: np.ndarray, op: str) -> None:
+    """Apply distinct-offset updates to this locale's storage."""
+    flat = A._flat_local
+    if op == "replace":
+        flat[offsets] = values
+    else:
+        flat[offsets] = _UFUNCS[op](flat[offsets], values)
+
+
+def update(A, indices, values, op: str = "add") -> None:
+    """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
+    ``indices`` may be an :class:`IndexPlan`.  At most one message per locale pair."""
+    check_op(A, op)
+    if isinstance(indices, IndexPlan):
+        indices.check(A)
+        pattern = indices.pattern
+        vals = _collect(lambda: _values(A, values, pattern.n))
+        received = comm.alltoallv(pattern.split(pattern.combine(vals, op)), A.dtype)
+        served = indices.served
+    else:
+        pattern, vals = _collect(lambda: _inspect_with_values(A, indices, values))
+        rec = np.dtype([("off", np.int64), ("val", A.dtype)])
+        records = np.empty(len(pattern.offsets), dtype=rec)
+        records["off"] = pattern.offsets
+        records["val"] = pattern.combine(vals, op)
+        parts = comm.alltoallv([p.view(np.uint8) for p in pattern.split(records)], np.uint8)
+        parts = [p.view(rec) for p in parts]
+        served, received = [p["off"] for p in parts], [p["val"] for p in parts]
+    A._win.sync()
+    for offs, vals_r in zip(served, received):
+        _apply(A, offs, vals_r, op)
+    comm.barrier()
+
+
+def _inspect_with_values(A, indices, values):
+    pattern = _Pattern(A, indices)
+    return pattern, _values(A, values, pattern.n)
+
+
+def scatter(A, indices, values) -> None:
+    """Collective: ``A[i] = v`` for every pair; with repeats the last value wins (see module doc)."""
+    update(A, indices, values, "replace")
+
+
+def gather(A, indices) -> np.ndarray:
+    """Collective: the values at this locale's ``indices`` (or :class:`IndexPlan`), in order.
+    One message per locale pair each way (only the reply with a plan)."""
+    plan = indices if isinstance(indices, IndexPlan) else index_plan(A, indices)
+    plan.check(A)
+    comm.barrier()
+    flat = A._flat_local
+    received = comm.alltoallv([flat[offs] for offs in plan.served], A.dtype)
+    unique = np.concatenate(received) if received else np.empty(0, A.dtype)
+    return unique[plan.pattern.slot]

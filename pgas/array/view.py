@@ -1,0 +1,199 @@
+"""Views: affine maps onto a base DistArray, made by basic indexing.
+
+``A[1:, ::2]`` is a :class:`View` ``(base, shape, M, c)``: view index ``v``
+names base element ``M @ v + c``.  Views of views compose (``M1 @ M2``); an
+integer drops a dimension, ``None`` adds one of extent 1, a negative step
+gives a negative entry.  Views hold no data: reading and writing them runs
+collective statements (see :mod:`pgas.array.expr`).
+
+>>> m = index_map((slice(1, None), slice(None, None, -2)), (5, 6))
+>>> m
+(((1, 0), (0, -2)), (1, 5), (4, 3))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import engine
+from .expr import Affine, Lazy, Ref, TraceError
+
+
+def _is_int(k) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _expand(key, ndim: int, label: str) -> tuple:
+    """``key`` as a tuple with ``...`` expanded and missing trailing dims filled."""
+    key = key if isinstance(key, tuple) else (key,)
+    ells = [i for i, k in enumerate(key) if k is Ellipsis]
+    if len(ells) > 1:
+        raise IndexError(f"{label}: an index can only have a single ellipsis ('...')")
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"too many indices for {label}: {used} given for {ndim} dimensions")
+    fill = (slice(None),) * (ndim - used)
+    if ells:
+        return key[:ells[0]] + fill + key[ells[0] + 1:]
+    return key + fill
+
+
+def index_map(key, shape, label: str = "array"):
+    """``(K, k0, newshape)`` of a basic index over ``shape``: new index ``w`` reads old
+    index ``K @ w + k0``."""
+    key = _expand(key, len(shape), label)
+    k0, newshape = [], []
+    rows = [[] for _ in shape]
+    d = 0
+    for k in key:
+        if k is None:
+            newshape.append(1)
+            for r in rows:
+                r.append(0)
+            continue
+        n = shape[d]
+        if _is_int(k):
+            if not -n <= k < n:
+                raise IndexError(f"index {int(k)} is out of bounds for axis {d} with size {n} of {label}")
+            k0.append(int(k) % n)
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            newshape.append(len(range(start, stop, step)))
+            for r in rows:
+                r.append(0)
+            rows[d][-1] = step
+            k0.append(start)
+        else:
+            raise IndexError(f"{label}: only integers, slices, None and ... are valid indices here, got {k!r}"
+                             " (for indirect access use A.gather / A.update)")
+        d += 1
+    return tuple(tuple(r) for r in rows), tuple(k0), tuple(newshape)
+
+
+def _compose(M, c, K, k0):
+    M = np.asarray(M, dtype=np.int64).reshape(len(c), -1)
+    K = np.asarray(K, dtype=np.int64).reshape(len(k0), -1)
+    newM = M @ K
+    newc = M @ np.asarray(k0, dtype=np.int64) + np.asarray(c, dtype=np.int64)
+    return tuple(tuple(int(a) for a in r) for r in newM), tuple(int(x) for x in newc)
+
+
+class View(Lazy):
+    """A strided window onto a DistArray; see the module docstring."""
+
+    __slots__ = ("base", "shape", "M", "c")
+
+    def __init__(self, base, shape, M, c) -> None:
+        self.base = base
+        self.shape = tuple(shape)
+        self.M = tuple(tuple(r) for r in M)
+        self.c = tuple(c)
+
+    @classmethod
+    def whole(cls, base) -> "View":
+        """The view of all of ``base``."""
+        n = base.ndim
+        return cls(base, base.shape, tuple(tuple(int(a == b) for b in range(n)) for a in range(n)), (0,) * n)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.base.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def label(self) -> str:
+        return f"view of shape {self.shape} of {self.base.label}"
+
+    def same(self, other) -> bool:
+        """True if ``other`` is a view of the same elements in the same order."""
+        return (isinstance(other, View) and other.base is self.base and other.shape == self.shape
+                and other.M == self.M and other.c == self.c)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        return select(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        target = select(self, key, for_write=True)
+        engine.assign(target, value)
+
+    def eval(self):
+        """Collective: a new DistArray holding a copy of the view's elements."""
+        return engine.materialise(self)
+
+    copy = eval
+
+    def to_numpy(self) -> np.ndarray:
+        """Collective: the view's elements as a global NumPy array, on every locale."""
+        return self.eval().to_numpy()
+
+    def astype(self, dtype):
+        """Collective: a new DistArray with the view's elements converted to ``dtype``."""
+        return engine.materialise(self, dtype)
+
+    def sum(self, *a, **k):
+        """Collective: sum of the view's elements."""
+        return self.eval().sum(*a, **k)
+
+    def prod(self, *a, **k):
+        """Collective: product of the view's elements."""
+        return self.eval().prod(*a, **k)
+
+    def min(self, *a, **k):
+        """Collective: smallest of the view's elements."""
+        return self.eval().min(*a, **k)
+
+    def max(self, *a, **k):
+        """Collective: largest of the view's elements."""
+        return self.eval().max(*a, **k)
+
+    def mean(self, *a, **k):
+        """Collective: mean of the view's elements."""
+        return self.eval().mean(*a, **k)
+
+    def __repr__(self) -> str:
+        return f"View(shape={self.shape}, of={self.base!r})"
+
+
+def select(src, key, for_write: bool = False):
+    """``src[key]`` for a DistArray or View ``src``: a View, a forall Ref (affine
+    subscripts), or (all integers) the element read collectively."""
+    view = src if isinstance(src, View) else View.whole(src)
+    items = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, (Affine, Lazy)) for k in items):
+        return _ref(view, items)
+    K, k0, shape = index_map(key, view.shape, view.base.label)
+    M, c = _compose(view.M, view.c, K, k0)
+    if not shape and not for_write:
+        return view.base[c]
+    return View(view.base, shape, M, c)
+
+
+def _ref(view: View, items) -> Ref:
+    """Affine subscripts (inside forall) on all dims of ``view``."""
+    label = view.base.label
+    if any(k is None or k is Ellipsis or isinstance(k, slice) for k in items):
+        raise TraceError(f"{label}: inside pg.forall subscript every dimension with an integer or an affine "
+                         "index (A[i, j + 1]); slices, None and ... are for statements outside forall")
+    for k in items:
+        if isinstance(k, Lazy):
+            raise TraceError(f"{label}: subscript {k!r} is not affine in the loop variables: use integer "
+                             "combinations such as 2*i + j - 1 (i*j, i // 2 and A[B[i]] are not affine)")
+        if not (isinstance(k, Affine) or _is_int(k)):
+            raise TraceError(f"{label}: subscript {k!r} must be an int or affine in the loop variables")
+    if len(items) != view.ndim:
+        raise IndexError(f"{label}: {len(items)} subscripts for {view.ndim} dimensions")
+    nv = max(len(k.coefs) for k in items if isinstance(k, Affine))
+    K = [list(k.coefs) if isinstance(k, Affine) else [0] * nv for k in items]
+    k0 = [k.const if isinstance(k, Affine) else int(k) for k in items]
+    M, c = _compose(view.M, view.c, K, k0)
+    return Ref(view.base, M, c)

@@ -1,0 +1,176 @@
+"""``pgas bench isx``: the ISx scalable integer sort (uniform keys, weak scaling), two styles.
+
+Each locale makes ``keys`` uniform random keys in ``[0, width * locales)``
+(its own seed), so locale ``r``'s bucket is ``[r * width, (r + 1) * width)``.
+Phases, timed separately (slowest locale per trial, averaged over the trials
+after the warm-up):
+
+1. ``bucketize``: sort the local keys by destination bucket (counting sort);
+2. ``offsets``: where each locale's keys go in each receive buffer;
+3. ``exchange``: one bulk ``put`` of a slice from the middle of the receive
+   array per destination locale (one message each), then a barrier;
+4. ``count``: count each key of the local bucket (``np.bincount``).
+
+Styles (the ISx-in-Chapel slides' two): ``spmd`` computes offsets by an
+exclusive scan of the all-gathered bucket counts; ``global`` reserves space
+with one one-sided ``fetch_add`` per destination on a counter per locale.
+Verification: every key arrives exactly once (totals and key sums agree), all
+keys on a locale lie in its bucket, and the counts sum to the keys received.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import pgas as pg
+from pgas import comm
+from pgas.bench import parser, print_table, write_result
+
+PHASES = ("bucketize", "offsets", "exchange", "count")
+STYLES = ("spmd", "global")
+
+
+def make_keys(n: int, width: int, locales: int, locale: int, seed: int = 0) -> np.ndarray:
+    """Locale ``locale``'s ``n`` keys, uniform in ``[0, width * locales)`` (int64), from its own
+    stream (NumPy's PCG64 seeded with ``(seed, locale)``): the same on any number of runs."""
+    rng = np.random.default_rng([seed, locale])
+    return rng.integers(0, width * locales, size=n, dtype=np.int64)
+
+
+def bucketize(keys: np.ndarray, width: int, locales: int) -> tuple[np.ndarray, np.ndarray]:
+    """Keys grouped by destination locale (stable) and the count per destination."""
+    dest = keys // width
+    counts = np.bincount(dest, minlength=locales)
+    return keys[np.argsort(dest, kind="stable")], counts
+
+
+class Sorter:
+    """The distributed state of one ISx run: receive buffers and per-locale fill counters."""
+
+    def __init__(self, keys_per_locale: int, width: int) -> None:
+        P = pg.num_locales
+        self.width = width
+        self.cap = int(keys_per_locale * 1.25) + 1024
+        self.recv = pg.zeros(P * self.cap, dtype=np.int64, dist=pg.Block(), name="receive buffers")
+        self.fill = pg.zeros(P, dtype=np.int64, dist=pg.Block(), name="fill counters")
+        self.received = 0
+
+    def offsets_spmd(self, counts: np.ndarray) -> np.ndarray:
+        """Collective: my write offset in every receive buffer, by an exclusive scan over locales."""
+        allc = np.array(comm.allgather(counts))                 # allc[s, d]: keys s sends to d
+        self.received = int(allc[:, comm.here()].sum())
+        return allc[:comm.here()].sum(axis=0)
+
+    def offsets_global(self, counts: np.ndarray) -> np.ndarray:
+        """My write offsets, reserved with one atomic ``fetch_add`` per destination; the
+        receive counts are read after the exchange's barrier."""
+        return np.array([self.fill.fetch_add(d, int(c)) if c else 0 for d, c in enumerate(counts)])
+
+    def exchange(self, sorted_keys: np.ndarray, counts: np.ndarray, offsets: np.ndarray, style: str) -> None:
+        """Collective: one bulk put per destination, then a barrier."""
+        if np.any(offsets + counts > self.cap):
+            raise RuntimeError(f"ISx receive buffer of {self.cap} keys overflows")
+        start = 0
+        for d, (c, off) in enumerate(zip(counts.tolist(), offsets.tolist())):
+            if c:
+                lo = d * self.cap + off
+                self.recv.put(slice(lo, lo + c), sorted_keys[start:start + c])
+            start += c
+        comm.barrier()
+        if style == "global":
+            self.received = int(self.fill.local[0])
+
+    def count(self) -> np.ndarray:
+        """The count of every key of my bucket among the keys I received."""
+        mine = self.recv.local[:self.received] - comm.here() * self.width
+        return np.bincount(mine, minlength=self.width)
+
+    def reset(self) -> None:
+        """Collective: empty the counters for the next trial."""
+        self.fill.local[...] = 0
+        self.received = 0
+        comm.barrier()
+
+
+def sort_once(sorter: Sorter, keys: np.ndarray, style: str) -> tuple[dict, np.ndarray]:
+    """Collective: one ISx trial; per-phase seconds on this locale and the key counts."""
+    P = pg.num_locales
+    sorter.reset()
+    t = {}
+    t0 = time.perf_counter()
+    sorted_keys, counts = bucketize(keys, sorter.width, P)
+    t1 = time.perf_counter()
+    offsets = sorter.offsets_spmd(counts) if style == "spmd" else sorter.offsets_global(counts)
+    t2 = time.perf_counter()
+    err = None
+    try:
+        sorter.exchange(sorted_keys, counts, offsets, style)
+    except RuntimeError as e:
+        err = e
+    comm.agree(err)
+    t3 = time.perf_counter()
+    key_counts = sorter.count()
+    t4 = time.perf_counter()
+    t.update(bucketize=t1 - t0, offsets=t2 - t1, exchange=t3 - t2, count=t4 - t3)
+    return t, key_counts
+
+
+def verify(sorter: Sorter, keys: np.ndarray, key_counts: np.ndarray) -> dict:
+    """Collective: every key arrived once, in the right bucket, and was counted."""
+    got = sorter.recv.local[:sorter.received]
+    lo = comm.here() * sorter.width
+    in_bucket = bool(np.all((got >= lo) & (got < lo + sorter.width)))
+    sent = comm.allreduce(np.array([keys.size, int(keys.sum())], dtype=np.int64), "sum")
+    recv = comm.allreduce(np.array([got.size, int(got.sum())], dtype=np.int64), "sum")
+    counted = int(comm.allreduce(int(key_counts.sum()), "sum"))
+    ok_bucket = bool(comm.allreduce(np.int32(in_bucket), "min"))
+    ok = ok_bucket and np.array_equal(sent, recv) and counted == int(sent[0])
+    return {"keys": int(sent[0]), "received": int(recv[0]), "counted": counted, "in_bucket": ok_bucket,
+            "verified": bool(ok)}
+
+
+def run_style(style: str, keys: np.ndarray, width: int, trials: int, warmup: int) -> dict:
+    """Collective: warm-up, timed trials and verification of one style."""
+    sorter = Sorter(keys.size, width)
+    per_trial, check = [], None
+    for k in range(warmup + trials):
+        t, key_counts = sort_once(sorter, keys, style)
+        if k >= warmup:
+            per_trial.append({p: float(comm.allreduce(t[p], "max")) for p in PHASES})
+        check = verify(sorter, keys, key_counts)
+        if not check["verified"]:
+            break
+    mean = {p: float(np.mean([t[p] for t in per_trial])) if per_trial else 0.0 for p in PHASES}
+    total = sum(mean.values())
+    return {"style": style, "phase_seconds_mean": mean, "total_seconds_mean": total,
+            "mkeys_per_s": keys.size * pg.num_locales / total / 1e6 if total else 0.0,
+            "trials": per_trial, "verification": check, "verified": check["verified"]}
+
+
+def main(argv: list[str]) -> int:
+    p = parser("isx", __doc__.split("\n\n")[0])
+    p.add_argument("--keys", type=int, default=1 << 22, help="keys per locale (default 2^22)")
+    p.add_argument("--width", type=int, default=None, help="bucket width = key range per locale (default: --keys)")
+    p.add_argument("--styles", default=",".join(STYLES), help=f"comma-separated from {STYLES}")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    styles = [s for s in args.styles.split(",") if s]
+    if any(s not in STYLES for s in styles):
+        p.error(f"unknown style in {styles}; choose from {STYLES}")
+    width = args.width or args.keys
+    keys = make_keys(args.keys, width, pg.num_locales, comm.here(), args.seed)
+    results = [run_style(s, keys, width, args.trials, args.warmup) for s in styles]
+    ok = all(r["verified"] for r in results)
+    path = write_result("isx", {"keys_per_locale": args.keys, "bucket_width": width, "styles": results,
+                                "verified": ok}, args.out)
+    if comm.here() == 0:
+        print(f"ISx: {args.keys} keys per locale, {pg.num_locales} locales; mean seconds per phase "
+              f"(slowest locale) over {args.trials} trials")
+    print_table(["style", *PHASES, "total", "Mkeys/s", "verified"],
+                [[r["style"], *(r["phase_seconds_mean"][ph] for ph in PHASES), r["total_seconds_mean"],
+                  r["mkeys_per_s"], "yes" if r["verified"] else "NO"] for r in results])
+    if comm.here() == 0:
+        print(f"results written to {path}")
+    return 0 if ok else 1

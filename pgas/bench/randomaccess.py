@@ -1,0 +1,153 @@
+"""``pgas bench randomaccess``: HPC Challenge RandomAccess (GUPS), three ways side by side.
+
+A table of 64-bit words, ``Table[i] = i`` at the start, about ``2^k`` words per
+locale (the global size is the largest power of two not above
+``locales * 2^k``, Block-distributed, as in HPCC's MPI version); ``4 x`` table
+size updates ``Table[ran & (size - 1)] ^= ran`` from the POLY = 7 stream, each
+locale running its own substream (``HPCC_starts``), at most 1024 updates per
+locale between synchronisations.  Variants:
+
+- ``getput``: fine-grained, per update a one-sided ``A.get`` and ``A.put``
+  (two messages when remote; races between locales may lose updates);
+- ``update_one``: per update one one-way atomic ``A.update_one(i, ran, "xor")``
+  (one message when remote: the UPC paper's update optimisation);
+- ``aggregated``: per block of at most 1024 updates per locale one collective
+  ``A.update(indices, values, "xor")`` (at most one message per locale pair).
+
+Verification (HPCC rule): apply the same updates again (aggregated) — xor
+restores the table — and count the words with ``Table[i] != i``; fewer than
+1% errors pass.  The table is reset before each variant.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import pgas as pg
+from pgas import comm
+from pgas.bench import parser, print_table, write_result
+from pgas.bench.hpcc_rng import RandomStream
+
+VARIANTS = ("getput", "update_one", "aggregated")
+LOOKAHEAD = 1024
+
+
+def table_size(log2_per_locale: int, locales: int) -> int:
+    """The global table size: the largest power of two not above ``locales * 2^k``."""
+    return 1 << (log2_per_locale + locales.bit_length() - 1)
+
+
+def make_table(size: int):
+    """A Block-distributed int64 table with ``Table[i] = i``."""
+    T = pg.empty(size, dtype=np.int64, dist=pg.Block(), name="Table")
+    reset(T)
+    return T
+
+
+def reset(T) -> None:
+    """Collective: ``Table[i] = i`` again."""
+    T.local[...] = T.layout.owned(comm.here())[0]
+    comm.barrier()
+
+
+def my_stream(T, lanes: int = LOOKAHEAD) -> RandomStream:
+    """This locale's updates: 4 per table word it owns, starting at 4 x its first index."""
+    owned = T.layout.owned(comm.here())[0]
+    first = int(owned[0]) if len(owned) else 0
+    return RandomStream(4 * first, 4 * len(owned), lanes)
+
+
+def _indices(T, ran: np.ndarray) -> np.ndarray:
+    return (ran & np.uint64(T.size - 1)).astype(np.int64)
+
+
+def run_aggregated(T) -> None:
+    """Collective: every block of updates in one ``update`` (empty blocks once a locale is done)."""
+    stream = my_stream(T)
+    blocks = int(comm.allreduce(stream.blocks, "max"))
+    empty = np.empty(0, dtype=np.int64)
+    for b in range(blocks):
+        ran = stream.next_block() if b < stream.blocks else empty.view(np.uint64)
+        T.update(_indices(T, ran), ran.view(np.int64), "xor")
+
+
+def run_update_one(T) -> None:
+    """One one-way atomic xor per update; a barrier after each block of 1024 per locale."""
+    stream = my_stream(T)
+    blocks = int(comm.allreduce(stream.blocks, "max"))
+    for b in range(blocks):
+        if b < stream.blocks:
+            ran = stream.next_block()
+            for i, v in zip(_indices(T, ran).tolist(), ran.view(np.int64).tolist()):
+                T.update_one(i, v, "xor")
+        comm.barrier()
+
+
+def run_getput(T) -> None:
+    """A get and a put per update (not atomic); a barrier after each block of 1024 per locale."""
+    stream = my_stream(T)
+    blocks = int(comm.allreduce(stream.blocks, "max"))
+    for b in range(blocks):
+        if b < stream.blocks:
+            ran = stream.next_block()
+            for i, v in zip(_indices(T, ran).tolist(), ran.view(np.int64).tolist()):
+                T.put(i, T.get(i) ^ v)
+        comm.barrier()
+
+
+RUNNERS = {"getput": run_getput, "update_one": run_update_one, "aggregated": run_aggregated}
+
+
+def errors(T) -> int:
+    """Collective: re-apply the updates (aggregated) and count words with ``Table[i] != i``."""
+    run_aggregated(T)
+    bad = int(np.count_nonzero(T.local != T.layout.owned(comm.here())[0]))
+    return int(comm.allreduce(bad, "sum"))
+
+
+def measure(T, variant: str) -> dict:
+    """Collective: reset, run ``variant`` once (timed, messages counted), verify."""
+    reset(T)
+    with pg.comm_diagnostics() as d:
+        comm.barrier()
+        t0 = time.perf_counter()
+        RUNNERS[variant](T)
+        comm.barrier()
+        seconds = float(comm.allreduce(time.perf_counter() - t0, "max"))
+    updates = 4 * T.size
+    bad = errors(T)
+    return {"seconds": seconds, "updates": updates, "gups": updates / seconds / 1e9,
+            "messages": d.messages, "bytes": d.bytes, "errors": bad, "error_fraction": bad / T.size,
+            "verified": bad <= 0.01 * T.size}
+
+
+def main(argv: list[str]) -> int:
+    p = parser("randomaccess", __doc__.split("\n\n")[0])
+    p.add_argument("--log2-table", type=int, default=14, help="about 2^k table words per locale (default 14)")
+    p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated from {VARIANTS}")
+    p.set_defaults(trials=2, warmup=1)
+    args = p.parse_args(argv)
+    variants = [v for v in args.variants.split(",") if v]
+    if any(v not in VARIANTS for v in variants):
+        p.error(f"unknown variant in {variants}; choose from {VARIANTS}")
+    T = make_table(table_size(args.log2_table, pg.num_locales))
+    for _ in range(args.warmup):
+        measure(T, "aggregated")
+    results = {v: [measure(T, v) for _ in range(args.trials)] for v in variants}
+    best = {v: max(r, key=lambda m: m["gups"]) for v, r in results.items()}
+    base = best.get("getput")
+    rows = [[v, m["gups"], m["seconds"], m["messages"], m["error_fraction"], "yes" if m["verified"] else "NO",
+             m["gups"] / base["gups"] if base else float("nan")] for v, m in best.items()]
+    ok = all(m["verified"] for r in results.values() for m in r)
+    path = write_result("randomaccess", {
+        "table_words": T.size, "log2_table_per_locale": args.log2_table, "lookahead": LOOKAHEAD,
+        "updates": 4 * T.size, "variants": results, "best": best, "verified": ok,
+        "ratios_vs_getput": {v: m["gups"] / base["gups"] for v, m in best.items()} if base else {}}, args.out)
+    if comm.here() == 0:
+        print(f"RandomAccess: {T.size} words ({pg.num_locales} locales), {4 * T.size} updates")
+    print_table(["variant", "GUPS", "seconds", "messages", "error frac", "verified", "x getput"], rows)
+    if comm.here() == 0:
+        print(f"results written to {path}")
+    return 0 if ok else 1

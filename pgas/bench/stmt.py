@@ -1,0 +1,109 @@
+"""``pgas bench stmt``: the paper's Figure 11 kernels, baseline vs aggregated.
+
+Each kernel runs on Cyclic and Block-Cyclic (block 4 and 16) data in both
+modes: *baseline* (``pg.config(aggregate=False)``: one message per remote
+element access, as Chapel's unoptimised Cyclic follower) and *aggregated*
+(the default).  After one untimed warm-up step (which also plans), ``--steps``
+steps are timed and their messages counted; the result is checked against
+the kernel's NumPy reference.  Reported per run: messages and bytes per step,
+seconds per step, and the aggregated / baseline ratios; then the geometric
+means of the ratios per distribution, next to the paper's (messages -64 %
+Cyclic, -72 % Block-Cyclic; runtime -36 %, -53 %).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+import pgas as pg
+from pgas import comm
+from pgas.bench import parser, print_table, write_result
+from pgas.bench.kernels import KERNELS
+
+LOCALES = 4
+DISTS = {"Cyclic": lambda: pg.Cyclic(), "BlockCyclic(4)": lambda: pg.BlockCyclic(4),
+         "BlockCyclic(16)": lambda: pg.BlockCyclic(16)}
+PAPER = {"Cyclic": {"messages": 0.36, "time": 0.64}, "BlockCyclic": {"messages": 0.28, "time": 0.47}}
+
+
+def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int) -> dict:
+    """Collective: one kernel, distribution and mode; messages and time per step."""
+    pg.config(aggregate=aggregate)
+    try:
+        state = kernel.setup(n, DISTS[dist_name]())
+        kernel.step(state, 0)
+        with pg.comm_diagnostics() as d:
+            comm.barrier()
+            t0 = time.perf_counter()
+            for t in range(1, steps + 1):
+                kernel.step(state, t)
+            comm.barrier()
+            dt = time.perf_counter() - t0
+        dt = float(comm.allreduce(dt, "max"))
+        want = kernel.reference(n, steps + 1)
+        ok = all(np.allclose(state[k].to_numpy(), want[k], rtol=1e-9) for k in kernel.result)
+    finally:
+        pg.config()
+    return {"kernel": kernel.name, "n": n, "dist": dist_name, "mode": "aggregated" if aggregate else "baseline",
+            "messages_per_step": d.messages / steps, "bytes_per_step": d.bytes / steps,
+            "seconds_per_step": dt / steps, "correct": bool(ok)}
+
+
+def _size(kernel, size: str) -> int:
+    if size == "bench":
+        return kernel.bench_size
+    if size == "paper":
+        return kernel.paper
+    if size == "tiny":
+        return kernel.tiny
+    return max(kernel.tiny, int(kernel.paper * float(size)))
+
+
+def geomean(xs) -> float:
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; see the module docstring."""
+    p = parser("stmt", __doc__.splitlines()[0])
+    p.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated kernel names")
+    p.add_argument("--dists", default=",".join(DISTS), help="comma-separated: " + ", ".join(DISTS))
+    p.add_argument("--size", default="bench", help="bench (Figure 11 sizes, mvt 1000), paper, tiny, "
+                   "or a scale factor of the paper size such as 0.25")
+    p.add_argument("--steps", type=int, default=2, help="timed steps per run (default 2)")
+    args = p.parse_args(argv)
+    rows, results = [], []
+    for name in args.kernels.split(","):
+        kernel = KERNELS[name]
+        n = _size(kernel, args.size)
+        for dist in args.dists.split(","):
+            base = run_one(kernel, n, dist, False, args.steps)
+            agg = run_one(kernel, n, dist, True, args.steps)
+            rm = agg["messages_per_step"] / base["messages_per_step"] if base["messages_per_step"] else float("nan")
+            rt = agg["seconds_per_step"] / base["seconds_per_step"]
+            results.append({"baseline": base, "aggregated": agg, "message_ratio": rm, "time_ratio": rt})
+            rows.append([name, n, dist, base["messages_per_step"], agg["messages_per_step"], rm,
+                         base["seconds_per_step"], agg["seconds_per_step"], rt,
+                         "yes" if base["correct"] and agg["correct"] else "NO"])
+    summary = {}
+    for kind in ("Cyclic", "BlockCyclic"):
+        sel = [r for r in results if r["baseline"]["dist"].startswith(kind)]
+        if sel:
+            gm, gt = geomean([r["message_ratio"] for r in sel]), geomean([r["time_ratio"] for r in sel])
+            summary[kind] = {"message_ratio_geomean": gm, "time_ratio_geomean": gt,
+                             "message_reduction": 1 - gm, "time_reduction": 1 - gt,
+                             "paper_message_reduction": 1 - PAPER[kind]["messages"],
+                             "paper_time_reduction": 1 - PAPER[kind]["time"]}
+    print_table(["kernel", "n", "dist", "msgs base", "msgs agg", "ratio", "s base", "s agg", "ratio", "ok"], rows)
+    if comm.here() == 0:
+        for kind, s in summary.items():
+            print(f"{kind}: messages {-100 * s['message_reduction']:+.1f}% (paper -{100 * s['paper_message_reduction']:.0f}%),"
+                  f" time {-100 * s['time_reduction']:+.1f}% (paper -{100 * s['paper_time_reduction']:.0f}%)")
+    path = write_result("stmt", {"size": args.size, "steps": args.steps, "runs": results, "summary": summary}, args.out)
+    if comm.here() == 0:
+        print(f"wrote {path}")
+    return 0 if all(r["baseline"]["correct"] and r["aggregated"]["correct"] for r in results) else 1

@@ -1,0 +1,122 @@
+"""Lowering: front-end objects (views, refs, expressions) to the planner's statement form.
+
+A slice statement iterates over the target view's shape (one unit-stride loop
+variable per view dim); each operand view is aligned to the right, as NumPy
+broadcasting does, so a dim of extent 1 becomes a zero column.  A forall
+statement iterates over its domain, and its refs already are affine maps.
+The expression becomes a small *program*: nested tuples whose leaves are
+``("acc", k)`` (access ``k``), ``("const", v)``, ``("np", array)`` (a
+replicated NumPy array broadcast to the box) and ``("aff", coefs, const)``
+(a loop variable used as a value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..array.expr import Affine, Expr, Ref, TraceError
+from ..array.view import View
+from ..plan import Access, Statement
+
+
+@dataclass
+class Lowered:
+    """A statement with what the executor needs besides the plan."""
+
+    stmt: Statement
+    arrays: list           # DistArray per slot
+    prog: tuple            # the right-hand side program
+    names: list            # array names per slot, for explain
+
+
+class _Builder:
+    def __init__(self, box_shape=None) -> None:
+        self.arrays: list = []
+        self.accesses: list[Access] = []
+        self.index: dict = {}
+        self.box_shape = box_shape
+
+    def slot(self, base) -> int:
+        for k, a in enumerate(self.arrays):
+            if a is base:
+                return k
+        self.arrays.append(base)
+        return len(self.arrays) - 1
+
+    def access(self, base, M, c, write=False) -> int:
+        x = Access(self.slot(base), M, c)
+        if write:
+            self.accesses.append(x)
+            return len(self.accesses) - 1
+        if x not in self.index:
+            self.accesses.append(x)
+            self.index[x] = len(self.accesses) - 1
+        return self.index[x]
+
+    def view_access(self, v: View, what: str) -> tuple:
+        """Columns of a view aligned to the right of the box; broadcast dims become 0."""
+        S = self.box_shape
+        nb = len(S)
+        M = [[0] * nb for _ in v.M]
+        for k, n in enumerate(v.shape):
+            var = nb - v.ndim + k
+            if var >= 0 and n == S[var]:
+                for d, row in enumerate(v.M):
+                    M[d][var] = row[k]
+            elif n != 1:
+                raise ValueError(f"could not broadcast {what} of shape {v.shape} into shape {tuple(S)}")
+        return M, v.c
+
+    def program(self, node, what="input"):
+        if isinstance(node, Expr):
+            return ("call", node.func, tuple(self.program(a) for a in node.args), tuple(node.kwargs.items()))
+        if isinstance(node, View):
+            M, c = self.view_access(node, what + " view")
+            return ("acc", self.access(node.base, M, c))
+        if isinstance(node, Ref):
+            return ("acc", self.access(node.base, node.M, node.c))
+        if isinstance(node, Affine):
+            return ("aff", node.coefs, node.const)
+        if isinstance(node, np.ndarray) and node.ndim:
+            if self.box_shape is None:
+                raise TraceError("NumPy arrays cannot be indexed by loop variables: distribute them "
+                                 "with pg.from_numpy and subscript the DistArray")
+            S = tuple(self.box_shape)
+            a = node
+            while a.ndim > len(S) and a.shape[0] == 1:
+                a = a[0]
+            try:
+                return ("np", np.broadcast_to(a, S))
+            except ValueError:
+                raise ValueError(f"could not broadcast {what} of shape {node.shape} into shape {S}") from None
+        return ("const", node)
+
+
+def lower_view(target: View, value) -> Lowered:
+    """``target = value`` over the target view's shape."""
+    b = _Builder(target.shape)
+    b.access(target.base, target.M, target.c, write=True)
+    prog = b.program(value, "input")
+    box = tuple((0, 1, s) for s in target.shape)
+    stmt = Statement(box, tuple(b.accesses), 0)
+    return Lowered(stmt, b.arrays, prog, [_name(a, k) for k, a in enumerate(b.arrays)])
+
+
+def lower_ref(domain, target: Ref, value, reduce_name: str | None) -> Lowered:
+    """``target = value`` over a forall ``domain`` (tuple of ranges)."""
+    b = _Builder(None)
+    m = len(domain)
+    if any(len(row) != m for row in target.M):
+        target = Ref(target.base, [tuple(row) + (0,) * (m - len(row)) for row in target.M], target.c)
+    b.access(target.base, target.M, target.c, write=True)
+    prog = b.program(value)
+    accesses = tuple(Access(x.slot, [tuple(r) + (0,) * (m - len(r)) for r in x.M], x.c) for x in b.accesses)
+    box = tuple((r.start, r.step, len(r)) for r in domain)
+    stmt = Statement(box, accesses, 0, reduce_name)
+    return Lowered(stmt, b.arrays, prog, [_name(a, k) for k, a in enumerate(b.arrays)])
+
+
+def _name(a, k: int) -> str:
+    return a.name or f"X{k}"

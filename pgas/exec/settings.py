@@ -1,0 +1,50 @@
+"""Run-time settings of the statement engine: ``pg.config``."""
+
+from __future__ import annotations
+
+import os
+
+from ..plan import OWNER_POLICIES
+
+
+def _defaults() -> dict:
+    return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in ("0", "false", "no", "off"),
+            "owner": "write"}
+
+
+_settings = _defaults()
+
+
+def config(**kw) -> dict:
+    """Change engine settings; with no argument restore the defaults.  Returns the
+    settings now in force.  Every locale must make the same call.
+
+    - ``aggregate`` (default True, or ``$PGAS_AGGREGATE=0`` for False): False runs
+      statements as an unoptimised PGAS runtime does, one message per remote
+      element access; results are identical.
+    - ``owner``: ``"write"`` (default) runs each iteration on the owner of the
+      element it writes; ``"cost"`` lets the planner pick, per statement, the
+      access whose owner makes the fewest elements move (ties go to the write;
+      reductions always use the write); ``pg.explain`` shows the candidates.
+
+    >>> config(aggregate=False)["aggregate"]
+    False
+    >>> config()["aggregate"]
+    True
+    """
+    global _settings
+    if not kw:
+        _settings = _defaults()
+        return dict(_settings)
+    for k, v in kw.items():
+        if k not in _settings:
+            raise TypeError(f"pg.config: unknown setting {k!r} (known: {', '.join(sorted(_settings))})")
+        if k == "owner" and v not in OWNER_POLICIES:
+            raise ValueError(f"pg.config: owner must be one of {OWNER_POLICIES}, got {v!r}")
+        _settings[k] = bool(v) if k == "aggregate" else v
+    return dict(_settings)
+
+
+def get(name: str):
+    """The current value of setting ``name``."""
+    return _settings[name]

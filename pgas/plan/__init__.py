@@ -1,0 +1,14 @@
+"""The pure planner (no MPI, no arrays): affine statements in, immutable plans out.
+
+See :mod:`pgas.plan.model` for the statement form, :mod:`pgas.plan.pieces`
+for the piece decomposition, :mod:`pgas.plan.transfers` for footprints and
+messages, :mod:`pgas.plan.planner` for owner-computes and the cache, and
+:mod:`pgas.plan.inspector` for the non-separable fallback.
+"""
+
+from .explain import describe, var_names
+from .model import Access, PlanError, Statement
+from .planner import OWNER_POLICIES, LocalePlan, Message, Plan, Ref, Task, plan
+
+__all__ = ["Access", "Statement", "PlanError", "Plan", "LocalePlan", "Message", "Ref", "Task", "plan",
+           "describe", "var_names", "OWNER_POLICIES"]

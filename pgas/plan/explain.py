@@ -1,0 +1,80 @@
+"""Plans as text: pieces, owning access, planned messages."""
+
+from __future__ import annotations
+
+from .planner import Plan
+
+_VARS = "ijklmnpq"
+
+
+def var_names(n: int) -> list[str]:
+    """Loop variable names ``i, j, k, ...``."""
+    return [_VARS[v] if v < len(_VARS) else f"i{v}" for v in range(n)]
+
+
+def describe(plan: Plan, names=None, max_pieces: int = 8) -> str:
+    """A few lines describing ``plan``; ``names`` are the arrays' names per slot.
+
+    >>> from pgas.dist import Cyclic
+    >>> from pgas.plan.model import Access, Statement
+    >>> from pgas.plan.planner import plan
+    >>> L = Cyclic().bind((8,), 4)
+    >>> s = Statement(((0, 1, 7),), (Access(0, ((1,),), (1,)), Access(1, ((1,),), (0,))), write=0)
+    >>> print(describe(plan(s, (L, L)), ["A", "B"]))     # doctest: +NORMALIZE_WHITESPACE
+    statement: A[i + 1] = f(B[i])   over i in range(0, 7)   on 4 locales
+    plan: 4 pieces, owning access A[i + 1] (the write)
+      piece 0: i in 0+4t (t<2) -> locale 1; remote: B[i]@0
+      piece 1: i in 1+4t (t<2) -> locale 2; remote: B[i]@1
+      piece 2: i in 2+4t (t<2) -> locale 3; remote: B[i]@2
+      piece 3: i in 3 -> locale 0; remote: B[i]@3
+    messages: 4 (4 fetch, 0 write-back), 7 elements moved
+      locale 0 <- locale 3: B (1 region, 1 elements)
+      locale 1 <- locale 0: B (1 region, 2 elements)
+      locale 2 <- locale 1: B (1 region, 2 elements)
+      locale 3 <- locale 2: B (1 region, 2 elements)
+    """
+    s = plan.stmt
+    vn = var_names(s.nvars)
+    names = list(names) if names is not None else [f"X{k}" for k in range(1 + max(x.slot for x in s.accesses))]
+    txt = [x.text(names[x.slot], vn) for x in s.accesses]
+    reads = ", ".join(t for k, t in enumerate(txt) if k != s.write)
+    op = f" {s.reduce}=" if s.reduce else " ="
+    over = ", ".join(f"{v} in range({a}, {a + b * n}{'' if b == 1 else f', {b}'})" for v, (a, b, n) in zip(vn, s.box))
+    lines = [f"statement: {txt[s.write]}{op} f({reads})   over {over or 'nothing'}   on {plan.nlocales} locales"]
+    if plan.kind == "inspector":
+        lines.append(f"plan: inspector (non-separable subscripts), owning access {txt[plan.owning]} (the write)")
+    else:
+        who = "the write" if plan.owning == s.write else "chosen by cost"
+        lines.append(f"plan: {len(plan.pieces)} pieces, owning access {txt[plan.owning]} ({who})")
+        if len(plan.candidates) > 1:
+            lines.append("  candidates: " + "; ".join(f"{txt[c]}: {m} elements / {n} messages"
+                                                     for c, m, n in plan.candidates))
+        for p, (lats, e) in enumerate(plan.pieces[:max_pieces]):
+            rng = ", ".join(_lattice_text(v, lat) for v, lat in zip(vn, lats))
+            task = next(t for t in plan.locales[e].tasks if t.piece == p)
+            rem = [f"{txt[a]}@{r.owner}" for a, r in enumerate(task.refs) if r.owner != e]
+            lines.append(f"  piece {p}: {rng or 'one point'} -> locale {e}; "
+                         + (f"remote: {', '.join(rem)}" if rem else "all local"))
+        if len(plan.pieces) > max_pieces:
+            lines.append(f"  ... {len(plan.pieces) - max_pieces} more pieces")
+    nf = sum(len(lp.fetches) for lp in plan.locales)
+    nw = sum(len(lp.writebacks) for lp in plan.locales)
+    lines.append(f"messages: {nf + nw} ({nf} fetch, {nw} write-back), {plan.moved} elements moved")
+    shown = 0
+    for e, lp in enumerate(plan.locales):
+        for m, arrow in [(m, "<-") for m in lp.fetches] + [(m, "->") for m in lp.writebacks]:
+            if shown < max_pieces:
+                what = f"{len(m.regions)} region" if hasattr(m, "regions") else "indexed"
+                lines.append(f"  locale {e} {arrow} locale {m.peer}: {names[m.slot]} ({what}, {m.size} elements)")
+            shown += 1
+    if shown > max_pieces:
+        lines.append(f"  ... {shown - max_pieces} more messages")
+    return "\n".join(lines)
+
+
+def _lattice_text(v: str, lat) -> str:
+    if lat.ntiles == 1:
+        return f"{v} in {lat.first}" if lat.length == 1 else f"{v} in {lat.first}+{lat.du}u (u<{lat.length})"
+    if lat.length == 1:
+        return f"{v} in {lat.first}+{lat.dt}t (t<{lat.ntiles})"
+    return f"{v} in {lat.first}+{lat.du}u+{lat.dt}t (u<{lat.length}, t<{lat.ntiles})"

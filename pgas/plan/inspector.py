@@ -1,0 +1,120 @@
+"""Inspector fallback for statements the piece decomposition cannot separate.
+
+An array dim driven by two loop variables (``A[i + j]``) has no periodic
+owner per variable, so the planner enumerates the iterations instead: each
+iteration runs on the owner of the write; every other access's elements are
+bucketed by owner, and the distinct offsets wanted from one (locale, array)
+go in ONE indexed message.  Planning costs time proportional to the box;
+the plan is cached like any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import Statement
+
+
+@dataclass(frozen=True, eq=False)
+class Gather:
+    """How to assemble one access's values for a locale's iterations: positions
+    served from local storage (``local_pos`` <- ``local_off``) and, per fetch
+    message index, positions served from that message's buffer."""
+
+    local_pos: np.ndarray
+    local_off: np.ndarray
+    remote: tuple            # (msg index, positions, buffer positions)
+
+
+@dataclass(frozen=True, eq=False)
+class IndexedMessage:
+    """Elements at ``offsets`` of array ``slot`` on locale ``peer``, in one message."""
+
+    peer: int
+    slot: int
+    offsets: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.offsets)
+
+
+@dataclass(frozen=True, eq=False)
+class InspectorLocale:
+    """One locale's part: its iterations (``iters``, positions in the flattened box),
+    one :class:`Gather` per access (the write's holds the local offsets written),
+    and its fetch messages."""
+
+    iters: np.ndarray
+    gathers: tuple
+    fetches: tuple
+    writebacks: tuple = ()
+
+    @property
+    def count(self) -> int:
+        return len(self.iters)
+
+
+def box_points(stmt: Statement) -> list[np.ndarray]:
+    """Loop variable values of every iteration (flattened C order over the box)."""
+    axes = [start + step * np.arange(count, dtype=np.int64) for start, step, count in stmt.box]
+    return [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+
+
+def global_indices(x, pts) -> tuple[np.ndarray, ...]:
+    """Per array dim, the global index of access ``x`` at each iteration."""
+    n = len(pts[0]) if pts else 1
+    out = []
+    for row, c in zip(x.M, x.c):
+        g = np.full(n, c, dtype=np.int64)
+        for a, vals in zip(row, pts):
+            if a:
+                g += a * vals
+        out.append(g)
+    return tuple(out)
+
+
+def plan_inspector(stmt: Statement, layouts, P: int):
+    """A :class:`~pgas.plan.planner.Plan` of kind ``"inspector"`` for ``stmt``."""
+    from .planner import Plan
+
+    pts = box_points(stmt)
+    wx = stmt.accesses[stmt.write]
+    execs = layouts[wx.slot].owners(global_indices(wx, pts)) if stmt.accesses else None
+    execs = np.broadcast_to(np.asarray(execs), (stmt.size,))
+    owned = [np.flatnonzero(execs == e) for e in range(P)]
+    per = []
+    for x in stmt.accesses:
+        g = global_indices(x, pts)
+        L = layouts[x.slot]
+        owners = np.broadcast_to(np.asarray(L.owners(g)), (stmt.size,))
+        per.append((owners, np.broadcast_to(L.local_flat(g, owners), (stmt.size,))))
+    locs = []
+    for e in range(P):
+        mine = owned[e]
+        wanted = {}
+        for a, x in enumerate(stmt.accesses):
+            if a == stmt.write:
+                continue
+            ow = per[a][0][mine]
+            for src in np.unique(ow[ow != e]):
+                wanted.setdefault((int(src), x.slot), []).append(per[a][1][mine][ow == src])
+        keys = sorted(wanted)
+        offsets = {k: np.unique(np.concatenate(wanted[k])) for k in keys}
+        fetches = tuple(IndexedMessage(k[0], k[1], offsets[k]) for k in keys)
+        gathers = []
+        for a, x in enumerate(stmt.accesses):
+            ow, off = per[a][0][mine], per[a][1][mine]
+            loc = np.flatnonzero(ow == e)
+            remote = []
+            for i, k in enumerate(keys):
+                if k[1] != x.slot:
+                    continue
+                pos = np.flatnonzero(ow == k[0])
+                if len(pos):
+                    remote.append((i, pos, np.searchsorted(offsets[k], off[pos])))
+            gathers.append(Gather(loc, off[loc], tuple(remote)))
+        locs.append(InspectorLocale(mine, tuple(gathers), fetches))
+    return Plan(stmt, P, "inspector", stmt.write, (), tuple(locs), ())

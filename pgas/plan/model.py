@@ -1,0 +1,147 @@
+"""The statement form every front end produces: an iteration box and affine accesses.
+
+A statement iterates over a box of loop variables ``i = (i_0, ..., i_{m-1})``,
+one strided range each, and touches arrays through affine accesses
+``X[M @ i + c]``: ``M`` is an integer matrix (array dims x loop vars), ``c`` an
+offset vector.  A zero column of ``M`` is a broadcast (the access ignores that
+loop variable); a negative entry walks the array backwards.  Exactly one
+access is the write; if the write ignores a loop variable the statement is a
+reduction over it with ``reduce`` (a ufunc name such as ``"add"``).
+
+``A[1:, ::2] = B[:-1, 1::2]`` over ``A`` of shape (5, 6) is::
+
+    box    = ((0, 1, 4), (0, 1, 3))           # (start, step, count) per loop var
+    A[1:, ::2]     M = ((1, 0), (0, 2))  c = (1, 0)      (the write)
+    B[:-1, 1::2]   M = ((1, 0), (0, 2))  c = (0, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class PlanError(ValueError):
+    """A statement that cannot be planned (an access out of bounds, a bad box, ...)."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """``slot``'s array indexed by ``M @ i + c`` (``M`` as a tuple of rows)."""
+
+    slot: int
+    M: tuple[tuple[int, ...], ...]
+    c: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "M", tuple(tuple(int(a) for a in row) for row in self.M))
+        object.__setattr__(self, "c", tuple(int(x) for x in self.c))
+        if len(self.M) != len(self.c):
+            raise PlanError(f"access matrix has {len(self.M)} rows but offset has {len(self.c)} entries")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.c)
+
+    def var_of_row(self, d: int) -> int | None:
+        """The loop variable array dim ``d`` depends on (None for a constant index);
+        raises if it depends on more than one."""
+        vs = [v for v, a in enumerate(self.M[d]) if a]
+        if len(vs) > 1:
+            raise PlanError(f"array dim {d} depends on several loop variables")
+        return vs[0] if vs else None
+
+    @property
+    def separable(self) -> bool:
+        """True if every array dim depends on at most one loop variable."""
+        return all(sum(1 for a in row if a) <= 1 for row in self.M)
+
+    def uses(self, v: int) -> bool:
+        """True if the access depends on loop variable ``v``."""
+        return any(row[v] for row in self.M)
+
+    def text(self, name: str, var_names) -> str:
+        """Human form, e.g. ``A[2*i + 1, j - 1]``."""
+        parts = []
+        for row, c in zip(self.M, self.c):
+            terms = []
+            for a, v in zip(row, var_names):
+                if a:
+                    terms.append((a, v if abs(a) == 1 else f"{abs(a)}*{v}"))
+            s = ""
+            for k, (a, t) in enumerate(terms):
+                s += ("-" if a < 0 else "") + t if k == 0 else (" - " if a < 0 else " + ") + t
+            if c or not s:
+                s = str(c) if not s else s + (f" - {-c}" if c < 0 else f" + {c}")
+            parts.append(s)
+        return f"{name}[{', '.join(parts)}]"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """An iteration ``box`` (``(start, step, count)`` per loop var), its ``accesses``,
+    the index of the written access, and the reduction ufunc name (or None)."""
+
+    box: tuple[tuple[int, int, int], ...]
+    accesses: tuple[Access, ...]
+    write: int
+    reduce: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "box", tuple((int(a), int(b), int(n)) for a, b, n in self.box))
+        object.__setattr__(self, "accesses", tuple(self.accesses))
+        m = len(self.box)
+        for start, step, count in self.box:
+            if step == 0 or count < 0:
+                raise PlanError(f"bad iteration range start={start} step={step} count={count}")
+        for x in self.accesses:
+            if any(len(row) != m for row in x.M):
+                raise PlanError(f"access matrix rows must have {m} entries (one per loop variable)")
+        if not 0 <= self.write < len(self.accesses):
+            raise PlanError(f"write index {self.write} out of range")
+        w = self.accesses[self.write]
+        if not w.separable:
+            raise PlanError("the written access must use each loop variable in at most one subscript "
+                            "term per dimension (no A[i + j] on the left side)")
+        if self.reduced_vars and self.reduce is None:
+            raise PlanError("the write ignores loop variable(s) "
+                            f"{list(self.reduced_vars)}: use an in-place operator (+=, *=, ...) to reduce over them")
+
+    @property
+    def nvars(self) -> int:
+        return len(self.box)
+
+    @property
+    def size(self) -> int:
+        """Number of iterations."""
+        n = 1
+        for _, _, c in self.box:
+            n *= c
+        return n
+
+    @property
+    def reduced_vars(self) -> tuple[int, ...]:
+        """Loop variables the write ignores (the statement reduces over them)."""
+        w = self.accesses[self.write]
+        return tuple(v for v in range(self.nvars) if not w.uses(v))
+
+    @property
+    def separable(self) -> bool:
+        return all(x.separable for x in self.accesses)
+
+    def check_bounds(self, shapes) -> None:
+        """Raise :class:`PlanError` if an access leaves its array (``shapes`` per slot)."""
+        if self.size == 0:
+            return
+        for k, x in enumerate(self.accesses):
+            shape = shapes[x.slot]
+            if len(shape) != x.ndim:
+                raise PlanError(f"access {k} has {x.ndim} subscripts for an array of shape {shape}")
+            for d, (row, c) in enumerate(zip(x.M, x.c)):
+                lo = hi = c
+                for a, (start, step, count) in zip(row, self.box):
+                    first, last = a * start, a * (start + step * (count - 1))
+                    lo += min(first, last)
+                    hi += max(first, last)
+                if lo < 0 or hi >= shape[d]:
+                    raise PlanError(f"access {k} reaches index {lo if lo < 0 else hi} in dim {d} "
+                                    f"of an array of shape {tuple(shape)}")

@@ -1,0 +1,270 @@
+"""Irregular access (update / gather / scatter with and without index plans) against NumPy.
+
+Every locale derives its own indices from the drawn seed and its locale number;
+every locale can derive every other locale's too, so each computes the global
+NumPy reference itself.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pgas as pg
+from util import collective_verdict
+
+P = pg.num_locales
+ME = pg.here
+MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=25)
+UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
+          "min": np.minimum, "max": np.maximum}
+PATTERNS = ["random", "empty", "local", "hot", "repeats", "one_element"]
+
+
+def check(ok, what=""):
+    """All locales agree on the verdict (so no locale is left in a collective)."""
+    collective_verdict(bool(ok), lambda: repr(what))
+
+
+def dists():
+    return st.sampled_from(["block", "cyclic", "bc2", "bc3"]).map(
+        lambda k: {"block": pg.Block(), "cyclic": pg.Cyclic(), "bc2": pg.BlockCyclic(2), "bc3": pg.BlockCyclic(3)}[k])
+
+
+def locale_indices(A, pattern, seed, locale, n):
+    """Locale ``locale``'s (k, ndim) index rows for ``pattern``: the same on every locale."""
+    rng = np.random.default_rng([seed, locale])
+    shape = np.array(A.shape)
+    if pattern == "empty":
+        k = 0 if locale % 2 == 0 else n
+        return rng.integers(0, shape, size=(k, A.ndim))
+    if pattern in ("local", "hot"):
+        owner = locale if pattern == "local" else 0
+        owned = A.layout.owned(owner)
+        if any(len(o) == 0 for o in owned):
+            return np.zeros((0, A.ndim), dtype=np.int64)
+        return np.stack([rng.choice(o, size=n) for o in owned], axis=1)
+    if pattern == "repeats":
+        return rng.integers(0, np.minimum(shape, 2), size=(n, A.ndim))
+    if pattern == "one_element":
+        return np.zeros((n, A.ndim), dtype=np.int64) + (shape - 1)
+    idx = rng.integers(0, shape, size=(n, A.ndim))
+    neg = rng.random(idx.shape) < 0.2
+    return np.where(neg, idx - shape, idx)                    # some negative indices
+
+
+def values_for(dtype, seed, locale, n):
+    rng = np.random.default_rng([seed, locale, 7])
+    v = rng.integers(-20, 20, size=n)
+    if np.dtype(dtype) == bool:
+        return v > 0
+    if np.dtype(dtype).kind == "c":
+        return (v + 1j * rng.integers(-3, 3, size=n)).astype(dtype)
+    return v.astype(dtype)
+
+
+def as_arg(rows, ndim, form):
+    """The index argument in one of the accepted forms."""
+    if ndim == 1 and form == "flat":
+        return rows[:, 0]
+    return tuple(rows.T) if form == "tuple" else rows
+
+
+def start(shape, dtype, dist, seed):
+    g = values_for(dtype, seed, 99, int(np.prod(shape))).reshape(shape)
+    return g, pg.from_numpy(g, dist=dist)
+
+
+def reference_update(g, A, pattern, seed, n, dtype, op):
+    ref = g.copy()
+    for r in range(P):
+        rows = locale_indices(A, pattern, seed, r, n)
+        vals = values_for(dtype, seed, r, len(rows)).astype(dtype)
+        idx = tuple(rows.T % np.array(A.shape)[:, None])
+        if op == "replace":
+            for k in range(len(vals)):
+                ref[tuple(i[k] for i in idx)] = vals[k]
+        else:
+            UFUNCS[op].at(ref, idx, vals)
+    return ref
+
+
+OPS_BY_DTYPE = {np.int64: ["add", "xor", "or", "and", "min", "max", "replace"],
+                np.int32: ["add", "xor", "min", "replace"],
+                np.float64: ["add", "min", "max", "replace"],
+                np.complex128: ["add", "replace"],
+                bool: ["xor", "or", "and", "replace"]}
+
+
+@st.composite
+def cases(draw):
+    ndim = draw(st.integers(1, 2))
+    shape = tuple(draw(st.lists(st.integers(1, 13), min_size=ndim, max_size=ndim)))
+    dtype = draw(st.sampled_from(list(OPS_BY_DTYPE)))
+    op = draw(st.sampled_from(OPS_BY_DTYPE[dtype]))
+    return (shape, dtype, op, draw(dists()), draw(st.sampled_from(PATTERNS)), draw(st.integers(0, 40)),
+            draw(st.integers(0, 2 ** 16)), draw(st.sampled_from(["flat", "tuple", "rows"])), draw(st.booleans()))
+
+
+@MPI_SETTINGS
+@given(cases())
+def test_update_matches_numpy(case):
+    shape, dtype, op, dist, pattern, n, seed, form, use_plan = case
+    g, A = start(shape, dtype, dist, seed)
+    rows = locale_indices(A, pattern, seed, ME, n)
+    vals = values_for(dtype, seed, ME, len(rows))
+    arg = as_arg(rows, A.ndim, form)
+    with pg.comm_diagnostics() as d:
+        A.update(A.index_plan(arg) if use_plan else arg, vals, op)
+    ref = reference_update(g, A, pattern, seed, n, dtype, op)
+    check(np.array_equal(A.to_numpy(), ref), f"update {op} {pattern} {dist}")
+    if not use_plan:
+        check(d.matrix.max(initial=0) <= 1 and np.all(np.diag(d.matrix) == 0), d.matrix)
+
+
+@MPI_SETTINGS
+@given(cases())
+def test_gather_and_scatter_match_numpy(case):
+    shape, dtype, _, dist, pattern, n, seed, form, use_plan = case
+    g, A = start(shape, dtype, dist, seed)
+    rows = locale_indices(A, pattern, seed, ME, n)
+    arg = as_arg(rows, A.ndim, form)
+    plan = A.index_plan(arg)
+    with pg.comm_diagnostics() as d:
+        got = A.gather(plan if use_plan else arg)
+    check(got.dtype == A.dtype and np.array_equal(got, g[tuple(rows.T)]), f"gather {pattern} {dist}")
+    check(d.matrix.max(initial=0) <= (1 if use_plan else 2), d.matrix)
+    vals = values_for(dtype, seed, ME, len(rows))
+    with pg.comm_diagnostics() as d:
+        A.scatter(plan if use_plan else arg, vals)
+    check(np.array_equal(A.to_numpy(), reference_update(g, A, pattern, seed, n, dtype, "replace")), "scatter")
+    check(d.matrix.max(initial=0) <= 1, d.matrix)
+
+
+def test_plan_is_reused_and_serves_other_arrays():
+    n = 50
+    A = pg.from_numpy(np.arange(n, dtype=np.float64), dist=pg.Cyclic())
+    B = pg.from_numpy(np.arange(n, dtype=np.int64) * 10, dist=pg.Cyclic())
+    idx = np.random.default_rng(ME).integers(0, n, size=30)
+    plan = A.index_plan(idx)
+    assert len(plan) == 30
+    for step in range(3):
+        A.local[...] += 1
+        check(np.array_equal(A.gather(plan), idx + step + 1.0), "gather after change")
+    check(np.array_equal(B.gather(plan), idx * 10), "plan serves an array of the same layout")
+    C = pg.zeros(n + 1, dist=pg.Cyclic())
+    with pytest.raises(ValueError, match="another shape or distribution"):
+        C.gather(plan)
+
+
+def test_update_all_repeats_count():
+    """Every locale adds 1 to element 0 k times: all P * k updates apply."""
+    A = pg.zeros(7, dtype=np.int64, dist=pg.Block())
+    k = 100
+    A.update(np.zeros(k, dtype=np.int64), 1, "add")                  # a scalar value for all
+    A.update(np.zeros(k + 1, dtype=np.int64), np.full(k + 1, 5, dtype=np.int64), "xor")
+    check(A[0] == (P * k) ^ (5 if P % 2 else 0), A.to_numpy())
+
+
+def test_single_element_operations_are_one_message():
+    A = pg.from_numpy(np.arange(4 * P, dtype=np.int64), dist=pg.Block())
+    target = 4 * ((ME + 1) % P) + 1                      # owned by the next locale
+    remote = 0 if P == 1 else 1
+    pg.barrier()                                         # constructors do not end with a barrier
+    with pg.comm_diagnostics() as d:
+        A.update_one(target, 100, "add")
+    check(d.matrix[ME].sum() == remote and d.messages == remote * P, d.matrix)
+    with pg.comm_diagnostics() as d:
+        old = A.fetch_add(target, 1)
+    check(old == target + 100 and d.matrix[ME].sum() == remote, (old, d.matrix))
+    with pg.comm_diagnostics() as d:
+        found = A.compare_exchange(target, target + 101, -5)
+        again = A.compare_exchange(target, 0, 7)
+    check(found == target + 101 and again == -5 and d.matrix[ME].sum() == 2 * remote, (found, again))
+    with pg.comm_diagnostics() as d:
+        A.update_one(4 * ME, 3, "max")                 # local: no message
+    check(d.messages == 0, d.matrix)
+    pg.barrier()
+    want = np.arange(4 * P)
+    want[1::4] = -5
+    want[0::4] = np.maximum(want[0::4], 3)
+    check(np.array_equal(A.to_numpy(), want), A.to_numpy())
+
+
+def test_concurrent_one_sided_updates_are_atomic():
+    A = pg.zeros(3, dtype=np.int64, dist=pg.Cyclic())
+    pg.barrier()
+    for k in range(20):
+        A.update_one(k % 3, 1, "add")
+        A.fetch_add(-1, 2)
+    pg.barrier()
+    check(np.array_equal(A.to_numpy(), [7 * P, 7 * P, 6 * P] + np.array([0, 0, 40 * P])), A.to_numpy())
+
+
+def test_one_sided_ops_on_other_dtypes():
+    F = pg.zeros(5, dtype=np.float64, dist=pg.Cyclic())
+    pg.barrier()
+    F.update_one(2, 0.5, "add")
+    F.update_one(3, -1.0, "min")
+    B = pg.zeros(4, dtype=bool, dist=pg.Cyclic())
+    pg.barrier()
+    B.update_one(1, True, "xor")
+    pg.barrier()
+    check(F[2] == 0.5 * P and F[3] == -1.0, F.to_numpy())
+    check(B[1] == bool(P % 2), B.to_numpy())
+    with pytest.raises(TypeError, match="compare_exchange needs an integer"):
+        F.compare_exchange(0, 0.0, 1.0)
+    with pytest.raises(TypeError, match="op 'xor' is not defined for float64"):
+        F.update_one(0, 1.0, "xor")
+
+
+def test_errors_are_collective_and_nothing_is_applied():
+    n = 10
+    A = pg.from_numpy(np.arange(n, dtype=np.int64), dist=pg.Cyclic())
+    bad = n if ME == P - 1 else 0                    # only the last locale is out of range
+    with pytest.raises((IndexError, pg.LocaleError), match="out of bounds"):
+        A.update(np.array([1, bad]), np.array([5, 5]), "add")
+    short = 1 if ME == 0 else 2                      # only locale 0 gives too few values
+    with pytest.raises((ValueError, pg.LocaleError), match="values of shape"):
+        A.update(np.array([2, 3]), np.ones(short, dtype=np.int64), "add")
+    floats = np.float64 if ME == 0 else np.int64
+    with pytest.raises((TypeError, pg.LocaleError), match="cannot store float64"):
+        A.scatter(np.array([4]), np.ones(1, dtype=floats))
+    with pytest.raises((IndexError, pg.LocaleError), match="out of bounds"):
+        A.gather(np.array([-n - 1 if ME == 0 else 0]))
+    with pytest.raises(TypeError, match="op 'xor' is not defined"):
+        pg.zeros(3, dist=pg.Block()).update(np.array([0]), np.array([1.0]), "xor")
+    with pytest.raises(ValueError, match="unknown update op"):
+        A.update(np.array([0]), np.array([1]), "mul")
+    with pytest.raises(IndexError, match="must be integers"):
+        A.gather(np.array([0.5]))
+    M = pg.zeros((3, 4), dist=pg.Block())
+    with pytest.raises(IndexError, match=r"\(k, 2\) array"):
+        M.gather(np.array([1, 2, 3]))
+    check(np.array_equal(A.to_numpy(), np.arange(n)), A.to_numpy())
+
+
+def test_bulk_slice_transfers_are_one_message_per_owner():
+    n = 20 * P + 3
+    for dist in (pg.Block(), pg.Cyclic(), pg.BlockCyclic(4)):
+        A = pg.from_numpy(np.arange(n, dtype=np.int64), dist=dist)
+        pg.barrier()
+        lo, hi = 3 + ME, n - 2 - ME
+        owners = {A.owner(i) for i in range(lo, hi)} - {ME}
+        with pg.comm_diagnostics() as d:
+            got = A.get(slice(lo, hi))
+        check(np.array_equal(got, np.arange(lo, hi)), got)
+        check(d.matrix[ME].sum() == len(owners) and d.matrix.max(initial=0) <= 1, (dist, d.matrix))
+        pg.barrier()
+        B = pg.zeros(n, dtype=np.int64, dist=dist)
+        pg.barrier()
+        part = slice(ME * 5 + 1, ME * 5 + 5)            # disjoint pieces from the middle
+        owners = {B.owner(i) for i in range(part.start, part.stop)} - {ME}
+        with pg.comm_diagnostics() as d:
+            B.put(part, np.arange(part.start, part.stop))
+        check(d.matrix[ME].sum() == len(owners), (dist, d.matrix))
+        pg.barrier()
+        want = np.zeros(n, dtype=np.int64)
+        want[1:5 * P] = np.arange(1, 5 * P)
+        want[0:5 * P:5] = 0
+        check(np.array_equal(B.to_numpy(), want), B.to_numpy())

@@ -1,0 +1,28 @@
+"""The benchmark kernels (the paper's Figure 11) against their NumPy references."""
+
+import numpy as np
+import pytest
+
+import pgas as pg
+from pgas.bench.kernels import KERNELS
+from util import assert_matches
+
+
+@pytest.fixture(autouse=True)
+def _defaults():
+    yield
+    pg.config()
+
+
+@pytest.mark.parametrize("aggregate", [True, False], ids=["aggregated", "baseline"])
+@pytest.mark.parametrize("dist", [pg.Cyclic(), pg.BlockCyclic(4), pg.BlockCyclic(16), pg.Block()], ids=repr)
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_kernel_matches_numpy(name, dist, aggregate):
+    pg.config(aggregate=aggregate)
+    k = KERNELS[name]
+    state = k.setup(k.tiny, dist)
+    for t in range(3):
+        k.step(state, t)
+    want = k.reference(k.tiny, 3)
+    for key in k.result:
+        assert_matches(state[key], want[key], rtol=1e-12)
