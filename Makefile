@@ -4,7 +4,7 @@
 
 PYTHON ?= python3
 VENV   := .venv
-DEMO   ?= examples/hello.py
+DEMO   ?= examples/jacobi.py
 
 .PHONY: venv demo test
 

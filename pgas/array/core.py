@@ -123,6 +123,7 @@ class DistArray(NDArrayOperatorsMixin):
         if loc is not None:
             if np.ndim(value) != 0:
                 raise ValueError(f"{self.label}[{key}] is one element; cannot store a value of shape {np.shape(value)}")
+            engine.before_write(self, None)
             owner, flat = loc
             if owner == self._me:
                 self._flat_local[flat] = value
@@ -198,6 +199,7 @@ class DistArray(NDArrayOperatorsMixin):
 
     def update(self, indices, values, op: str = "add") -> None:
         """Collective: ``A[i] op= v`` for every locale's (index, value) pairs, repeats included."""
+        engine.before_write(self, None)
         irregular.update(self, indices, values, op)
 
     def gather(self, indices) -> np.ndarray:
@@ -206,6 +208,7 @@ class DistArray(NDArrayOperatorsMixin):
 
     def scatter(self, indices, values) -> None:
         """Collective: ``A[i] = v`` for every locale's pairs (last value wins on repeats)."""
+        engine.before_write(self, None)
         irregular.scatter(self, indices, values)
 
     # -- element-wise operations on whole arrays --------------------------
@@ -220,6 +223,8 @@ class DistArray(NDArrayOperatorsMixin):
             return engine.ufunc(ufunc, method, inputs, out, kwargs)
         args = [x.local if isinstance(x, DistArray) else x for x in inputs]
         if outs:
+            for o in outs:
+                engine.before_write(o, None)
             ufunc(*args, out=tuple(o.local for o in outs), **kwargs)
             return outs[0] if len(outs) == 1 else outs
         probe = ufunc(*[np.empty(0, x.dtype) if isinstance(x, DistArray) else x for x in inputs], **kwargs)
