@@ -52,7 +52,7 @@ def run(aggregate):
         pg.barrier()
         seconds = time.perf_counter() - t0
     pg.config()
-    return A.to_numpy(), residual, d.messages, seconds
+    return A.to_numpy(), residual, d, seconds
 
 
 G = initial(n)
@@ -64,9 +64,12 @@ for _ in range(sweeps + 1):
 results = {mode: run(mode == "aggregated") for mode in ("baseline", "aggregated")}
 if pg.here == 0:
     print(f"Jacobi-2D, {n} x {n} Cyclic over {pg.num_locales} locales, {sweeps} sweeps")
-    for mode, (A, residual, messages, seconds) in results.items():
+    for mode, (A, residual, d, seconds) in results.items():
         ok = np.allclose(A, G, rtol=1e-12, atol=0.0)
         print(f"  {mode:<10}  residual {residual:.3e}  matches NumPy: {ok}  "
-              f"messages {messages:>8}  time {seconds:.3f} s")
-    (_, _, mb, tb), (_, _, ma, ta) = results["baseline"], results["aggregated"]
-    print(f"  aggregation: {mb / max(ma, 1):.0f}x fewer messages, {tb / ta:.1f}x faster")
+              f"messages {d.messages:>8}  bytes {d.bytes:>9}  time {seconds:.3f} s")
+    (_, _, db, tb), (_, _, da, ta) = results["baseline"], results["aggregated"]
+    print(f"  aggregation: {db.messages / max(da.messages, 1):.0f}x fewer messages, {tb / ta:.1f}x faster")
+    print("communication report, aggregated mode (messages: row = from, column = to):")
+    print(da.report())
+    print(da.matrix)
