@@ -134,6 +134,7 @@ def launch(n: int, target: list[str], timeout: float | None = None) -> int:
         timer.daemon = True
         timer.start()
     filt = StderrFilter()
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         for raw in proc.stderr:
             _write_err(filt.feed(raw.decode("utf-8", "replace")))
@@ -141,7 +142,11 @@ def launch(n: int, target: list[str], timeout: float | None = None) -> int:
     except KeyboardInterrupt:
         _kill(proc)
         status = 130
+    except _Terminated:
+        _kill(proc)
+        status = 128 + signal.SIGTERM
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if timer:
             timer.cancel()
         _write_err(filt.finish())
@@ -149,6 +154,14 @@ def launch(n: int, target: list[str], timeout: float | None = None) -> int:
         _write_err([f"[pgas] job timed out after {timeout:g} s and was killed\n"])
         return 124
     return status if status >= 0 else 128 - status
+
+
+class _Terminated(Exception):
+    """The launcher itself was asked to stop (SIGTERM)."""
+
+
+def _terminated(signum, frame) -> None:
+    raise _Terminated()
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -10,7 +10,6 @@ messages; scalar ``A[i, j]`` reads and writes are collective; ``A.get`` and
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 
 import numpy as np
@@ -163,22 +162,6 @@ class DistArray(NDArrayOperatorsMixin):
             if not (value.ndim == 0 and np.can_cast(np.min_scalar_type(value), self.dtype, "same_kind")):
                 raise TypeError(f"{self.label}: cannot store {value.dtype} values in a {self.dtype} array")
         return value.astype(self.dtype, copy=False)
-
-    def _by_owner(self, sel: list[np.ndarray]):
-        """Split a product of per-dimension global index arrays by owning locale:
-        yields (locale, positions in the selection, local indices there) per dimension."""
-        per_dim = []
-        for m, g in zip(self.layout.maps, sel):
-            coords = m.owner(g)
-            local = m.local_index(g)
-            groups = []
-            for c in np.unique(coords):
-                pos = np.nonzero(coords == c)[0]
-                groups.append((int(c), pos, local[pos]))
-            per_dim.append(groups)
-        for combo in itertools.product(*per_dim):
-            target = int(self.layout.locale_of([c for c, _, _ in combo]))
-            yield target, [p for _, p, _ in combo], [l for _, _, l in combo]
 
     # -- irregular access: bodies in pgas.array.irregular ------------------
     def update_one(self, index, value, op: str = "add") -> None:

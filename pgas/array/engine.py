@@ -10,16 +10,19 @@ so an expression is materialised before a statement overwrites its operands.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 
 import numpy as np
 
+from .. import comm
 from . import expr as _expr
 from . import view as _view
 
 _executor = None
 _array_types: tuple = ()
 _pending: dict[int, weakref.ref] = {}
+_seq = itertools.count()
 _tracers: list = []
 
 
@@ -108,15 +111,20 @@ def materialise(x, dtype=None):
 
 # -- unassigned expressions ------------------------------------------------
 def pending(e) -> None:
-    """Remember a new expression (in program order, the same on every locale)."""
-    _pending[id(e)] = weakref.ref(e, lambda _, k=id(e): _pending.pop(k, None))
+    """Remember a new expression under a sequence number (program order: the same on
+    every locale).  Only a weak reference is kept: an expression nobody holds is dropped."""
+    seq = next(_seq)
+    _pending[seq] = weakref.ref(e, lambda _, k=seq: _pending.pop(k, None))
 
 
 def before_write(base, value) -> None:
     """Collective: materialise every unassigned expression that reads ``base``,
-    except those inside ``value`` (the statement about to write it)."""
-    if not _pending:
-        return
+    except those inside ``value`` (the statement about to write it).
+
+    Whether an expression is still alive depends on each locale's garbage
+    collector (a reference cycle may be freed on one locale and not yet on
+    another), so the locales agree first and evaluate, in program order, only
+    the expressions alive on all of them; one dead anywhere is unreachable."""
     mine = set()
     stack = [value]
     while stack:
@@ -124,12 +132,20 @@ def before_write(base, value) -> None:
         if isinstance(x, _expr.Expr):
             mine.add(id(x))
             stack.extend(x.args)
+    live = {}                               # strong references while we decide
     for k, r in list(_pending.items()):
         e = r()
-        if e is None or k in mine or e._value is not None or e.shape is None:
+        if e is None or id(e) in mine or e._value is not None or e.shape is None:
             continue
         if any(getattr(leaf, "base", None) is base for leaf in e.leaves()):
-            e.eval()
+            live[k] = e
+    if not comm.allreduce(np.int64(len(live)), "max"):
+        return
+    common = set(live)
+    for other in comm.allgather(sorted(live)):
+        common &= set(other)
+    for k in sorted(common):
+        live[k].eval()
 
 
 # -- forall tracing ----------------------------------------------------------

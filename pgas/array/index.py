@@ -44,13 +44,12 @@ def _wrap(k: int, n: int, d: int, key, shape, label) -> int:
     return k % n
 
 
-def basic_index(key, shape: tuple[int, ...], label: str) -> tuple[list[np.ndarray], tuple[int, ...]]:
-    """Per-dimension global index arrays selected by a key of ints and slices (and
+def basic_index(key, shape: tuple[int, ...], label: str) -> tuple[list[range], tuple[int, ...]]:
+    """Per-dimension ranges of global indices selected by a key of ints and slices (and
     Ellipsis), and the shape of the result (integer positions dropped).
 
-    >>> sel, shp = basic_index((slice(1, None, 2), -1), (5, 3), "A")
-    >>> [s.tolist() for s in sel], shp
-    ([[1, 3], [2]], (2,))
+    >>> basic_index((slice(1, None, 2), -1), (5, 3), "A")
+    ([range(1, 5, 2), range(2, 3)], (2,))
     """
     key = key if isinstance(key, tuple) else (key,)
     if any(k is Ellipsis for k in key):
@@ -63,10 +62,11 @@ def basic_index(key, shape: tuple[int, ...], label: str) -> tuple[list[np.ndarra
     sel, out = [], []
     for d, (k, n) in enumerate(zip(key, shape)):
         if _is_int(k):
-            sel.append(np.array([_wrap(int(k), n, d, key, shape, label)], dtype=np.int64))
+            g = _wrap(int(k), n, d, key, shape, label)
+            sel.append(range(g, g + 1))
         elif isinstance(k, slice):
             r = range(*k.indices(n))
-            sel.append(np.arange(r.start, r.stop, r.step, dtype=np.int64))
+            sel.append(r)
             out.append(len(r))
         else:
             raise IndexError(f"{label}: one-sided get/put take integers and slices, got {k!r} in {key}")

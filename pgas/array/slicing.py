@@ -1,96 +1,102 @@
 """One-sided bulk transfers of basic slices (``A.get(key)`` / ``A.put(key, v)``).
 
-The selection is split by owning locale; on each owner the selected local
-indices of every dimension are, for step-1 slices on any distribution and
-for any step on Block and Cyclic, one arithmetic run (local storage
-concatenates a locale's blocks), so the owner's part is a single strided box:
-one message with an O(ndim) datatype, and a plain slice view when local.
-Selections that are not runs (Block-Cyclic with steps) fall back to an
-indexed datatype — still one message per owning locale.
+Each dimension's selected range is cut, with the statement planner's own
+per-dimension arithmetic (:func:`pgas.dist.var_segments`), into segments on
+which the owner is constant and the local index affine: a *lattice*
+``k = k0 + u + T*t``.  A product of one lattice per dimension is a strided box
+both in the owner's local storage and in the result, so each owning locale's
+part is a few boxes moved in ONE message (one derived datatype), and a few
+strided views when it is local.  The work depends on the number of blocks
+crossed in one period of the distribution, never on the slice length.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
+from ..dist import c_strides, var_segments
 from .index import basic_index
 
 
-def _run(idx: np.ndarray) -> tuple[int, int, int] | None:
-    """``(start, count, step)`` if ``idx`` is an arithmetic progression with a non-zero step."""
-    if len(idx) == 1:
-        return int(idx[0]), 1, 1
-    step = int(idx[1] - idx[0])
-    if step != 0 and np.all(np.diff(idx) == step):
-        return int(idx[0]), len(idx), step
-    return None
+def _dim_lattices(m, r: range):
+    """Per owner coordinate along one dimension, its lattices
+    ``((k0, len, ntiles, T), (l0, local step, local step per tile))``."""
+    T, segs = var_segments(r.start, r.step, len(r), [(1, 0, m)])
+    by_owner: dict[int, list] = {}
+    for k0, n, nt in segs:
+        g0 = r.start + r.step * k0
+        lat = ((k0, n, nt, T), (int(m.local_index(g0)), r.step, r.step * T // m.p))
+        by_owner.setdefault(int(m.owner(g0)), []).append(lat)
+    return by_owner
 
 
-def _slice(run: tuple[int, int, int]) -> slice:
-    start, count, step = run
-    stop = start + count * step
-    return slice(start, stop if stop >= 0 else None, step)
-
-
-def _key(parts: list[np.ndarray]):
-    """An index of an ndarray selecting the product of ``parts``: basic slices when each
-    part is a run, else ``np.ix_``."""
-    runs = [_run(p) for p in parts]
-    if all(r is not None for r in runs):
-        return tuple(_slice(r) for r in runs)
-    return np.ix_(*parts)
-
-
-def _box(runs, local_shape) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """The strided box ``(offset, counts, strides)`` (elements) of a product of runs in a
-    C-ordered array of ``local_shape``."""
-    strides = np.cumprod((1,) + tuple(local_shape[:0:-1]))[::-1]
-    offset = sum(r[0] * int(s) for r, s in zip(runs, strides))
-    return offset, tuple(r[1] for r in runs), tuple(r[2] * int(s) for r, s in zip(runs, strides))
-
-
-def _parts(A, key):
+def _plan(A, key):
+    """``(result shape, full shape, [(locale, [(out box, local box), ...]), ...])`` where a box
+    is ``(offset, counts, strides)`` in elements over the dims ``(t_0, u_0, t_1, u_1, ...)``."""
     sel, out_shape = basic_index(key, A.shape, A.label)
-    full = tuple(len(s) for s in sel)
-    return out_shape, full, A._by_owner(sel)
+    full = tuple(len(r) for r in sel)
+    per_dim = [_dim_lattices(m, r) for m, r in zip(A.layout.maps, sel)]
+    OS = c_strides(full)
+    parts = []
+    for coords in itertools.product(*[sorted(d) for d in per_dim]):
+        target = int(A.layout.locale_of(coords))
+        S = c_strides(A.layout.local_shape(target))
+        boxes = []
+        for lats in itertools.product(*[d[c] for d, c in zip(per_dim, coords)]):
+            ooff = loff = 0
+            counts, ostr, lstr = [], [], []
+            for ((k0, n, nt, T), (l0, lu, lt)), os_, s in zip(lats, OS, S):
+                ooff += k0 * os_
+                loff += l0 * s
+                counts += [nt, n]
+                ostr += [T * os_, os_]
+                lstr += [lt * s, lu * s]
+            boxes.append(((ooff, tuple(counts), tuple(ostr)), (loff, tuple(counts), tuple(lstr))))
+        parts.append((target, boxes))
+    return out_shape, full, parts
+
+
+def _view(flat: np.ndarray, box) -> np.ndarray:
+    offset, counts, strides = box
+    item = flat.itemsize
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape=counts, strides=tuple(s * item for s in strides))
 
 
 def get_slice(A, key) -> np.ndarray:
     """One-sided read of a basic slice of ``A``: one message per remote owning locale."""
-    out_shape, full, parts = _parts(A, key)
+    out_shape, full, parts = _plan(A, key)
     out = np.empty(full, dtype=A.dtype)
-    for target, pos, lists in parts:
+    flat = out.reshape(-1)
+    for target, boxes in parts:
         if target == A._me:
-            out[_key(pos)] = A.local[_key(lists)]
+            for obox, lbox in boxes:
+                _view(flat, obox)[...] = _view(A._flat_local, lbox)
             continue
-        buf = np.empty(tuple(len(p) for p in pos), dtype=A.dtype)
-        runs = [_run(l) for l in lists]
-        if all(r is not None for r in runs):
-            offset, counts, strides = _box(runs, A.layout.local_shape(target))
-            A._win.get(target, offset, buf, counts, strides)
-        else:
-            A._win.get_product(target, lists, A.layout.local_shape(target), buf)
-        out[_key(pos)] = buf
+        buf = np.empty(sum(int(np.prod(lb[1])) for _, lb in boxes), dtype=A.dtype)
+        A._win.get_regions(target, [lb for _, lb in boxes], buf)
+        pos = 0
+        for obox, _ in boxes:
+            n = int(np.prod(obox[1]))
+            _view(flat, obox)[...] = buf[pos:pos + n].reshape(obox[1])
+            pos += n
     return out.reshape(out_shape)
 
 
 def put_slice(A, key, value) -> None:
     """One-sided write of ``value`` (broadcast to the slice) into a basic slice of ``A``."""
-    out_shape, full, parts = _parts(A, key)
+    out_shape, full, parts = _plan(A, key)
     value = A._cast(value)
     try:
-        value = np.broadcast_to(value, out_shape).reshape(full)
+        value = np.ascontiguousarray(np.broadcast_to(value, out_shape)).reshape(-1)
     except ValueError:
         raise ValueError(f"{A.label}: cannot put a value of shape {value.shape} into {key!r} "
                          f"of shape {out_shape}") from None
-    for target, pos, lists in parts:
-        part = value[_key(pos)]
+    for target, boxes in parts:
         if target == A._me:
-            A.local[_key(lists)] = part
+            for obox, lbox in boxes:
+                _view(A._flat_local, lbox)[...] = _view(value, obox)
             continue
-        runs = [_run(l) for l in lists]
-        if all(r is not None for r in runs):
-            offset, counts, strides = _box(runs, A.layout.local_shape(target))
-            A._win.put(target, offset, part, counts, strides)
-        else:
-            A._win.put_product(target, lists, A.layout.local_shape(target), part)
+        data = np.concatenate([_view(value, obox).reshape(-1) for obox, _ in boxes])
+        A._win.put_regions(target, [lb for _, lb in boxes], data)

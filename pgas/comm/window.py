@@ -60,23 +60,6 @@ def _regions_type(dtype, regions):
     return t
 
 
-def _product_type(dtype, index_lists, local_shape):
-    """Datatype of the elements ``local[np.ix_(*index_lists)]`` in C order; caller frees.
-    Its description grows with the sum of the list lengths, not their product."""
-    item = np.dtype(dtype).itemsize
-    strides = np.cumprod((1,) + tuple(local_shape[:0:-1]))[::-1] * item
-    t = runtime.mpi_type(dtype)
-    made = []
-    for idx, st in zip(reversed(index_lists), reversed(strides)):
-        disp = (np.asarray(idx, dtype=np.int64) * int(st)).tolist()
-        t = t.Create_hindexed_block(1, disp)
-        made.append(t)
-    for old in made[:-1]:
-        old.Free()
-    t.Commit()
-    return t
-
-
 class Window:
     """A collectively allocated RMA window of ``size`` elements of ``dtype`` on this locale.
 
@@ -183,15 +166,6 @@ class Window:
             ttype.Free()
         if target != self.me:
             record(target, buf.nbytes)
-
-    def get_product(self, target: int, index_lists, local_shape, out: np.ndarray) -> None:
-        """Read the box ``local[np.ix_(*index_lists)]`` of ``target`` (C order) into ``out``, one message."""
-        self._xfer(self.win.Get, target, _product_type(self.dtype, index_lists, local_shape), out)
-
-    def put_product(self, target: int, index_lists, local_shape, data: np.ndarray) -> None:
-        """Write ``data`` into ``local[np.ix_(*index_lists)]`` of ``target``, one message."""
-        data = np.ascontiguousarray(data, dtype=self.dtype)
-        self._xfer(self.win.Put, target, _product_type(self.dtype, index_lists, local_shape), data)
 
     # -- element-wise indexed transfers ----------------------------------
     def get_indexed(self, target: int, offsets: np.ndarray, out: np.ndarray) -> None:

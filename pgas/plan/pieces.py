@@ -18,50 +18,16 @@ Block intervals between block edges (``ntiles = 1``).  The remainder
 Pieces of several loop variables are products of their segments.  The work
 is proportional to the number of cuts, never to the extents.
 
->>> from pgas.dist import DimMap
->>> var_segments(0, 1, 10, [(1, 0, DimMap(10, 3, 1))])   # Cyclic over 3: residues
-(3, ((0, 1, 4), (1, 1, 3), (2, 1, 3)))
->>> var_segments(0, 1, 10, [(1, 1, DimMap(12, 3, 4))])   # Block over 3, shifted by 1
-(12, ((0, 3, 1), (3, 4, 1), (7, 3, 1)))
+The per-dimension arithmetic (:func:`pgas.dist.segments.var_segments`) lives
+in :mod:`pgas.dist`, where the one-sided slice transfers use it too.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from ..dist.segments import c_strides, var_segments
 from .model import Statement
-
-
-def var_segments(start: int, step: int, count: int, terms) -> tuple[int, tuple]:
-    """Period ``T`` and segments ``(k0, len, ntiles)`` of one loop variable.
-
-    ``terms`` lists ``(a, c, dimmap)`` for every array dim ``g = a*i + c`` that
-    depends on the variable (``a != 0``).
-    """
-    if count == 0:
-        return 1, ()
-    T = 1
-    for a, _, m in terms:
-        T = math.lcm(T, m.period // math.gcd(abs(a * step), m.period))
-    Q, R = divmod(count, T)
-    K = min(T, count)
-    cuts = {0, K}
-    if Q and R:
-        cuts.add(R)
-    for a, c, m in terms:
-        A, g0 = a * step, a * start + c
-        if abs(A) >= m.b:
-            cuts.update(range(1, K))
-            break
-        g1 = g0 + A * (K - 1)
-        if A > 0:
-            cuts.update(-((g0 - e) // A) for e in range((g0 // m.b + 1) * m.b, g1 + 1, m.b))
-        else:
-            cuts.update((g0 - e) // -A + 1 for e in range((g1 // m.b + 1) * m.b, g0 + 1, m.b))
-    cuts = sorted(cuts)
-    segs = tuple((k0, k1 - k0, Q + (1 if k1 <= R or not Q else 0)) for k0, k1 in zip(cuts, cuts[1:]))
-    return T, tuple(s for s in segs if s[2])
 
 
 @dataclass(frozen=True)
@@ -92,15 +58,6 @@ def lattices(stmt: Statement, layouts) -> tuple[tuple[Lattice, ...], ...]:
         T, segs = var_segments(start, step, count, terms)
         out.append(tuple(Lattice(start + step * k0, step, n, step * T, nt) for k0, n, nt in segs))
     return tuple(out)
-
-
-def c_strides(shape) -> tuple[int, ...]:
-    """C-order element strides of a dense array of ``shape``."""
-    s, out = 1, []
-    for n in reversed(shape):
-        out.append(s)
-        s *= n
-    return tuple(reversed(out))
 
 
 def access_on_piece(x, piece: tuple[Lattice, ...], layout) -> tuple[int, int, tuple[int, ...]]:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dist.segments import c_strides
+
 
 def normalise(offset: int, counts, strides):
     """``(region, dims, flips)``: the region, for each kept region dim the lattice dim
@@ -103,20 +105,12 @@ class MessageBuilder:
         ``(start of its data in the message buffer, C strides of its region in the buffer)``."""
         regions, uses, pos = [], [None] * self.nuses, 0
         for region, members in self.regions:
-            cs = _c_strides(region[1])
+            cs = c_strides(region[1])
             for u, shift in members:
                 uses[u] = (pos + sum(a * b for a, b in zip(shift, cs)), cs)
             regions.append(region)
             pos += region_size(region)
         return tuple(regions), tuple(uses)
-
-
-def _c_strides(counts):
-    s, out = 1, []
-    for n in reversed(counts):
-        out.append(s)
-        s *= n
-    return tuple(reversed(out))
 
 
 def buffer_view(start: int, cstrides, dims, flips, counts, ndims: int):

@@ -21,7 +21,7 @@ import pgas as pg
 from pgas import comm
 from pgas.array.index import basic_index
 
-from .util import assert_matches, collective_verdict
+from util import assert_matches, collective_verdict
 
 P = pg.num_locales
 ME = pg.here
@@ -232,12 +232,12 @@ def test_release_on_some_locales_only_is_not_reused():
     keep = A if ME % 2 == 1 else None
     del A
     B = _key_array(6)
-    ok = B._win.id != wid and (keep is None or bool(np.all(keep.local == 5)))
-    collective_verdict(ok, "window reused while a locale still holds the array")
+    reused = B._win.id == wid
+    ok = reused == (P == 1) and (keep is None or bool(np.all(keep.local == 5)))   # locale 1 holds it if P > 1
+    collective_verdict(ok, f"reused={reused}: window reused while a locale still holds the array, or not pooled")
     del keep
     C = _key_array(0)
-    collective_verdict(C._win.id == wid or P == 1 or B._win.id == wid,
-                       "window released everywhere was not pooled")
+    collective_verdict(reused or C._win.id == wid, "window released everywhere was not pooled")
 
 
 def test_cycle_collected_on_one_locale_only_is_not_reused():
@@ -259,7 +259,7 @@ def test_cycle_collected_on_one_locale_only_is_not_reused():
         collective_verdict(ok and len(set(same_everywhere)) == 1, f"pool decisions differ: {same_everywhere}")
         gc.collect()
         C = _key_array(4)
-        collective_verdict(C._win.id == wid, "window released everywhere was not pooled")
+        collective_verdict(wid in (B._win.id, C._win.id), "window released everywhere was not pooled")
     finally:
         if was:
             gc.enable()
@@ -282,8 +282,7 @@ def test_window_box_transfers_with_negative_strides_shaped_out():
         regions = [(1, (2, 3), (6, 2)), (20, (2,), (-3,))]
         out = np.empty(8, dtype=np.int64)
         win.get_regions(t, regions, out)
-        want = np.concatenate([base[1:13:6][:, None].repeat(3, 1) * 0 + base[[1, 3, 5, 7, 9, 11]].reshape(2, 3),
-                               base[[20, 17]]], axis=None)
+        want = base[[1, 3, 5, 7, 9, 11, 20, 17]]
         if not np.array_equal(out, want):
             bad.append((t, "regions", out.tolist(), want.tolist()))
     pg.barrier()
