@@ -11,7 +11,7 @@ from .index import check_dtype
 
 
 def _layout(shape, dist: Distribution | None):
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
     dist = Block() if dist is None else dist
     if not isinstance(dist, Distribution):
         raise TypeError(f"dist must be pg.Block(), pg.Cyclic() or pg.BlockCyclic(b), got {dist!r}")
@@ -54,12 +54,12 @@ def arange(n, dtype=int, dist: Distribution | None = None, name: str | None = No
 def from_numpy(array, dist: Distribution | None = None, name: str | None = None) -> DistArray:
     """Collective: distribute a global NumPy array that every locale holds (the same on each)."""
     array = np.asarray(array)
+    seen = comm.allgather((array.shape, array.dtype.str))      # agree first, then check alike
+    if any(s != seen[0] for s in seen):
+        raise ValueError(f"from_numpy: locales passed different arrays (shape, dtype): {seen}")
     if array.ndim == 0:
         raise ValueError("from_numpy needs an array of at least one dimension, got a scalar")
     check_dtype(array.dtype)
-    seen = comm.allgather((array.shape, array.dtype.str))
-    if any(s != seen[0] for s in seen):
-        raise ValueError(f"from_numpy: locales passed different arrays (shape, dtype): {seen}")
     a = empty(array.shape, array.dtype, dist, name)
     a.local[...] = array[np.ix_(*a.layout.owned(comm.here()))]
     comm.barrier()

@@ -18,7 +18,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 from .. import comm
 from ..dist import Distribution, Layout
 from . import engine, irregular, slicing
-from .index import scalar_index
+from .index import check_dtype, scalar_index
 from .reduce import reduce_all
 
 
@@ -120,12 +120,11 @@ class DistArray(NDArrayOperatorsMixin):
     def __setitem__(self, key, value) -> None:
         loc = self.layout.locate(key) or self._locate_slow(key)
         if loc is not None:
-            if np.ndim(value) != 0:
-                raise ValueError(f"{self.label}[{key}] is one element; cannot store a value of shape {np.shape(value)}")
+            value = self._element(value, key)          # checked on every locale alike
             engine.before_write(self, None)
             owner, flat = loc
             if owner == self._me:
-                self._flat_local[flat] = value
+                self._flat_local[flat] = value[0]
             return
         engine.setitem(self, key, value)
 
@@ -147,14 +146,24 @@ class DistArray(NDArrayOperatorsMixin):
         loc = self.layout.locate(index) or self._locate_slow(index)
         if loc is None:
             return slicing.put_slice(self, index, value)
-        value = self._cast(value)
-        if value.ndim:
-            raise ValueError(f"{self.label}: {index!r} is one element; cannot put a value of shape {value.shape}")
+        value = self._element(value, index)
         owner, flat = loc
         if owner == self._me:
-            self._flat_local[flat] = value
+            self._flat_local[flat] = value[0]
         else:
-            self._win.put(owner, flat, value.reshape(1))
+            self._win.put(owner, flat, value)
+
+    def _element(self, value, key) -> np.ndarray:
+        """``value`` converted for storing in one element, as NumPy assignment does
+        (``2.7`` into an int array is 2; ``2**40`` into int32 or ``1j`` into float raise)."""
+        if np.ndim(value) != 0:
+            raise ValueError(f"{self.label}: {key!r} is one element; cannot store a value of shape {np.shape(value)}")
+        out = np.empty(1, dtype=self.dtype)
+        try:
+            out[0] = value
+        except (TypeError, ValueError, OverflowError) as e:
+            raise type(e)(f"{self.label}: cannot store {value!r} in a {self.dtype} element: {e}") from None
+        return out
 
     def _cast(self, value) -> np.ndarray:
         value = np.asarray(value)
@@ -218,7 +227,7 @@ class DistArray(NDArrayOperatorsMixin):
 
     def astype(self, dtype) -> "DistArray":
         """Collective: a copy converted to ``dtype`` (same distribution)."""
-        res = DistArray._create(self.layout, dtype)
+        res = DistArray._create(self.layout, check_dtype(dtype))
         res.local[...] = self.local
         return res
 

@@ -116,7 +116,7 @@ class Window:
         """Read into contiguous ``out`` from ``target``: ``out.size`` elements at ``offset``,
         or the strided box ``counts``/``strides`` starting there.  Completes before returning."""
         if target == self.me:
-            out[...] = self._box(offset, counts, strides, out)
+            (out if counts is None else out.reshape(counts))[...] = self._box(offset, counts, strides, out)
             return
         self.win.Get([out, self.mpi_type], target, self._target(offset, counts, strides, out.size))
         self.win.Flush(target)

@@ -34,28 +34,29 @@ class DistributionError(ValueError):
     """A distribution that cannot be bound to the given shape or locales."""
 
 
-def default_grid(p: int, ndim: int) -> tuple[int, ...]:
-    """The most nearly square grid of ``ndim`` dimensions with product ``p``;
-    larger factors come first (like Chapel's and MPI_Dims_create's choice).
+def _factorisations(p: int, ndim: int, largest: int):
+    """Non-increasing tuples of ``ndim`` factors, each at most ``largest``, with product ``p``."""
+    if ndim == 1:
+        if p <= largest:
+            yield (p,)
+        return
+    for f in range(min(p, largest), 0, -1):
+        if p % f == 0:
+            for rest in _factorisations(p // f, ndim - 1, f):
+                yield (f,) + rest
 
-    >>> default_grid(4, 2), default_grid(6, 2), default_grid(8, 3), default_grid(5, 2)
-    ((2, 2), (3, 2), (2, 2, 2), (5, 1))
+
+@lru_cache(maxsize=256)
+def default_grid(p: int, ndim: int) -> tuple[int, ...]:
+    """The most nearly square grid of ``ndim`` dimensions with product ``p`` (smallest
+    ratio of largest to smallest extent, as MPI_Dims_create), larger extents first.
+
+    >>> default_grid(4, 2), default_grid(6, 2), default_grid(8, 3), default_grid(5, 2), default_grid(72, 2)
+    ((2, 2), (3, 2), (2, 2, 2), (5, 1), (9, 8))
     """
     if ndim == 0:
         return ()
-    primes = []
-    x, f = p, 2
-    while f * f <= x:
-        while x % f == 0:
-            primes.append(f)
-            x //= f
-        f += 1
-    if x > 1:
-        primes.append(x)
-    dims = [1] * ndim
-    for f in sorted(primes, reverse=True):
-        dims[dims.index(min(dims))] *= f
-    return tuple(sorted(dims, reverse=True))
+    return min(_factorisations(p, ndim, p), key=lambda g: (g[0] / g[-1], g))
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,9 @@ class Distribution:
 
     def bind(self, shape, num_locales: int) -> "Layout":
         """Bind to a global ``shape`` over ``num_locales`` locales (cached: equal inputs give one Layout)."""
+        shape = tuple(shape)
+        if not all(_is_int(n) for n in shape):
+            raise DistributionError(f"shape {shape}: extents must be integers")
         return _bind(self, tuple(int(n) for n in shape), int(num_locales))
 
     def _bind(self, shape: tuple[int, ...], num_locales: int) -> "Layout":
@@ -110,13 +114,17 @@ def _bind(dist: Distribution, shape: tuple[int, ...], num_locales: int) -> "Layo
     return dist._bind(shape, num_locales)
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
 def _check_grid(grid):
     if grid is None:
         return None
-    grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
-    if not grid or any(g < 1 for g in grid):
+    grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    if not grid or any(not _is_int(g) or g < 1 for g in grid):
         raise DistributionError(f"grid {grid}: every grid extent must be a positive integer")
-    return grid
+    return tuple(int(g) for g in grid)
 
 
 def Block(grid=None) -> Distribution:
@@ -132,7 +140,7 @@ def Cyclic(grid=None) -> Distribution:
 def BlockCyclic(block, grid=None) -> Distribution:
     """Blocks of ``block`` indices dealt round-robin; ``block`` is an int or one per dimension."""
     blk = tuple(block) if isinstance(block, (tuple, list)) else (block,)
-    if not blk or any(not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1 for b in blk):
+    if not blk or any(not _is_int(b) or b < 1 for b in blk):
         raise DistributionError(f"BlockCyclic block size must be a positive integer, got {block!r}")
     return Distribution("block-cyclic", tuple(int(b) for b in blk), _check_grid(grid))
 

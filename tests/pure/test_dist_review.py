@@ -1,5 +1,5 @@
 """Review tests of pgas.dist (no MPI): the scalar fast path against the vectorised maps,
-degenerate grids, and the default grid's squareness.  ``xfail(strict=True)`` marks bugs."""
+degenerate grids, and the default grid's squareness."""
 
 import itertools
 import math
@@ -64,8 +64,6 @@ def test_default_grid_is_as_square_as_any_grid(p, ndim):
     assert max(g) / min(g) == pytest.approx(best)
 
 
-@pytest.mark.xfail(strict=True, reason="default_grid's greedy prime split is not the squarest grid "
-                                       "(MPI_Dims_create gives 9 x 8 for 72)")
 @pytest.mark.parametrize("p,want", [(72, (9, 8)), (180, (15, 12)), (240, (16, 15))])
 def test_default_grid_squareness_beyond_greedy(p, want):
     assert default_grid(p, 2) == want
@@ -85,8 +83,6 @@ def test_degenerate_grids_own_everything_once(shape, p, grid):
                 seen.add(g)
 
 
-@pytest.mark.xfail(strict=True, reason="_check_grid truncates non-integer grid extents with int() instead of "
-                                       "rejecting them (grid=(2.5,) binds as (2,))")
 def test_non_integer_grid_is_rejected():
     with pytest.raises(DistributionError):
         Block(grid=(2.5,))
