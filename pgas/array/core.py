@@ -38,7 +38,8 @@ class DistArray(NDArrayOperatorsMixin):
         self.dtype = np.dtype(dtype)
         self.name = name
         shape = layout.local_shape(comm.here())
-        self._win = comm.allocate(math.prod(shape), self.dtype, (layout.key, self.dtype.str))
+        self._win = comm.allocate(math.prod(shape), self.dtype, (layout.key, self.dtype.str),
+                                  math.prod(layout.shape) * self.dtype.itemsize)
         self._flat_local = self._win.storage()
         self.local = self._flat_local.reshape(shape)
         self._me = comm.here()
@@ -106,7 +107,7 @@ class DistArray(NDArrayOperatorsMixin):
         out = np.empty(self.shape, dtype=self.dtype)
         for r, part in enumerate(parts):
             if part.size:
-                out[np.ix_(*self.layout.owned(r))] = part.reshape(self.layout.local_shape(r))
+                out[self.layout.owned_key(r)] = part.reshape(self.layout.local_shape(r))
         return out
 
     def __getitem__(self, key):

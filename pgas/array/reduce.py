@@ -17,9 +17,8 @@ def reduce_all(a, fn, op: str, axis, dtype, out):
         return comm.allreduce(np.asarray(part), op)
     if a.size == 0:
         raise ValueError(f"zero-size {a.label} has no {op}")
-    part = fn(a.local) if a.local.size else None
-    parts = [p for p in comm.allgather(part) if p is not None]
-    return fn(np.array(parts, dtype=a.dtype))
+    part = np.array([fn(a.local)] if a.local.size else [], dtype=a.dtype)
+    return fn(np.concatenate(comm.allgatherv(part, count=False)))
 
 
 def _reducer(name: str):

@@ -71,7 +71,7 @@ def register_window(win) -> None:
 
 def barrier() -> None:
     """Wait for every locale; one-sided writes made before it are visible after it."""
-    wins = list(_windows)
+    wins = [w for w in _windows if w.in_use]
     for w in wins:
         w.sync()
     comm().Barrier()
@@ -108,18 +108,20 @@ def bcast_value(value, dtype, root: int):
     return buf[0]
 
 
-def allgatherv(local: np.ndarray) -> list[np.ndarray]:
-    """Every locale's 1-D array, in locale order, on every locale (one message per locale pair)."""
+def allgatherv(local: np.ndarray, count: bool = True) -> list[np.ndarray]:
+    """Every locale's 1-D array, in locale order, on every locale (one message per locale
+    pair, counted in the diagnostics unless ``count`` is false, as for reductions)."""
     from .diagnostics import record
 
     local = np.ascontiguousarray(local).reshape(-1)
-    counts = np.array(comm().allgather(local.size), dtype=np.int64)
+    counts = np.empty(num_locales(), dtype=np.int64)
+    comm().Allgather(np.array([local.size], dtype=np.int64), counts)
     displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
     out = np.empty(int(counts.sum()), dtype=local.dtype)
     mt = mpi_type(local.dtype)
     comm().Allgatherv([local, mt], [out, (counts, displs), mt])
     me = here()
-    if local.size:
+    if local.size and count:
         for r in range(num_locales()):
             if r != me:
                 record(r, local.nbytes)

@@ -26,7 +26,8 @@ _ids = itertools.count()
 _live: dict[int, "Window"] = {}
 _released: set[int] = set()
 _pool: dict = {}
-POOL_LIMIT = 64
+POOL_LIMIT = 64                 # released windows kept for reuse ...
+POOL_WEIGHT = 1 << 30           # ... and their total weight (global bytes)
 _region_types: dict = {}
 
 
@@ -46,6 +47,10 @@ def _region_type(dtype, counts: tuple, strides: tuple):
         if t is base:
             t = base.Dup()
         t.Commit()
+        if len(_region_types) >= 4096:          # varied boxes (ISx-style): do not grow forever
+            for old in _region_types.values():
+                old.Free()
+            _region_types.clear()
         _region_types[key] = t
     return t
 
@@ -70,6 +75,8 @@ class Window:
         self.dtype = np.dtype(dtype)
         self.size = int(size)
         self.key = key
+        self.weight = 0
+        self.in_use = True
         self.mpi_type = runtime.mpi_type(self.dtype)
         item = self.dtype.itemsize
         self.win = MPI.Win.Allocate(max(self.size, 1) * item, item, comm=runtime.comm())
@@ -186,7 +193,8 @@ class Window:
             self._xfer(call, target, self._indexed(offsets), buf)
 
     def _indexed(self, offsets):
-        t = self.mpi_type.Create_indexed_block(1, np.ascontiguousarray(offsets, dtype=np.int64).astype(np.int32))
+        disp = np.asarray(offsets, dtype=np.int64) * self.dtype.itemsize      # byte displacements (MPI_Aint)
+        t = self.mpi_type.Create_hindexed_block(1, disp.tolist())
         t.Commit()
         return t
 
@@ -246,12 +254,21 @@ def _op(name: str):
             "lxor": MPI.LXOR, "replace": MPI.REPLACE, "no_op": MPI.NO_OP}[name]
 
 
-def allocate(size: int, dtype, key) -> Window:
+def allocate(size: int, dtype, key, weight: int = 0) -> Window:
     """Collective: a window of ``size`` elements, reusing one released on every locale under the
-    same ``key`` (a value equal on all locales, e.g. the array layout and dtype)."""
-    collect()
+    same ``key`` (a value equal on all locales, e.g. the array layout and dtype).  ``weight``
+    (equal on all locales, e.g. the global byte count) bounds what the pool keeps.
+    The pool is the same on every locale, so a hit needs no communication."""
+    if not _pool.get(key):
+        collect()
     pooled = _pool.get(key)
-    return pooled.pop() if pooled else Window(size, dtype, key)
+    if pooled:
+        win = pooled.pop()
+    else:
+        win = Window(size, dtype, key)
+        win.weight = weight
+    win.in_use = True
+    return win
 
 
 def collect() -> None:
@@ -266,10 +283,14 @@ def collect() -> None:
     for wid in sorted(common):
         _released.discard(wid)
         win = _live[wid]
+        win.in_use = False
         _pool.setdefault(win.key, []).append(win)
-    pooled = sorted(w.id for ws in _pool.values() for w in ws)
-    for wid in pooled[: max(0, len(pooled) - POOL_LIMIT)]:
-        win = _live.pop(wid)
+    pooled = sorted((w for ws in _pool.values() for w in ws), key=lambda w: w.id)
+    total = sum(w.weight for w in pooled)
+    while pooled and (len(pooled) > POOL_LIMIT or total > POOL_WEIGHT):
+        win = pooled.pop(0)
+        total -= win.weight
+        _live.pop(win.id)
         _pool[win.key].remove(win)
         win._free()
 

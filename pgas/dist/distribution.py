@@ -239,6 +239,23 @@ class Layout:
         locale's local array holds ``G[np.ix_(*owned)]``."""
         return tuple(m.owned(c) for m, c in zip(self.maps, self.coords(locale)))
 
+    def owned_key(self, locale: int):
+        """An index of the global array selecting ``locale``'s elements in local storage
+        order: basic slices for Block and Cyclic dimensions, ``np.ix_`` arrays otherwise."""
+        parts = []
+        for m, q in zip(self.maps, self.coords(locale)):
+            starts = m.block_starts(q)
+            if len(starts) <= 1:
+                s = starts.start if len(starts) else 0
+                parts.append(slice(s, min(s + m.b, m.n)) if len(starts) else slice(0, 0))
+            elif m.b == 1:
+                parts.append(slice(q, m.n, m.p))
+            else:
+                parts.append(m.owned(q))
+        if all(isinstance(k, slice) for k in parts):
+            return tuple(parts)
+        return np.ix_(*[np.arange(k.start, k.stop, k.step or 1) if isinstance(k, slice) else k for k in parts])
+
     def owned_ranges(self, locale: int) -> tuple[list[range], ...]:
         """Per dimension, the owned set as strided ranges (their product is the owned box set)."""
         return tuple(m.owned_ranges(c) for m, c in zip(self.maps, self.coords(locale)))

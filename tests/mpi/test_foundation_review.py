@@ -226,6 +226,17 @@ def test_live_view_keeps_window_out_of_the_pool():
     collective_verdict(B._win.id == wid, f"window {wid} not reused (got {B._win.id})")
 
 
+def _reused_soon(wid) -> bool:
+    """Whether window ``wid`` comes back within the next allocations of its key (the pool
+    may first hand out other windows it holds; all are kept alive meanwhile)."""
+    held = []
+    for _ in range(70):
+        held.append(_key_array(0))
+        if held[-1]._win.id == wid:
+            return True
+    return False
+
+
 def test_release_on_some_locales_only_is_not_reused():
     A = _key_array(5)
     wid = A._win.id
@@ -233,11 +244,10 @@ def test_release_on_some_locales_only_is_not_reused():
     del A
     B = _key_array(6)
     reused = B._win.id == wid
-    ok = reused == (P == 1) and (keep is None or bool(np.all(keep.local == 5)))   # locale 1 holds it if P > 1
+    ok = (P == 1 or not reused) and (keep is None or bool(np.all(keep.local == 5)))   # locale 1 holds it if P > 1
     collective_verdict(ok, f"reused={reused}: window reused while a locale still holds the array, or not pooled")
     del keep
-    C = _key_array(0)
-    collective_verdict(reused or C._win.id == wid, "window released everywhere was not pooled")
+    collective_verdict(reused or _reused_soon(wid), "window released everywhere was not pooled")
 
 
 def test_cycle_collected_on_one_locale_only_is_not_reused():
@@ -258,8 +268,7 @@ def test_cycle_collected_on_one_locale_only_is_not_reused():
         ok = B._win.id != wid or P == 1
         collective_verdict(ok and len(set(same_everywhere)) == 1, f"pool decisions differ: {same_everywhere}")
         gc.collect()
-        C = _key_array(4)
-        collective_verdict(wid in (B._win.id, C._win.id), "window released everywhere was not pooled")
+        collective_verdict(B._win.id == wid or _reused_soon(wid), "window released everywhere was not pooled")
     finally:
         if was:
             gc.enable()
