@@ -73,28 +73,26 @@ def run_aggregated(T) -> None:
         T.update(_indices(T, ran), ran.view(np.int64), "xor")
 
 
-def run_update_one(T) -> None:
-    """One one-way atomic xor per update; a barrier after each block of 1024 per locale."""
+def _fine_grained(T, one) -> None:
+    """``one(i, v)`` per update; a barrier after each block of 1024 per locale."""
     stream = my_stream(T)
     blocks = int(comm.allreduce(stream.blocks, "max"))
     for b in range(blocks):
         if b < stream.blocks:
             ran = stream.next_block()
             for i, v in zip(_indices(T, ran).tolist(), ran.view(np.int64).tolist()):
-                T.update_one(i, v, "xor")
+                one(i, v)
         comm.barrier()
+
+
+def run_update_one(T) -> None:
+    """One one-way atomic xor per update."""
+    _fine_grained(T, lambda i, v: T.update_one(i, v, "xor"))
 
 
 def run_getput(T) -> None:
-    """A get and a put per update (not atomic); a barrier after each block of 1024 per locale."""
-    stream = my_stream(T)
-    blocks = int(comm.allreduce(stream.blocks, "max"))
-    for b in range(blocks):
-        if b < stream.blocks:
-            ran = stream.next_block()
-            for i, v in zip(_indices(T, ran).tolist(), ran.view(np.int64).tolist()):
-                T.put(i, T.get(i) ^ v)
-        comm.barrier()
+    """A get and a put per update (not atomic: concurrent updates of one word may be lost)."""
+    _fine_grained(T, lambda i, v: T.put(i, T.get(i) ^ v))
 
 
 RUNNERS = {"getput": run_getput, "update_one": run_update_one, "aggregated": run_aggregated}

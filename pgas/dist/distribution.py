@@ -34,16 +34,15 @@ class DistributionError(ValueError):
     """A distribution that cannot be bound to the given shape or locales."""
 
 
-def _factorisations(p: int, ndim: int, largest: int):
-    """Non-increasing tuples of ``ndim`` factors, each at most ``largest``, with product ``p``."""
+def grids(p: int, ndim: int) -> list[tuple[int, ...]]:
+    """Every grid of ``ndim`` extents whose product is ``p``, in lexicographic order.
+
+    >>> grids(4, 2)
+    [(1, 4), (2, 2), (4, 1)]
+    """
     if ndim == 1:
-        if p <= largest:
-            yield (p,)
-        return
-    for f in range(min(p, largest), 0, -1):
-        if p % f == 0:
-            for rest in _factorisations(p // f, ndim - 1, f):
-                yield (f,) + rest
+        return [(p,)]
+    return [(d,) + g for d in range(1, p + 1) if p % d == 0 for g in grids(p // d, ndim - 1)]
 
 
 @lru_cache(maxsize=256)
@@ -56,7 +55,7 @@ def default_grid(p: int, ndim: int) -> tuple[int, ...]:
     """
     if ndim == 0:
         return ()
-    return min(_factorisations(p, ndim, p), key=lambda g: (g[0] / g[-1], g))
+    return min((g for g in grids(p, ndim) if list(g) == sorted(g, reverse=True)), key=lambda g: g[0] / g[-1])
 
 
 @dataclass(frozen=True)

@@ -8,30 +8,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
+from pgas.dist import grids
 
 P = pg.num_locales
 MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=25)
 DTYPES = [bool, np.int32, np.int64, np.float32, np.float64, np.complex128]
 
 
-def grids(ndim):
-    """Every grid of ``ndim`` dimensions whose product is the locale count."""
-    if ndim == 1:
-        return [(P,)]
-    return [(d,) + g for d in range(1, P + 1) if P % d == 0 for g in grids_of(P // d, ndim - 1)]
 
-
-def grids_of(p, ndim):
-    if ndim == 1:
-        return [(p,)]
-    return [(d,) + g for d in range(1, p + 1) if p % d == 0 for g in grids_of(p // d, ndim - 1)]
 
 
 @st.composite
 def layouts(draw, max_ndim=4, max_extent=9):
     ndim = draw(st.integers(1, max_ndim))
     shape = tuple(draw(st.lists(st.integers(0 if ndim == 1 else 1, max_extent), min_size=ndim, max_size=ndim)))
-    grid = draw(st.sampled_from([None] + grids_of(P, ndim)))
+    grid = draw(st.sampled_from([None] + grids(P, ndim)))
     kind = draw(st.sampled_from(["block", "cyclic", "bc"]))
     if kind == "block":
         dist = pg.Block(grid=grid)

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
+from pgas.dist import grids
 from pgas import comm
 from pgas.array.index import basic_index
 
@@ -29,12 +30,6 @@ SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples
 DTYPES = [bool, np.int32, np.int64, np.float32, np.float64, np.complex128]
 
 
-def factorisations(p, ndim):
-    """Every grid of ``ndim`` dimensions whose product is ``p``."""
-    if ndim == 1:
-        return [(p,)]
-    return [(d,) + g for d in range(1, p + 1) if p % d == 0 for g in factorisations(p // d, ndim - 1)]
-
 
 @st.composite
 def layouts(draw, max_ndim=4, max_extent=6):
@@ -42,7 +37,7 @@ def layouts(draw, max_ndim=4, max_extent=6):
     grid is often degenerate: (1, P), (P, 1, 1), ... and whose blocks may exceed the extent."""
     ndim = draw(st.integers(1, max_ndim))
     shape = tuple(draw(st.lists(st.integers(0, max_extent), min_size=ndim, max_size=ndim)))
-    grid = draw(st.sampled_from([None] + factorisations(P, ndim)))
+    grid = draw(st.sampled_from([None] + grids(P, ndim)))
     kind = draw(st.sampled_from(["block", "cyclic", "bc", "bc-big"]))
     if kind == "block":
         return shape, pg.Block(grid=grid)

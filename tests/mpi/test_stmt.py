@@ -7,28 +7,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
+from pgas.dist import grids
 from util import assert_matches, collective_verdict
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=30)
 
 
-def grids_of(p, ndim):
-    if ndim == 1:
-        return [(p,)]
-    return [(d,) + g for d in range(1, p + 1) if p % d == 0 for g in grids_of(p // d, ndim - 1)]
-
 
 def dists(ndim):
     out = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2), pg.BlockCyclic(3)]
-    for g in grids_of(P, ndim):
+    for g in grids(P, ndim):
         out += [pg.Cyclic(g), pg.BlockCyclic(2, g), pg.Block(g)]
     return out
 
 
 @st.composite
 def a_dist(draw, ndim):
-    grid = draw(st.sampled_from([None] + grids_of(P, ndim)))
+    grid = draw(st.sampled_from([None] + grids(P, ndim)))
     kind = draw(st.sampled_from(["block", "cyclic", "bc"]))
     if kind == "block":
         return pg.Block(grid)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import pgas.dist.dimmap
 import pgas.dist.distribution
-from pgas.dist import Block, BlockCyclic, Cyclic, DimMap, DistributionError, default_grid
+from pgas.dist import Block, BlockCyclic, Cyclic, DimMap, DistributionError, default_grid, grids
 
 SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -70,12 +70,6 @@ def test_dimmap_block_edges_are_owner_changes(m, lo, hi):
     assert edges == [g for g in range(lo + 1, hi) if g % m.b == 0]
 
 
-def grids_of(p, ndim):
-    """Every grid of ``ndim`` extents whose product is ``p``."""
-    if ndim == 1:
-        return [(p,)]
-    return [(d,) + g for d in range(1, p + 1) if p % d == 0 for g in grids_of(p // d, ndim - 1)]
-
 
 @st.composite
 def layouts(draw):
@@ -84,7 +78,7 @@ def layouts(draw):
     ndim = draw(st.integers(1, 4))
     p = draw(st.integers(1, 9))
     shape = tuple(draw(st.lists(st.integers(0, 7 if ndim > 2 else 13), min_size=ndim, max_size=ndim)))
-    grid = draw(st.sampled_from([None] + grids_of(p, ndim)))
+    grid = draw(st.sampled_from([None] + grids(p, ndim)))
     kind = draw(st.sampled_from(["block", "cyclic", "blockcyclic", "blockcyclic-per-dim"]))
     if kind == "block":
         dist = Block(grid)
@@ -151,7 +145,7 @@ def test_default_grid_product_and_shape(p, ndim):
     g = default_grid(p, ndim)
     assert len(g) == ndim and math.prod(g) == p
     assert list(g) == sorted(g, reverse=True)
-    best = min(max(c) for c in grids_of(p, ndim))
+    best = min(max(c) for c in grids(p, ndim))
     assert max(g) == best, f"default grid {g} for {p} locales is not as square as possible"
 
 

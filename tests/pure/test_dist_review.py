@@ -9,15 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgas.dist import Block, BlockCyclic, Cyclic, DistributionError, default_grid
+from pgas.dist import Block, BlockCyclic, Cyclic, DistributionError, default_grid, grids
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
-
-def factorisations(p, ndim):
-    if ndim == 1:
-        return [(p,)]
-    return [(d,) + g for d in range(1, p + 1) if p % d == 0 for g in factorisations(p // d, ndim - 1)]
 
 
 @st.composite
@@ -25,7 +20,7 @@ def bound(draw):
     p = draw(st.integers(1, 9))
     ndim = draw(st.integers(1, 4))
     shape = tuple(draw(st.lists(st.integers(0, 7), min_size=ndim, max_size=ndim)))
-    grid = draw(st.sampled_from([None] + factorisations(p, ndim)))
+    grid = draw(st.sampled_from([None] + grids(p, ndim)))
     dist = draw(st.sampled_from([Block(grid), Cyclic(grid), BlockCyclic(draw(st.integers(1, 9)), grid),
                                  BlockCyclic(tuple(draw(st.integers(1, 9)) for _ in shape), grid)]))
     return dist.bind(shape, p)
@@ -58,7 +53,7 @@ def test_locate_agrees_with_vectorised_maps_for_every_index(L):
 @pytest.mark.parametrize("ndim", [2, 3, 4])
 @pytest.mark.parametrize("p", [1, 2, 3, 4, 6, 8, 12, 16, 24, 36, 48, 64, 96, 128])
 def test_default_grid_is_as_square_as_any_grid(p, ndim):
-    best = min(max(g) / min(g) for g in factorisations(p, ndim))
+    best = min(max(g) / min(g) for g in grids(p, ndim))
     g = default_grid(p, ndim)
     assert math.prod(g) == p and list(g) == sorted(g, reverse=True)
     assert max(g) / min(g) == pytest.approx(best)
