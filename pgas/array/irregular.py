@@ -92,7 +92,7 @@ def update_one(A, index, value, op: str = "add") -> None:
     check_op(A, op)
     target, off = _target(A, index)
     ops = _MPI_BOOL_OPS if A.dtype.kind == "b" else _MPI_OPS
-    A._win.accumulate(target, off, _scalar_value(A, value), ops[op])
+    A._win.accumulate(target, off, A._element(value, index), ops[op])
 
 
 def fetch_add(A, index, value):

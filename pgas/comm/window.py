@@ -201,8 +201,8 @@ class Window:
     # -- single-element atomics ------------------------------------------
     def accumulate(self, target: int, offset: int, value, op: str = "sum") -> None:
         """Atomically combine one element at ``target``/``offset`` with ``value`` (one message)."""
-        data = np.asarray([value], dtype=self.dtype)
-        self.win.Accumulate([data, self.mpi_type], target, [offset, 1, self.mpi_type], op=_op(op))
+        data = value if isinstance(value, np.ndarray) and value.dtype == self.dtype else np.asarray([value], self.dtype)
+        self.win.Accumulate([data, self.mpi_type], target, offset, op=_op(op))
         self.win.Flush(target)
         if target != self.me:
             record(target, data.nbytes)
@@ -247,11 +247,18 @@ class Window:
         self.win.Free()
 
 
+_OPS: dict = {}
+
+
 def _op(name: str):
-    MPI = runtime.mpi()
-    return {"sum": MPI.SUM, "add": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
-            "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR, "land": MPI.LAND, "lor": MPI.LOR,
-            "lxor": MPI.LXOR, "replace": MPI.REPLACE, "no_op": MPI.NO_OP}[name]
+    """The MPI reduction op called ``name`` (sum, prod, min, max, band, bor, bxor, land, lor,
+    lxor, replace, no_op)."""
+    if not _OPS:
+        MPI = runtime.mpi()
+        _OPS.update({"sum": MPI.SUM, "add": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
+                     "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR, "land": MPI.LAND, "lor": MPI.LOR,
+                     "lxor": MPI.LXOR, "replace": MPI.REPLACE, "no_op": MPI.NO_OP})
+    return _OPS[name]
 
 
 def allocate(size: int, dtype, key, weight: int = 0) -> Window:
