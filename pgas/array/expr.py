@@ -125,19 +125,18 @@ def where(cond, x, y):
 
 
 def _broadcast_shape(args):
-    shapes = []
+    shapes, traced, viewed = [], False, False
     for a in args:
         if isinstance(a, (Ref, Affine)) or (isinstance(a, Expr) and a.shape is None):
-            if any(s is not None for s in shapes):
-                raise TraceError("forall subscripts and slice views cannot be mixed in one expression")
-            shapes.append(None)
+            traced = True
         elif isinstance(a, Lazy):
-            if None in shapes:
-                raise TraceError("forall subscripts and slice views cannot be mixed in one expression")
+            viewed = True
             shapes.append(a.shape)
         else:
-            shapes.append(np.shape(a))
-    if None in shapes:
+            shapes.append(np.shape(a))          # constants mix with either kind
+    if traced and viewed:
+        raise TraceError("forall subscripts and slice views cannot be mixed in one expression")
+    if traced:
         return None
     try:
         return tuple(np.broadcast_shapes(*shapes))
