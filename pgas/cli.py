@@ -245,11 +245,10 @@ def cmd_info(argv: list[str]) -> int:
     except UsageError as e:
         launcher = f"none ({e})"
     locales = f"{P}" if under_launcher() else f"{P} (not under an MPI launcher; `pgas run -n N` starts N)"
-    import mpi4py
     import numpy
 
     rows = [("pgas", _version("pgas")), ("locales", locales), ("MPI library", comm.library_version()),
-            ("mpi4py", mpi4py.__version__), ("numpy", numpy.__version__),
+            ("mpi4py", comm.mpi4py_version()), ("numpy", numpy.__version__),
             ("python", f"{platform.python_version()} ({sys.executable})"), ("mpiexec", launcher)]
     for k, v in rows:
         print(f"{k + ':':13} {v}")

@@ -104,10 +104,9 @@ def time_trials(fn, trials: int = 5, warmup: int = 1, collective: bool = True) -
 
 def environment() -> dict:
     """Where a result was measured: locales, MPI library, Python and host."""
-    import mpi4py
     import numpy
 
-    return {"locales": comm.num_locales(), "mpi": comm.library_version(), "mpi4py": mpi4py.__version__,
+    return {"locales": comm.num_locales(), "mpi": comm.library_version(), "mpi4py": comm.mpi4py_version(),
             "numpy": numpy.__version__, "python": platform.python_version(), "host": platform.node(),
             "cpus": os.cpu_count(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "argv": sys.argv}
 

@@ -2,8 +2,8 @@
 
 from .diagnostics import CommDiagnostics, comm_diagnostics
 from .runtime import (LocaleError, abort, agree, allgather, allreduce, allgatherv, alltoallv, barrier, bcast, bcast_value, here,
-                      library_version, num_locales, report_and_abort)
+                      library_version, mpi4py_version, num_locales, report_and_abort)
 from .window import Window, allocate
 
 __all__ = ["CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",
-           "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "num_locales", "report_and_abort", "Window", "allocate"]
+           "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate"]

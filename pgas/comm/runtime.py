@@ -211,3 +211,10 @@ def report_and_abort(exc: BaseException, code: int = 1) -> None:
 def library_version() -> str:
     """The MPI library's own version line."""
     return mpi().Get_library_version().strip().splitlines()[0]
+
+
+def mpi4py_version() -> str:
+    """The version of mpi4py in use."""
+    import mpi4py
+
+    return mpi4py.__version__
