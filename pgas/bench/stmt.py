@@ -9,6 +9,11 @@ the kernel's NumPy reference.  Reported per run: messages and bytes per step,
 seconds per step, and the aggregated / baseline ratios; then the geometric
 means of the ratios per distribution, next to the paper's (messages -64 %
 Cyclic, -72 % Block-Cyclic; runtime -36 %, -53 %).
+
+The aggregated mode runs once per ``--owners`` policy (``pg.config(owner=...)``;
+default ``write`` for every kernel, plus ``cost`` for mvt, whose reductions
+the cost model runs on A's owner with remote accumulates).  The baseline runs
+with ``owner="write"`` and the geometric means use the ``write`` rows.
 """
 
 from __future__ import annotations
@@ -29,9 +34,9 @@ DISTS = {"Cyclic": lambda: pg.Cyclic(), "BlockCyclic(4)": lambda: pg.BlockCyclic
 PAPER = {"Cyclic": {"messages": 0.36, "time": 0.64}, "BlockCyclic": {"messages": 0.28, "time": 0.47}}
 
 
-def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int) -> dict:
-    """Collective: one kernel, distribution and mode; messages and time per step."""
-    pg.config(aggregate=aggregate)
+def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int, owner: str = "write") -> dict:
+    """Collective: one kernel, distribution, mode and owner policy; messages and time per step."""
+    pg.config(aggregate=aggregate, owner=owner)
     try:
         state = kernel.setup(n, DISTS[dist_name]())
         kernel.step(state, 0)
@@ -48,6 +53,7 @@ def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int) -> dict
     finally:
         pg.config()
     return {"kernel": kernel.name, "n": n, "dist": dist_name, "mode": "aggregated" if aggregate else "baseline",
+            "owner": owner,
             "messages_per_step": d.messages / steps, "bytes_per_step": d.bytes / steps,
             "seconds_per_step": dt / steps, "correct": bool(ok)}
 
@@ -75,30 +81,36 @@ def main(argv=None) -> int:
     p.add_argument("--size", default="bench", help="bench (Figure 11 sizes, mvt 1000), paper, tiny, "
                    "or a scale factor of the paper size such as 0.25")
     p.add_argument("--steps", type=int, default=2, help="timed steps per run (default 2)")
+    p.add_argument("--owners", default=None, help="comma-separated owner policies for the aggregated runs "
+                   "(write, cost); default write, and write,cost for mvt")
     args = p.parse_args(argv)
     rows, results = [], []
     for name in args.kernels.split(","):
         kernel = KERNELS[name]
         n = _size(kernel, args.size)
+        owners = args.owners.split(",") if args.owners else (["write", "cost"] if name == "mvt" else ["write"])
         for dist in args.dists.split(","):
             base = run_one(kernel, n, dist, False, args.steps)
-            agg = run_one(kernel, n, dist, True, args.steps)
-            rm = agg["messages_per_step"] / base["messages_per_step"] if base["messages_per_step"] else float("nan")
-            rt = agg["seconds_per_step"] / base["seconds_per_step"]
-            results.append({"baseline": base, "aggregated": agg, "message_ratio": rm, "time_ratio": rt})
-            rows.append([name, n, dist, base["messages_per_step"], agg["messages_per_step"], rm,
-                         base["seconds_per_step"], agg["seconds_per_step"], rt,
-                         "yes" if base["correct"] and agg["correct"] else "NO"])
+            for owner in owners:
+                agg = run_one(kernel, n, dist, True, args.steps, owner)
+                rm = agg["messages_per_step"] / base["messages_per_step"] if base["messages_per_step"] else float("nan")
+                rt = agg["seconds_per_step"] / base["seconds_per_step"]
+                results.append({"baseline": base, "aggregated": agg, "owner": owner, "message_ratio": rm,
+                                "time_ratio": rt})
+                rows.append([name, n, dist, owner, base["messages_per_step"], agg["messages_per_step"], rm,
+                             agg["bytes_per_step"], base["seconds_per_step"], agg["seconds_per_step"], rt,
+                             "yes" if base["correct"] and agg["correct"] else "NO"])
     summary = {}
     for kind in ("Cyclic", "BlockCyclic"):
-        sel = [r for r in results if r["baseline"]["dist"].startswith(kind)]
+        sel = [r for r in results if r["baseline"]["dist"].startswith(kind) and r["owner"] == "write"]
         if sel:
             gm, gt = geomean([r["message_ratio"] for r in sel]), geomean([r["time_ratio"] for r in sel])
             summary[kind] = {"message_ratio_geomean": gm, "time_ratio_geomean": gt,
                              "message_reduction": 1 - gm, "time_reduction": 1 - gt,
                              "paper_message_reduction": 1 - PAPER[kind]["messages"],
                              "paper_time_reduction": 1 - PAPER[kind]["time"]}
-    print_table(["kernel", "n", "dist", "msgs base", "msgs agg", "ratio", "s base", "s agg", "ratio", "ok"], rows)
+    print_table(["kernel", "n", "dist", "owner", "msgs base", "msgs agg", "ratio", "bytes agg", "s base", "s agg",
+                 "ratio", "ok"], rows)
     if comm.here() == 0:
         for kind, s in summary.items():
             print(f"{kind}: messages {-100 * s['message_reduction']:+.1f}% (paper -{100 * s['paper_message_reduction']:.0f}%),"

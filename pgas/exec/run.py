@@ -9,6 +9,11 @@
    anything is written, so ``A[1:] = A[:-1]`` reads the old values.
 3. If any locale writes back: barrier, store, one ``put_regions`` per
    message, barrier.  Local stores are plain NumPy assignments.
+   A reduction run on a read's owner (``plan.accumulate``) instead combines
+   its partial results per owner of the written elements into one buffer
+   (starting from the op's identity), barrier, one ``accumulate_regions``
+   per message, barrier, and only then combines its own elements with NumPy,
+   so local stores never race with other locales' accumulates.
 
 In baseline mode (``pg.config(aggregate=False)``) steps 1 and 3 move one
 element per message instead, as an unoptimised PGAS runtime does.
@@ -20,6 +25,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
+from ..plan import ACCUMULATE_OPS
 from ..plan.inspector import box_points
 from ..plan.transfers import expand
 
@@ -29,6 +35,32 @@ REDUCE_WITH = {"add": np.add, "subtract": np.add, "multiply": np.multiply, "true
                "bitwise_or": np.bitwise_or, "bitwise_and": np.bitwise_and, "bitwise_xor": np.bitwise_xor,
                "minimum": np.minimum, "maximum": np.maximum, "fmin": np.fmin, "fmax": np.fmax,
                "logical_or": np.logical_or, "logical_and": np.logical_and}
+
+
+def accumulable(reduce: str | None, dtype) -> bool:
+    """True if a reduction ``reduce`` into an array of ``dtype`` may accumulate
+    remotely (an MPI op exists for it on that type)."""
+    op = ACCUMULATE_OPS.get(reduce)
+    kind = np.dtype(dtype).kind
+    if op in ("sum", "prod"):
+        return kind in "iufc"
+    if op in ("min", "max"):
+        return kind in "iuf"
+    return op is not None and kind in "iu"
+
+
+def _identity(op: str, dtype) -> np.ndarray:
+    """The neutral element of MPI ``op`` in ``dtype``."""
+    dtype = np.dtype(dtype)
+    if op == "prod":
+        return np.ones((), dtype)
+    if op == "band":
+        return ~np.zeros((), dtype)
+    if op in ("min", "max"):
+        big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+        small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+        return np.asarray(big if op == "min" else small, dtype)
+    return np.zeros((), dtype)
 
 
 def strided(buf: np.ndarray, offset: int, strides, shape) -> np.ndarray:
@@ -138,6 +170,9 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         elif np.may_share_memory(value, wflat):
             value = value.copy()
         results.append(value)
+    if plan.accumulate:
+        _accumulate(plan, lp, warr, wflat, results, aggregate)
+        return
     if plan.any_writeback:
         comm.barrier()
     wbufs = [np.empty(m.size, dtype=warr.dtype) for m in lp.writebacks] if aggregate else []
@@ -159,6 +194,44 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         warr._win.put_regions(m.peer, list(m.regions), buf)
     if plan.any_writeback:
         comm.barrier()
+
+
+def _reduced(target, axes, ndim):
+    return target[tuple(slice(0, 1) if a in axes else slice(None) for a in range(ndim))]
+
+
+def _accumulate(plan, lp, warr, wflat, results, aggregate: bool) -> None:
+    """Send each task's partial results to the owners of its written elements:
+    combined per message buffer, one ``accumulate_regions`` per message (one
+    accumulate per element in baseline mode); own elements are combined after
+    the closing barrier."""
+    stmt, W, axes, op = plan.stmt, plan.stmt.write, plan.reduce_axes, plan.accumulate
+    combine, reducer = _combine(stmt)
+    negate = stmt.reduce == "subtract"
+    if plan.any_writeback:
+        comm.barrier()
+    wbufs = [np.full(m.size, _identity(op, warr.dtype)) for m in lp.writebacks] if aggregate else []
+    own = []
+    for task, value in zip(lp.tasks, results):
+        ref = task.refs[W]
+        if ref.msg < 0:
+            own.append((task, value))
+        elif aggregate:
+            target = _reduced(strided(wbufs[ref.msg], ref.boffset, ref.bstrides, task.shape), axes, len(task.shape))
+            target[...] = reducer(target, value)
+        else:
+            data = np.ascontiguousarray(value, dtype=warr.dtype).reshape(-1)
+            data = -data if negate else data
+            for k, o in enumerate(expand(ref.offset, value.shape, ref.strides).tolist()):
+                warr._win.accumulate(ref.owner, o, data[k:k + 1], op)
+    for m, buf in zip(lp.writebacks, wbufs):
+        warr._win.accumulate_regions(m.peer, list(m.regions), -buf if negate else buf, op)
+    if plan.any_writeback:
+        comm.barrier()
+    for task, value in own:
+        ref = task.refs[W]
+        target = _reduced(strided(wflat, ref.offset, ref.strides, task.shape), axes, len(task.shape))
+        target[...] = combine(target, value)
 
 
 def _put_elements(arr, ref, shape, value) -> None:

@@ -24,8 +24,10 @@ def config(**kw) -> dict:
       element access; results are identical.
     - ``owner``: ``"write"`` (default) runs each iteration on the owner of the
       element it writes; ``"cost"`` lets the planner pick, per statement, the
-      access whose owner makes the fewest elements move (ties go to the write;
-      reductions always use the write); ``pg.explain`` shows the candidates.
+      access whose owner makes the fewest elements move (ties go to the write);
+      a reduction run on a read's owner sends its partial results to the
+      written elements' owners with one accumulate per locale pair;
+      ``pg.explain`` shows the candidates.
 
     >>> config(aggregate=False)["aggregate"]
     False

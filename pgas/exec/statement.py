@@ -15,7 +15,7 @@ from ..dist import Distribution
 from ..plan import PlanError, describe, plan
 from . import settings
 from .lower import lower_ref, lower_view
-from .run import REDUCE_WITH, run
+from .run import REDUCE_WITH, accumulable, run
 
 _explaining: list = []
 
@@ -64,8 +64,12 @@ def execute(low) -> None:
         P = _explaining[-1][0]
         if P is not None:
             layouts = tuple(_rebind(L, P) for L in layouts)
+    owner = settings.get("owner")
+    wdtype = low.arrays[low.stmt.accesses[low.stmt.write].slot].dtype
+    if low.stmt.reduced_vars and not accumulable(low.stmt.reduce, wdtype):
+        owner = "write"                       # no MPI accumulate op for this reduction and dtype
     try:
-        p = plan(low.stmt, layouts, settings.get("owner"))
+        p = plan(low.stmt, layouts, owner)
     except PlanError as e:
         raise IndexError(f"{describe_statement(low)}: {e}") from None
     if _explaining:

@@ -45,6 +45,8 @@ def describe(plan: Plan, names=None, max_pieces: int = 8) -> str:
         lines.append(f"plan: inspector (non-separable subscripts), owning access {txt[plan.owning]} (the write)")
     else:
         who = "the write" if plan.owning == s.write else "chosen by cost"
+        if plan.accumulate:
+            who += f"; partial results accumulated into {names[s.accesses[s.write].slot]} with {plan.accumulate}"
         lines.append(f"plan: {len(plan.pieces)} pieces, owning access {txt[plan.owning]} ({who})")
         if len(plan.candidates) > 1:
             lines.append("  candidates: " + "; ".join(f"{txt[c]}: {m} elements / {n} messages"
@@ -59,13 +61,15 @@ def describe(plan: Plan, names=None, max_pieces: int = 8) -> str:
             lines.append(f"  ... {len(plan.pieces) - max_pieces} more pieces")
     nf = sum(len(lp.fetches) for lp in plan.locales)
     nw = sum(len(lp.writebacks) for lp in plan.locales)
-    lines.append(f"messages: {nf + nw} ({nf} fetch, {nw} write-back), {plan.moved} elements moved")
+    back = "accumulate" if plan.accumulate else "write-back"
+    lines.append(f"messages: {nf + nw} ({nf} fetch, {nw} {back}), {plan.moved} elements moved")
     shown = 0
     for e, lp in enumerate(plan.locales):
         for m, arrow in [(m, "<-") for m in lp.fetches] + [(m, "->") for m in lp.writebacks]:
             if shown < max_pieces:
                 what = f"{len(m.regions)} region" if hasattr(m, "regions") else "indexed"
-                lines.append(f"  locale {e} {arrow} locale {m.peer}: {names[m.slot]} ({what}, {m.size} elements)")
+                verb = f"accumulate {plan.accumulate}, " if arrow == "->" and back == "accumulate" else ""
+                lines.append(f"  locale {e} {arrow} locale {m.peer}: {names[m.slot]} ({verb}{what}, {m.size} elements)")
             shown += 1
     if shown > max_pieces:
         lines.append(f"  ... {shown - max_pieces} more messages")

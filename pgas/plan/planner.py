@@ -4,11 +4,18 @@
    access has one owner and an affine local index.
 2. Owner-computes: each piece runs on the owner of the *owning access* --
    the write, or (``owner="cost"``) whichever access makes the fewest
-   elements move (ties go to the write; reductions always use the write).
+   elements move (ties go to the write).
 3. Every other access whose owner is not the executing locale is a remote
    footprint; footprints are merged into one message per (executing locale,
    owner, array) for reads, and one per (executing locale, owner) for the
    write-back of a remote write.
+4. A reduction owned by a read (``x[i] += A[i, j] * y[j]`` run where
+   ``A[i, j]`` lives) *accumulates*: each locale combines its pieces' partial
+   results per target element into one buffer per owner of the written
+   elements (pieces writing the same elements share buffer space), and sends
+   it with one accumulate (the reduction's MPI op, :data:`ACCUMULATE_OPS`).
+   MPI forbids overlapping target entries within one accumulate, so a
+   candidate whose merged regions would overlap is not considered.
 
 Plans are cached by structure (statement, layouts, policy), so a statement
 repeated in a time-step loop is planned once.  Non-separable statements
@@ -23,9 +30,14 @@ from functools import lru_cache
 
 from .model import PlanError, Statement
 from .pieces import Lattice, access_on_piece, lattices
-from .transfers import MessageBuilder, buffer_view, normalise, region_size
+from .transfers import MessageBuilder, buffer_view, disjoint, normalise, region_size
 
 OWNER_POLICIES = ("write", "cost")
+
+#: MPI accumulate op of each reduction (in-place ufunc name) that may run on a
+#: read's owner; ``subtract`` accumulates the negated sum.
+ACCUMULATE_OPS = {"add": "sum", "subtract": "sum", "multiply": "prod", "minimum": "min", "maximum": "max",
+                  "bitwise_and": "band", "bitwise_or": "bor", "bitwise_xor": "bxor"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,7 @@ class Message:
 @dataclass(frozen=True)
 class LocalePlan:
     """What one locale does: its tasks, the messages it fetches before computing
-    and the messages it writes back after."""
+    and the messages it writes back (or accumulates, see :attr:`Plan.accumulate`) after."""
 
     tasks: tuple[Task, ...]
     fetches: tuple[Message, ...]
@@ -86,6 +98,7 @@ class Plan:
     pieces: tuple[tuple[tuple[Lattice, ...], int], ...]   # (lattices, executing locale)
     locales: tuple                              # LocalePlan (or inspector plans) per locale
     candidates: tuple[tuple[int, int, int], ...]  # (access, elements moved, messages) considered
+    accumulate: str | None = None               # MPI op of the write-backs if they accumulate
 
     @property
     def messages(self) -> int:
@@ -146,19 +159,23 @@ def _plan(stmt: Statement, layouts: tuple, owner: str) -> Plan:
     scored = []
     for c in cands:
         locs = _build(stmt, pieces, raw, c, P)
+        if locs is None:
+            continue
         msgs = sum(len(lp.fetches) + len(lp.writebacks) for lp in locs)
         moved = sum(m.size for lp in locs for m in lp.fetches + lp.writebacks)
         scored.append(((moved, msgs, c != stmt.write), c, locs))
     best = min(scored, key=lambda s: s[0])
     _, c, locs = best
+    acc = ACCUMULATE_OPS[stmt.reduce] if c != stmt.write and stmt.reduced_vars else None
     return Plan(stmt, P, "pieces", c, tuple((pc, r[c][0]) for pc, r in zip(pieces, raw)), locs,
-                tuple((cc, key[0], key[1]) for key, cc, _ in scored))
+                tuple((cc, key[0], key[1]) for key, cc, _ in scored), acc)
 
 
 def _candidates(stmt: Statement, layouts, owner: str) -> list[int]:
     """Accesses that may own the iterations: the write, and with the cost policy one
-    representative of every distinct (layout, M, c) of the other accesses."""
-    if owner == "write" or stmt.reduced_vars:
+    representative of every distinct (layout, M, c) of the other accesses (for a
+    reduction only if its op can accumulate)."""
+    if owner == "write" or (stmt.reduced_vars and stmt.reduce not in ACCUMULATE_OPS):
         return [stmt.write]
     seen, out = set(), []
     for k in [stmt.write] + [k for k in range(len(stmt.accesses)) if k != stmt.write]:
@@ -170,8 +187,10 @@ def _candidates(stmt: Statement, layouts, owner: str) -> list[int]:
     return out
 
 
-def _build(stmt: Statement, pieces, raw, own: int, P: int) -> tuple[LocalePlan, ...]:
-    """Tasks and messages of every locale when access ``own`` owns the iterations."""
+def _build(stmt: Statement, pieces, raw, own: int, P: int) -> tuple[LocalePlan, ...] | None:
+    """Tasks and messages of every locale when access ``own`` owns the iterations;
+    None if the write-backs would accumulate into overlapping regions."""
+    accumulate = own != stmt.write and bool(stmt.reduced_vars)
     tasks = [[] for _ in range(P)]
     fetch = {}
     wback = {}
@@ -188,7 +207,7 @@ def _build(stmt: Statement, pieces, raw, own: int, P: int) -> tuple[LocalePlan, 
             key = (e, o, stmt.accesses[a].slot)
             book = wback if a == stmt.write else fetch
             if key not in book:
-                book[key] = MessageBuilder(write=a == stmt.write)
+                book[key] = MessageBuilder(write=a == stmt.write and not accumulate)
             use = book[key].add(*region)
             pending.append((e, len(tasks[e]), a, key, a == stmt.write, use, dims, flips, shape))
         tasks[e].append([p, shape, refs])
@@ -200,6 +219,8 @@ def _build(stmt: Statement, pieces, raw, own: int, P: int) -> tuple[LocalePlan, 
             for i, k in enumerate(keys):
                 built[(w, k)] = book[k].build()
                 msg_index[(w, k)] = i
+                if w and accumulate and not disjoint(built[(w, k)][0]):
+                    return None
     for e, t, a, key, w, use, dims, flips, shape in pending:
         regions, uses = built[(w, key)]
         start, cs = uses[use]

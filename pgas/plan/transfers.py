@@ -113,6 +113,24 @@ class MessageBuilder:
         return tuple(regions), tuple(uses)
 
 
+def disjoint(regions) -> bool:
+    """True if no element lies in two of ``regions`` (each region alone never
+    repeats one).  Regions whose offset ranges do not meet are disjoint without
+    looking further; others are compared element by element."""
+    spans = sorted((o, o + sum(s * (n - 1) for n, s in zip(c, st)), k) for k, (o, c, st) in enumerate(regions))
+    meet = set()
+    end, last = -1, None
+    for lo, hi, k in spans:
+        if lo <= end:
+            meet.update((k, last))
+        if hi > end:
+            end, last = hi, k
+    if not meet:
+        return True
+    offs = np.concatenate([expand(*regions[k]) for k in sorted(meet)])
+    return len(np.unique(offs)) == len(offs)
+
+
 def buffer_view(start: int, cstrides, dims, flips, counts, ndims: int):
     """``(offset, strides)`` over all ``ndims`` lattice dims of a use in its message
     buffer: kept dims map to region dims (reversed where flipped), others stride 0."""

@@ -224,3 +224,69 @@ def test_plans_are_cached():
     L = Cyclic().bind((100,), 3)
     s = Statement(((0, 1, 99),), (Access(0, ((1,),), (1,)), Access(1, ((1,),), (0,))), 0)
     assert plan(s, (L, L)) is plan(s, (Cyclic().bind((100,), 3),) * 2)
+
+
+@st.composite
+def reductions(draw):
+    """``x[a*i + c] op= f(A[i, j] or A[j, i], y[j])`` on random distributions and locale counts."""
+    P = draw(st.integers(1, 6))
+    n, m = draw(st.integers(1, 9)), draw(st.integers(1, 9))
+    a = draw(st.sampled_from([1, 2, -1]))
+    cx = n - 1 if a < 0 else draw(st.integers(0, 2))
+    step = draw(st.sampled_from([1, 2, -1]))
+    box = ((0, 1, n), ((m - 1) * 2 if step < 0 else 0, 2 * step if step < 0 else step, m))
+    jmax = box[1][0] + (box[1][1] * (m - 1) if step > 0 else 0)
+
+    def dist(ndim):
+        kind = draw(st.sampled_from(["block", "cyclic", "bc"]))
+        grid = None
+        if ndim == 2 and P in (4, 6):
+            grid = draw(st.sampled_from([None, (2, P // 2), (1, P)]))
+        return _dist(kind, draw(st.integers(1, 4)), grid)
+
+    tr = draw(st.booleans())
+    M_A = ((0, 1), (1, 0)) if tr else ((1, 0), (0, 1))
+    shape_A = (jmax + 1, n) if tr else (n, jmax + 1)
+    acc = (Access(0, ((a, 0),), (cx,)), Access(1, M_A, (0, 0)), Access(2, ((0, 1),), (0,)))
+    lays = (dist(1).bind((max(cx + a * (n - 1), cx) + 1,), P), dist(2).bind(shape_A, P), dist(1).bind((jmax + 1,), P))
+    return Statement(box, acc, 0, draw(st.sampled_from(["add", "minimum", "bitwise_xor"]))), lays
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(reductions())
+def test_accumulate_plans_cover_each_contribution(sl):
+    """Replaying a plan with one unit per iteration: every written element receives, through
+    local stores and accumulate buffers, exactly the iterations that write it; accumulate
+    regions never overlap within a message and the message bound holds."""
+    stmt, lays = sl
+    p = plan(stmt, lays, "cost")
+    truth = _brute(stmt, lays)
+    want = {}
+    for row in truth.values():
+        want[row[0]] = want.get(row[0], 0) + 1
+    got = {}
+    axes = p.reduce_axes
+    for e, lp in enumerate(p.locales):
+        bufs = [np.zeros(m.size, int) for m in lp.writebacks]
+        for t in lp.tasks:
+            ref = t.refs[0]
+            ones = np.ones(t.shape, int).sum(axis=axes, keepdims=True) if axes else np.ones(t.shape, int)
+            offs = expand(ref.offset, ones.shape, ref.strides)
+            if ref.msg < 0:
+                for o, v in zip(offs.tolist(), ones.reshape(-1).tolist()):
+                    got[(e, o)] = got.get((e, o), 0) + v
+            else:
+                assert p.accumulate or not axes
+                pos = expand(ref.boffset, ones.shape, ref.bstrides)
+                np.add.at(bufs[ref.msg], pos, ones.reshape(-1))
+        for m, buf in zip(lp.writebacks, bufs):
+            allw = np.concatenate([expand(o, c, s) for o, c, s in m.regions])
+            assert len(np.unique(allw)) == len(allw)
+            for o, v in zip(allw.tolist(), buf.tolist()):
+                got[(m.peer, o)] = got.get((m.peer, o), 0) + v
+        assert len(lp.writebacks) == len({m.peer for m in lp.writebacks})
+        assert len(lp.fetches) == len({(m.peer, m.slot) for m in lp.fetches})
+    assert {k: v for k, v in got.items() if v} == want
+    if p.accumulate:
+        assert p.owning != stmt.write and p.candidates[0][0] == stmt.write
+        assert p.moved <= p.candidates[0][1]
