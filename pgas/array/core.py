@@ -85,7 +85,7 @@ class DistArray(NDArrayOperatorsMixin):
     def _locate_slow(self, key) -> tuple[int, int] | None:
         """:meth:`Layout.locate` for keys it declines: raises IndexError for out-of-range
         or too many indices, returns None for keys that are not one element."""
-        idx = scalar_index(key, self.shape, self.label)
+        idx = scalar_index(key, self.shape, self)
         return None if idx is None else self.layout.locate(idx)
 
     def owner(self, index) -> int:
@@ -94,7 +94,7 @@ class DistArray(NDArrayOperatorsMixin):
         return self.layout.owner(idx)
 
     def _scalar(self, key) -> tuple[int, ...]:
-        idx = scalar_index(key, self.shape, self.label)
+        idx = scalar_index(key, self.shape, self)
         if idx is None:
             raise IndexError(f"{self.label}: {key!r} does not name one element")
         return idx

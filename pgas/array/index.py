@@ -16,11 +16,17 @@ def check_dtype(dtype, what: str = "pgas arrays") -> np.dtype:
     return dt
 
 
+def name(label) -> str:
+    """How an error names the array: ``label`` itself, or its ``.label`` (computed only
+    when an error is raised, so hot paths pass the array)."""
+    return label if isinstance(label, str) else label.label
+
+
 def _is_int(k) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
-def scalar_index(key, shape: tuple[int, ...], label: str) -> tuple[int, ...] | None:
+def scalar_index(key, shape: tuple[int, ...], label) -> tuple[int, ...] | None:
     """The in-range non-negative index tuple if ``key`` names one element, else None.
 
     >>> scalar_index((1, -1), (3, 4), "array 'A' of shape (3, 4)")
@@ -33,18 +39,18 @@ def scalar_index(key, shape: tuple[int, ...], label: str) -> tuple[int, ...] | N
         return None
     if len(key) != len(shape):
         if len(key) > len(shape):
-            raise IndexError(f"too many indices for {label}: {len(key)} given for {len(shape)} dimensions")
+            raise IndexError(f"too many indices for {name(label)}: {len(key)} given for {len(shape)} dimensions")
         return None
     return tuple(_wrap(int(k), n, d, key, shape, label) for d, (k, n) in enumerate(zip(key, shape)))
 
 
 def _wrap(k: int, n: int, d: int, key, shape, label) -> int:
     if not -n <= k < n:
-        raise IndexError(f"index {key} is out of bounds for {label} (axis {d} has size {n})")
+        raise IndexError(f"index {key} is out of bounds for {name(label)} (axis {d} has size {n})")
     return k % n
 
 
-def basic_index(key, shape: tuple[int, ...], label: str) -> tuple[list[range], tuple[int, ...]]:
+def basic_index(key, shape: tuple[int, ...], label) -> tuple[list[range], tuple[int, ...]]:
     """Per-dimension ranges of global indices selected by a key of ints and slices (and
     Ellipsis), and the shape of the result (integer positions dropped).
 
@@ -57,7 +63,7 @@ def basic_index(key, shape: tuple[int, ...], label: str) -> tuple[list[range], t
         fill = len(shape) - (len(key) - 1)
         key = key[:i] + (slice(None),) * fill + key[i + 1:]
     if len(key) > len(shape):
-        raise IndexError(f"too many indices for {label}: {len(key)} given for {len(shape)} dimensions")
+        raise IndexError(f"too many indices for {name(label)}: {len(key)} given for {len(shape)} dimensions")
     key = key + (slice(None),) * (len(shape) - len(key))
     sel, out = [], []
     for d, (k, n) in enumerate(zip(key, shape)):
@@ -69,5 +75,5 @@ def basic_index(key, shape: tuple[int, ...], label: str) -> tuple[list[range], t
             sel.append(r)
             out.append(len(r))
         else:
-            raise IndexError(f"{label}: one-sided get/put take integers and slices, got {k!r} in {key}")
+            raise IndexError(f"{name(label)}: one-sided get/put take integers and slices, got {k!r} in {key}")
     return sel, tuple(out)

@@ -35,7 +35,7 @@ def _dim_lattices(m, r: range):
 def _plan(A, key):
     """``(result shape, full shape, [(locale, [(out box, local box), ...]), ...])`` where a box
     is ``(offset, counts, strides)`` in elements over the dims ``(t_0, u_0, t_1, u_1, ...)``."""
-    sel, out_shape = basic_index(key, A.shape, A.label)
+    sel, out_shape = basic_index(key, A.shape, A)
     full = tuple(len(r) for r in sel)
     per_dim = [_dim_lattices(m, r) for m, r in zip(A.layout.maps, sel)]
     OS = c_strides(full)

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import engine
 from .expr import Affine, Lazy, Ref, TraceError
+from .index import name
 
 
 def _is_int(k) -> bool:
@@ -28,10 +29,10 @@ def _expand(key, ndim: int, label: str) -> tuple:
     key = key if isinstance(key, tuple) else (key,)
     ells = [i for i, k in enumerate(key) if k is Ellipsis]
     if len(ells) > 1:
-        raise IndexError(f"{label}: an index can only have a single ellipsis ('...')")
+        raise IndexError(f"{name(label)}: an index can only have a single ellipsis ('...')")
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if used > ndim:
-        raise IndexError(f"too many indices for {label}: {used} given for {ndim} dimensions")
+        raise IndexError(f"too many indices for {name(label)}: {used} given for {ndim} dimensions")
     fill = (slice(None),) * (ndim - used)
     if ells:
         return key[:ells[0]] + fill + key[ells[0] + 1:]
@@ -54,7 +55,7 @@ def index_map(key, shape, label: str = "array"):
         n = shape[d]
         if _is_int(k):
             if not -n <= k < n:
-                raise IndexError(f"index {int(k)} is out of bounds for axis {d} with size {n} of {label}")
+                raise IndexError(f"index {int(k)} is out of bounds for axis {d} with size {n} of {name(label)}")
             k0.append(int(k) % n)
         elif isinstance(k, slice):
             start, stop, step = k.indices(n)
@@ -64,7 +65,7 @@ def index_map(key, shape, label: str = "array"):
             rows[d][-1] = step
             k0.append(start)
         else:
-            raise IndexError(f"{label}: only integers, slices, None and ... are valid indices here, got {k!r}"
+            raise IndexError(f"{name(label)}: only integers, slices, None and ... are valid indices here, got {k!r}"
                              " (for indirect access use A.gather / A.update)")
         d += 1
     return tuple(tuple(r) for r in rows), tuple(k0), tuple(newshape)
@@ -171,7 +172,7 @@ def select(src, key, for_write: bool = False):
     items = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, (Affine, Lazy)) for k in items):
         return _ref(view, items)
-    K, k0, shape = index_map(key, view.shape, view.base.label)
+    K, k0, shape = index_map(key, view.shape, view.base)
     M, c = _compose(view.M, view.c, K, k0)
     if not shape and not for_write:
         return view.base[c]
@@ -180,18 +181,18 @@ def select(src, key, for_write: bool = False):
 
 def _ref(view: View, items) -> Ref:
     """Affine subscripts (inside forall) on all dims of ``view``."""
-    label = view.base.label
+    label = view.base
     if any(k is None or k is Ellipsis or isinstance(k, slice) for k in items):
-        raise TraceError(f"{label}: inside pg.forall subscript every dimension with an integer or an affine "
+        raise TraceError(f"{name(label)}: inside pg.forall subscript every dimension with an integer or an affine "
                          "index (A[i, j + 1]); slices, None and ... are for statements outside forall")
     for k in items:
         if isinstance(k, Lazy):
-            raise TraceError(f"{label}: subscript {k!r} is not affine in the loop variables: use integer "
+            raise TraceError(f"{name(label)}: subscript {k!r} is not affine in the loop variables: use integer "
                              "combinations such as 2*i + j - 1 (i*j, i // 2 and A[B[i]] are not affine)")
         if not (isinstance(k, Affine) or _is_int(k)):
-            raise TraceError(f"{label}: subscript {k!r} must be an int or affine in the loop variables")
+            raise TraceError(f"{name(label)}: subscript {k!r} must be an int or affine in the loop variables")
     if len(items) != view.ndim:
-        raise IndexError(f"{label}: {len(items)} subscripts for {view.ndim} dimensions")
+        raise IndexError(f"{name(label)}: {len(items)} subscripts for {view.ndim} dimensions")
     nv = max(len(k.coefs) for k in items if isinstance(k, Affine))
     K = [list(k.coefs) if isinstance(k, Affine) else [0] * nv for k in items]
     k0 = [k.const if isinstance(k, Affine) else int(k) for k in items]
