@@ -111,7 +111,7 @@ class DistArray(NDArrayOperatorsMixin):
         return out
 
     def __getitem__(self, key):
-        loc = self.layout.locate(key) or self._locate_slow(key)
+        loc = None if engine.tracing() else self.layout.locate(key) or self._locate_slow(key)
         if loc is not None:
             owner, flat = loc
             value = self._flat_local[flat] if owner == self._me else 0
@@ -119,7 +119,7 @@ class DistArray(NDArrayOperatorsMixin):
         return engine.getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
-        loc = self.layout.locate(key) or self._locate_slow(key)
+        loc = None if engine.tracing() else self.layout.locate(key) or self._locate_slow(key)
         if loc is not None:
             value = self._element(value, key)          # checked on every locale alike
             engine.before_write(self, None)

@@ -149,6 +149,11 @@ def before_write(base, value) -> None:
 
 
 # -- forall tracing ----------------------------------------------------------
+def tracing() -> bool:
+    """Whether a forall body is being traced (subscripts are then accesses, not reads)."""
+    return bool(_tracers)
+
+
 def trace_push(tracer) -> None:
     _tracers.append(tracer)
 

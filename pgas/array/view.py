@@ -170,7 +170,7 @@ def select(src, key, for_write: bool = False):
     subscripts), or (all integers) the element read collectively."""
     view = src if isinstance(src, View) else View.whole(src)
     items = key if isinstance(key, tuple) else (key,)
-    if any(isinstance(k, (Affine, Lazy)) for k in items):
+    if engine.tracing() or any(isinstance(k, (Affine, Lazy)) for k in items):
         return _ref(view, items)
     K, k0, shape = index_map(key, view.shape, view.base)
     M, c = _compose(view.M, view.c, K, k0)
@@ -193,7 +193,7 @@ def _ref(view: View, items) -> Ref:
             raise TraceError(f"{name(label)}: subscript {k!r} must be an int or affine in the loop variables")
     if len(items) != view.ndim:
         raise IndexError(f"{name(label)}: {len(items)} subscripts for {view.ndim} dimensions")
-    nv = max(len(k.coefs) for k in items if isinstance(k, Affine))
+    nv = max((len(k.coefs) for k in items if isinstance(k, Affine)), default=0)
     K = [list(k.coefs) if isinstance(k, Affine) else [0] * nv for k in items]
     k0 = [k.const if isinstance(k, Affine) else int(k) for k in items]
     M, c = _compose(view.M, view.c, K, k0)

@@ -70,6 +70,8 @@ class _Builder:
         return M, v.c
 
     def program(self, node, what="input"):
+        if isinstance(node, Expr) and node._value is not None:     # already materialised: read its value
+            return self.program(View.whole(node._value), what)
         if isinstance(node, Expr):
             return ("call", node.func, tuple(self.program(a) for a in node.args), tuple(node.kwargs.items()))
         if isinstance(node, View):
@@ -95,13 +97,30 @@ class _Builder:
 
 
 def lower_view(target: View, value) -> Lowered:
-    """``target = value`` over the target view's shape."""
+    """``target = value`` over the target view's shape.  Target dims of extent 1 that
+    no array index depends on (``None`` in the key) are dropped from the box: they
+    are no reduction, only a broadcast."""
     b = _Builder(target.shape)
     b.access(target.base, target.M, target.c, write=True)
     prog = b.program(value, "input")
-    box = tuple((0, 1, s) for s in target.shape)
-    stmt = Statement(box, tuple(b.accesses), 0)
+    keep = [v for v, n in enumerate(target.shape) if n != 1 or any(row[v] for row in target.M)]
+    accesses = b.accesses
+    if len(keep) < len(target.shape):
+        drop = tuple(v for v in range(len(target.shape)) if v not in keep)
+        accesses = [Access(x.slot, [[row[v] for v in keep] for row in x.M], x.c) for x in accesses]
+        prog = _squeeze(prog, drop)
+    box = tuple((0, 1, target.shape[v]) for v in keep)
+    stmt = Statement(box, tuple(accesses), 0)
     return Lowered(stmt, b.arrays, prog, [_name(a, k) for k, a in enumerate(b.arrays)])
+
+
+def _squeeze(prog, axes: tuple):
+    """``prog`` with the replicated NumPy leaves' ``axes`` (all of extent 1) removed."""
+    if prog[0] == "np":
+        return ("np", np.squeeze(prog[1], axis=axes))
+    if prog[0] == "call":
+        return ("call", prog[1], tuple(_squeeze(a, axes) for a in prog[2]), prog[3])
+    return prog
 
 
 def lower_ref(domain, target: Ref, value, reduce_name: str | None) -> Lowered:
