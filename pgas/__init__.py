@@ -5,10 +5,23 @@ run it as one process per locale (``pgas run -n 4 script.py``).  ``pg.here``
 and ``pg.num_locales`` are this locale's number and the locale count.
 """
 
-from .array import DistArray, arange, empty, from_numpy, full, max, mean, min, ones, prod, sum, zeros
+from .array import (
+    DistArray,
+    arange,
+    empty,
+    from_numpy,
+    full,
+    max,
+    mean,
+    min,
+    ones,
+    prod,
+    sum,
+    zeros,
+)
+from .array.expr import where
 from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
 from .dist import Block, BlockCyclic, Cyclic, Distribution, DistributionError
-from .array.expr import where
 from .exec import config, explain, forall
 
 __version__ = "0.1.0"

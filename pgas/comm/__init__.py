@@ -1,8 +1,23 @@
 """The only layer that talks to MPI (through mpi4py); it knows nothing of arrays."""
 
 from .diagnostics import CommDiagnostics, comm_diagnostics
-from .runtime import (LocaleError, abort, agree, allgather, allreduce, allgatherv, alltoallv, barrier, bcast, bcast_value, here,
-                      library_version, mpi4py_version, num_locales, report_and_abort)
+from .runtime import (
+                      LocaleError,
+                      abort,
+                      agree,
+                      allgather,
+                      allgatherv,
+                      allreduce,
+                      alltoallv,
+                      barrier,
+                      bcast,
+                      bcast_value,
+                      here,
+                      library_version,
+                      mpi4py_version,
+                      num_locales,
+                      report_and_abort,
+)
 from .window import Window, allocate
 
 __all__ = ["CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",

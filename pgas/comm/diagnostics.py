@@ -2,30 +2,19 @@
 
 A *message* is one communication operation a locale starts towards another
 locale (a get, put, accumulate, atomic or send; a derived-datatype transfer is
-one message).  Operations on a locale's own memory are not counted.  Counting
-costs one boolean test per operation when off.
+one message).  Operations on a locale's own memory are not counted.
+Collectives that move array data count one message per (sender, receiver) pair
+with data: ``to_numpy``, the broadcast of a collective scalar read, the
+exchanges of ``update``/``gather``/``scatter``.  Synchronisation and scalar
+reductions (barriers, ``sum``, ``max``, the agreement on errors) are not
+messages.  Counting costs one boolean test per operation when off.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import runtime
-
-_on = False
-_msgs: np.ndarray | None = None
-_bytes: np.ndarray | None = None
-
-
-def record(target: int, nbytes: int, count: int = 1) -> None:
-    """Count ``count`` messages of ``nbytes`` payload bytes in all from here to ``target``."""
-    if _on:
-        _msgs[target] += count
-        _bytes[target] += nbytes
-
-
-def enabled() -> bool:
-    return _on
+from . import counters, runtime
 
 
 class CommDiagnostics:
@@ -46,34 +35,35 @@ class CommDiagnostics:
         self.byte_matrix: np.ndarray | None = None
 
     def __enter__(self) -> "CommDiagnostics":
-        global _on, _msgs, _bytes
-        if _on:
+        if counters.enabled():
             raise RuntimeError("comm_diagnostics() blocks do not nest")
         runtime.barrier()
-        P = runtime.num_locales()
-        _msgs = np.zeros(P, dtype=np.int64)
-        _bytes = np.zeros(P, dtype=np.int64)
-        _on = True
+        counters.start(runtime.num_locales())
         return self
 
     def __exit__(self, *exc) -> None:
-        global _on
-        _on = False
+        msgs, nbytes = counters.stop()
         if exc[0] is not None:
             return
         runtime.barrier()
-        rows = runtime.allgather((_msgs, _bytes))
+        rows = runtime.allgather((msgs, nbytes))
         self.matrix = np.array([r[0] for r in rows])
         self.byte_matrix = np.array([r[1] for r in rows])
+
+    def _done(self) -> np.ndarray:
+        if self.matrix is None:
+            raise RuntimeError("comm_diagnostics: no counts (the block is still running or ended with an exception)")
+        return self.matrix
 
     @property
     def messages(self) -> int:
         """Total messages between distinct locales."""
-        return int(self.matrix.sum())
+        return int(self._done().sum())
 
     @property
     def bytes(self) -> int:
         """Total payload bytes between distinct locales."""
+        self._done()
         return int(self.byte_matrix.sum())
 
     def __repr__(self) -> str:

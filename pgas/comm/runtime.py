@@ -16,6 +16,8 @@ import weakref
 
 import numpy as np
 
+from .counters import record
+
 _MPI = None
 _comm = None
 _windows: "weakref.WeakSet" = weakref.WeakSet()
@@ -98,8 +100,6 @@ def allreduce(value, op: str = "sum"):
 
 def bcast_value(value, dtype, root: int):
     """One element of ``dtype`` from ``root`` on every locale (counted as one message per receiver)."""
-    from .diagnostics import record
-
     buf = np.array([value if here() == root else 0], dtype=dtype)
     comm().Bcast([buf, mpi_type(buf.dtype)], root=root)
     if here() == root:
@@ -112,8 +112,6 @@ def bcast_value(value, dtype, root: int):
 def allgatherv(local: np.ndarray, count: bool = True) -> list[np.ndarray]:
     """Every locale's 1-D array, in locale order, on every locale (one message per locale
     pair, counted in the diagnostics unless ``count`` is false, as for reductions)."""
-    from .diagnostics import record
-
     local = np.ascontiguousarray(local).reshape(-1)
     counts = np.empty(num_locales(), dtype=np.int64)
     comm().Allgather(np.array([local.size], dtype=np.int64), counts)
@@ -137,8 +135,6 @@ def bcast(obj, root: int):
 def alltoallv(send: list[np.ndarray], dtype) -> list[np.ndarray]:
     """Personalised exchange: ``send[r]`` goes to locale ``r``; returns what each locale sent here.
     One message per non-empty (source, target) pair."""
-    from .diagnostics import record
-
     P = num_locales()
     dtype = np.dtype(dtype)
     me = here()

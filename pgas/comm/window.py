@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from . import runtime
-from .diagnostics import record
+from .counters import record
 
 _ids = itertools.count()
 _live: dict[int, "Window"] = {}

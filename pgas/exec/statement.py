@@ -12,7 +12,7 @@ from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..dist import Distribution
-from ..plan import PlanError, describe, plan
+from ..plan import PlanError, describe, plan, var_names
 from . import settings
 from .lower import lower_ref, lower_view
 from .run import REDUCE_WITH, accumulable, run
@@ -80,8 +80,6 @@ def execute(low) -> None:
 
 def describe_statement(low) -> str:
     """``statement X0[i, j] = ... (X0 = <array label>, ...)`` for error messages."""
-    from ..plan.explain import var_names
-
     s = low.stmt
     w = s.accesses[s.write]
     arrays = ", ".join(f"{n} = {a.label}" for n, a in zip(low.names, low.arrays))

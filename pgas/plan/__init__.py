@@ -8,7 +8,8 @@ messages, :mod:`pgas.plan.planner` for owner-computes and the cache, and
 
 from .explain import describe, var_names
 from .model import Access, PlanError, Statement
-from .planner import ACCUMULATE_OPS, OWNER_POLICIES, LocalePlan, Message, Plan, Ref, Task, plan
+from .planner import ACCUMULATE_OPS, OWNER_POLICIES, plan
+from .result import LocalePlan, Message, Plan, Ref, Task
 
 __all__ = ["Access", "Statement", "PlanError", "Plan", "LocalePlan", "Message", "Ref", "Task", "plan",
            "describe", "var_names", "OWNER_POLICIES", "ACCUMULATE_OPS"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import Statement
+from .result import Plan
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,9 +78,7 @@ def global_indices(x, pts) -> tuple[np.ndarray, ...]:
 
 
 def plan_inspector(stmt: Statement, layouts, P: int):
-    """A :class:`~pgas.plan.planner.Plan` of kind ``"inspector"`` for ``stmt``."""
-    from .planner import Plan
-
+    """A :class:`~pgas.plan.result.Plan` of kind ``"inspector"`` for ``stmt``."""
     pts = box_points(stmt)
     wx = stmt.accesses[stmt.write]
     execs = layouts[wx.slot].owners(global_indices(wx, pts)) if stmt.accesses else None

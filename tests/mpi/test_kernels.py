@@ -1,6 +1,5 @@
 """The benchmark kernels (the paper's Figure 11) against their NumPy references."""
 
-import numpy as np
 import pytest
 
 import pgas as pg

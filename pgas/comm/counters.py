@@ -1,0 +1,36 @@
+"""Message counters behind :func:`pgas.comm.comm_diagnostics` (imports nothing of pgas: every
+transfer in the comm layer calls :func:`record`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_on = False
+_msgs: np.ndarray | None = None
+_bytes: np.ndarray | None = None
+
+
+def record(target: int, nbytes: int, count: int = 1) -> None:
+    """Count ``count`` messages of ``nbytes`` payload bytes in all from here to ``target``."""
+    if _on:
+        _msgs[target] += count
+        _bytes[target] += nbytes
+
+
+def enabled() -> bool:
+    return _on
+
+
+def start(num_locales: int) -> None:
+    """Start counting from zero."""
+    global _on, _msgs, _bytes
+    _msgs = np.zeros(num_locales, dtype=np.int64)
+    _bytes = np.zeros(num_locales, dtype=np.int64)
+    _on = True
+
+
+def stop() -> tuple[np.ndarray, np.ndarray]:
+    """Stop counting; this locale's messages and bytes per target."""
+    global _on
+    _on = False
+    return _msgs, _bytes
