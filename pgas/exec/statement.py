@@ -164,8 +164,9 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
     label = target.base.label
     if uf is not None:
         value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
-    if all(cols):
-        engine.before_write(target.base, value)
+    separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
+    if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
+        engine.before_write(target.base, value)          # each iteration writes its own element
         execute(lower_ref(dom, target, value, None))
         return
     if uf is None or other is None or uf.__name__ not in REDUCE_WITH:

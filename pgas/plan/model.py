@@ -99,9 +99,10 @@ class Statement:
         if not 0 <= self.write < len(self.accesses):
             raise PlanError(f"write index {self.write} out of range")
         w = self.accesses[self.write]
-        if not w.separable:
-            raise PlanError("the written access must use each loop variable in at most one subscript "
-                            "term per dimension (no A[i + j] on the left side)")
+        if not w.separable and self.reduce is None:
+            raise PlanError("a written A[i + j] (several loop variables in one subscript) may write one "
+                            "element from several iterations: reduce into it (+=, *=, np.minimum(..., out=)) "
+                            "or write with separable subscripts")
         if self.reduced_vars and self.reduce is None:
             raise PlanError("the write ignores loop variable(s) "
                             f"{list(self.reduced_vars)}: use an in-place operator (+=, *=, ...) to reduce over them")

@@ -364,8 +364,6 @@ def test_forall_reduction_into_fixed_element():
     assert_matches(S, np.array([a.sum(), 0.0]))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="a written access A[i + j] (several loop variables in one dim) raises "
-                   "PlanError; DESIGN says non-separable statements fall back to the inspector")
 def test_forall_write_with_combined_subscript():
     a, A = dist_array((9,), pg.Cyclic())
     b, B = dist_array((5, 5), pg.Cyclic())
