@@ -5,6 +5,7 @@ run it as one process per locale (``pgas run -n 4 script.py``).  ``pg.here``
 and ``pg.num_locales`` are this locale's number and the locale count.
 """
 
+from . import comm
 from .array import (
     DistArray,
     arange,
@@ -36,8 +37,6 @@ __all__ = [
 
 def __getattr__(name: str):
     """``pg.here`` and ``pg.num_locales`` are read from the runtime on each access."""
-    from . import comm
-
     if name == "here":
         return comm.here()
     if name == "num_locales":
