@@ -135,8 +135,10 @@ def _index_arrays(A, indices) -> tuple[np.ndarray, ...]:
                              f"{[np.shape(x) for x in cols]}")
         if c.size and c.dtype.kind not in "iu":
             raise IndexError(f"{A.label}: indices must be integers, got {c.dtype}")
-        c = c.astype(np.int64, copy=False)
         n = A.shape[d]
+        if c.dtype.kind == "u" and c.size and int(c.max()) >= n:       # before the cast wraps it negative
+            raise IndexError(f"{A.label}: index {int(c.max())} is out of bounds for axis {d} with size {n}")
+        c = c.astype(np.int64, copy=False)
         bad = (c < -n) | (c >= n)
         if bad.any():
             k = int(np.argmax(bad))

@@ -83,13 +83,16 @@ class Sorter:
             self.received = int(self.fill.local[0])
 
     def count(self) -> np.ndarray:
-        """The count of every key of my bucket among the keys I received."""
+        """The count of every key of my bucket among the keys I received (a slot holding
+        anything else, e.g. the -1 of a lost key, is left to the verification)."""
         mine = self.recv.local[:self.received] - comm.here() * self.width
-        return np.bincount(mine, minlength=self.width)
+        return np.bincount(mine[(mine >= 0) & (mine < self.width)], minlength=self.width)
 
     def reset(self) -> None:
-        """Collective: empty the counters for the next trial."""
+        """Collective: empty the counters and fill the receive buffers with -1 (in no
+        bucket), so a key lost in the next trial cannot pass for one left by the last."""
         self.fill.local[...] = 0
+        self.recv.local[...] = -1
         self.received = 0
         comm.barrier()
 
