@@ -46,7 +46,8 @@ def _tune_for_oversubscription() -> None:
     other (a barrier took 8-17 ms at 4 locales on 2 cores, 30 us with the generic algorithms),
     so use the generic ones unless the user chose.  Other MPIs ignore the variable."""
     local = int(os.environ.get("MPI_LOCALNRANKS", "1"))
-    if local > (os.cpu_count() or 1):
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if local > cores:
         os.environ.setdefault("MPIR_CVAR_DEVICE_COLLECTIVES", "none")
 
 
