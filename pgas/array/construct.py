@@ -29,7 +29,7 @@ def full(shape, value, dtype=None, dist: Distribution | None = None, name: str |
     dtype = np.asarray(value).dtype if dtype is None else dtype
     a = empty(shape, dtype, dist, name)
     a.local[...] = value
-    comm.barrier()
+    comm.barrier([a._win])
     return a
 
 
@@ -47,7 +47,7 @@ def arange(n, dtype=int, dist: Distribution | None = None, name: str | None = No
     """Collective: the 1-D distributed array ``0, 1, ..., n - 1``."""
     a = empty(int(n), dtype, dist, name)
     a.local[...] = a.layout.owned(comm.here())[0]
-    comm.barrier()
+    comm.barrier([a._win])
     return a
 
 
@@ -62,5 +62,5 @@ def from_numpy(array, dist: Distribution | None = None, name: str | None = None)
     check_dtype(array.dtype)
     a = empty(array.shape, array.dtype, dist, name)
     a.local[...] = array[np.ix_(*a.layout.owned(comm.here()))]
-    comm.barrier()
+    comm.barrier([a._win])
     return a

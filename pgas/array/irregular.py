@@ -275,7 +275,7 @@ def update(A, indices, values, op: str = "add") -> None:
     A._win.sync()
     for offs, vals_r in zip(served, received):
         _apply(A, offs, vals_r, op)
-    comm.barrier()
+    comm.barrier([A._win])
 
 
 def _inspect_with_values(A, indices, values):
@@ -293,7 +293,7 @@ def gather(A, indices) -> np.ndarray:
     One message per locale pair each way (only the reply with a plan)."""
     plan = indices if isinstance(indices, IndexPlan) else index_plan(A, indices)
     plan.check(A)
-    comm.barrier()
+    comm.barrier([A._win])
     flat = A._flat_local
     received = comm.alltoallv([flat[offs] for offs in plan.served], A.dtype)
     unique = np.concatenate(received) if received else np.empty(0, A.dtype)

@@ -73,9 +73,11 @@ def register_window(win) -> None:
     _windows.add(win)
 
 
-def barrier() -> None:
-    """Wait for every locale; one-sided writes made before it are visible after it."""
-    wins = [w for w in _windows if w.in_use]
+def barrier(windows=None) -> None:
+    """Wait for every locale; writes made before it (local stores and one-sided puts) are
+    visible after it.  ``windows`` limits that to the given windows (a statement passes
+    its arrays'), so the cost does not grow with the number of live arrays."""
+    wins = [w for w in _windows if w.in_use] if windows is None else windows
     for w in wins:
         w.sync()
     comm().Barrier()

@@ -124,6 +124,11 @@ def _get_elements(arr, ref, shape) -> np.ndarray:
     return out.reshape(shape)
 
 
+def _barrier(low) -> None:
+    """A barrier that makes earlier writes to this statement's arrays visible."""
+    comm.barrier([a._win for a in low.arrays])
+
+
 def run(low, plan, aggregate: bool) -> None:
     """Collective: execute ``plan`` (made from ``low``) on every locale."""
     if plan.kind == "inspector":
@@ -147,7 +152,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     flats = [a.local.reshape(-1) for a in low.arrays]
     wflat = flats[stmt.accesses[W].slot]
     if plan.any_fetch:
-        comm.barrier()
+        _barrier(low)
     bufs = []
     if aggregate:
         for m in lp.fetches:
@@ -158,7 +163,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         bufs = {(task.piece, k): _get_elements(low.arrays[stmt.accesses[k].slot], ref, task.shape)
                 for task in lp.tasks for k, ref in enumerate(task.refs) if ref.msg >= 0 and k != W}
     if plan.any_fetch:
-        comm.barrier()
+        _barrier(low)
     combine, reducer = _combine(stmt)
     axes = plan.reduce_axes
     results = []
@@ -174,7 +179,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         _accumulate(plan, lp, warr, wflat, results, aggregate)
         return
     if plan.any_writeback:
-        comm.barrier()
+        _barrier(low)
     wbufs = [np.empty(m.size, dtype=warr.dtype) for m in lp.writebacks] if aggregate else []
     for task, value in zip(lp.tasks, results):
         ref = task.refs[W]
@@ -193,7 +198,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     for m, buf in zip(lp.writebacks, wbufs):
         warr._win.put_regions(m.peer, list(m.regions), buf)
     if plan.any_writeback:
-        comm.barrier()
+        _barrier(low)
 
 
 def _reduced(target, axes, ndim):
@@ -209,7 +214,7 @@ def _accumulate(plan, lp, warr, wflat, results, aggregate: bool) -> None:
     combine, reducer = _combine(stmt)
     negate = stmt.reduce == "subtract"
     if plan.any_writeback:
-        comm.barrier()
+        comm.barrier([warr._win])
     wbufs = [np.full(m.size, _identity(op, warr.dtype)) for m in lp.writebacks] if aggregate else []
     own = []
     for task, value in zip(lp.tasks, results):
@@ -227,7 +232,7 @@ def _accumulate(plan, lp, warr, wflat, results, aggregate: bool) -> None:
     for m, buf in zip(lp.writebacks, wbufs):
         warr._win.accumulate_regions(m.peer, list(m.regions), -buf if negate else buf, op)
     if plan.any_writeback:
-        comm.barrier()
+        comm.barrier([warr._win])
     for task, value in own:
         ref = task.refs[W]
         target = _reduced(strided(wflat, ref.offset, ref.strides, task.shape), axes, len(task.shape))
@@ -276,7 +281,7 @@ def _run_inspector(low, plan, aggregate: bool) -> None:
     lp = plan.locales[me]
     stmt = plan.stmt
     if plan.any_fetch:
-        comm.barrier()
+        _barrier(low)
     bufs = []
     for m in lp.fetches:
         arr = low.arrays[m.slot]
@@ -288,7 +293,7 @@ def _run_inspector(low, plan, aggregate: bool) -> None:
                 arr._win.get(m.peer, o, buf[k:k + 1])
         bufs.append(buf)
     if plan.any_fetch:
-        comm.barrier()
+        _barrier(low)
     if not lp.count:
         return
     value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))
