@@ -48,6 +48,14 @@ class Lazy(NDArrayOperatorsMixin):
     def __array__(self, dtype=None, copy=None):
         raise TypeError("distributed expression: use .to_numpy() to get a global NumPy array")
 
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
 
 class Expr(Lazy):
     """An element-wise function (a ufunc or ``where``) of views, refs, scalars and
@@ -68,14 +76,6 @@ class Expr(Lazy):
     def shape(self):
         """The broadcast shape (None inside ``forall``)."""
         return self._shape
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
 
     @property
     def dtype(self) -> np.dtype:

@@ -101,14 +101,6 @@ class View(Lazy):
         return self.base.dtype
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
-
-    @property
     def label(self) -> str:
         return f"view of shape {self.shape} of {self.base.label}"
 
