@@ -19,7 +19,8 @@ def test_isx_tiny_run_verifies(tmp_path):
         assert [s["style"] for s in data["styles"]] == list(isx.STYLES)
         for s in data["styles"]:
             assert s["verified"] and s["verification"]["keys"] == 3000 * pg.num_locales
-            assert set(s["phase_seconds_mean"]) == set(isx.PHASES)
+            phases = s["phase_seconds_mean"]          # the breakdown names every phase (no timing asserted)
+            assert set(phases) == set(isx.PHASES)
 
 
 def test_counts_equal_a_global_histogram():
