@@ -81,9 +81,13 @@ def _target(A, index) -> tuple[int, int]:
 
 
 def _scalar_value(A, value):
+    """One value for an update of ``A``: the same-kind rule of the batch operations (a float
+    into an int array is a TypeError), then NumPy's range check (2**40 into int32 raises)."""
     if np.ndim(value) != 0:
         raise ValueError(f"{A.label}: expected one value, got shape {np.shape(value)}")
-    return A._cast(value)
+    if not np.can_cast(np.result_type(value), A.dtype, "same_kind"):
+        raise TypeError(f"{A.label}: cannot update {A.dtype} elements with {np.result_type(value)} value {value!r}")
+    return A._element(value, None)
 
 
 def update_one(A, index, value, op: str = "add") -> None:
@@ -92,7 +96,7 @@ def update_one(A, index, value, op: str = "add") -> None:
     check_op(A, op)
     target, off = _target(A, index)
     ops = _MPI_BOOL_OPS if A.dtype.kind == "b" else _MPI_OPS
-    A._win.accumulate(target, off, A._element(value, index), ops[op])
+    A._win.accumulate(target, off, _scalar_value(A, value), ops[op])
 
 
 def fetch_add(A, index, value):
