@@ -13,6 +13,8 @@ collective statements (see :mod:`pgas.array.expr`).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from . import engine
@@ -72,11 +74,17 @@ def index_map(key, shape, label: str = "array"):
 
 
 def _compose(M, c, K, k0):
-    M = np.asarray(M, dtype=np.int64).reshape(len(c), -1)
-    K = np.asarray(K, dtype=np.int64).reshape(len(k0), -1)
-    newM = M @ K
-    newc = M @ np.asarray(k0, dtype=np.int64) + np.asarray(c, dtype=np.int64)
-    return tuple(tuple(int(a) for a in r) for r in newM), tuple(int(x) for x in newc)
+    """``(M @ K, M @ k0 + c)`` on small integer tuples (views have at most a few dims,
+    where plain Python beats NumPy's per-call overhead)."""
+    ncols = len(K[0]) if K else 0
+    newM = tuple(tuple(sum(row[j] * K[j][col] for j in range(len(K))) for col in range(ncols)) for row in M)
+    newc = tuple(sum(row[j] * k0[j] for j in range(len(k0))) + ci for row, ci in zip(M, c))
+    return newM, newc
+
+
+@lru_cache(maxsize=8)
+def _identity(n: int) -> tuple:
+    return tuple(tuple(int(a == b) for b in range(n)) for a in range(n))
 
 
 class View(Lazy):
@@ -94,7 +102,7 @@ class View(Lazy):
     def whole(cls, base) -> "View":
         """The view of all of ``base``."""
         n = base.ndim
-        return cls(base, base.shape, tuple(tuple(int(a == b) for b in range(n)) for a in range(n)), (0,) * n)
+        return cls(base, base.shape, _identity(n), (0,) * n)
 
     @property
     def dtype(self) -> np.dtype:
