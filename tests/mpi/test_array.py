@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
+from util import collective_verdict
 from pgas.dist import grids
 
 P = pg.num_locales
@@ -45,8 +46,7 @@ def global_array(shape, dtype, seed=0):
 
 def check(ok, what=""):
     """All locales agree on the verdict (so no locale is left in a collective)."""
-    ok_all = pg.comm.allreduce(np.int32(bool(ok)), "min")
-    assert ok_all, what
+    collective_verdict(bool(ok), what)
 
 
 @MPI_SETTINGS
