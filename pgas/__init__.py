@@ -22,7 +22,7 @@ from .array import (
 )
 from .array.expr import where
 from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
-from .dist import Block, BlockCyclic, Cyclic, Distribution, DistributionError
+from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain, forall
 
 __version__ = "0.1.0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
-from ..dist import Block, Distribution
+from ..layout import Block, Distribution
 from .core import DistArray
 from .index import check_dtype
 

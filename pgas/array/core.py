@@ -16,7 +16,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
-from ..dist import Distribution, Layout
+from ..layout import Distribution, Layout
 from . import engine, irregular, slicing
 from .index import check_dtype, scalar_index
 from .reduce import reduce_all

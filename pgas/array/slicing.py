@@ -1,7 +1,7 @@
 """One-sided bulk transfers of basic slices (``A.get(key)`` / ``A.put(key, v)``).
 
 Each dimension's selected range is cut, with the statement planner's own
-per-dimension arithmetic (:func:`pgas.dist.var_segments`), into segments on
+per-dimension arithmetic (:func:`pgas.layout.var_segments`), into segments on
 which the owner is constant and the local index affine: a *lattice*
 ``k = k0 + u + T*t``.  A product of one lattice per dimension is a strided box
 both in the owner's local storage and in the result, so each owning locale's
@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from ..dist import c_strides, var_segments
+from ..layout import c_strides, var_segments
 from .index import basic_index
 
 

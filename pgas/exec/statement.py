@@ -11,7 +11,7 @@ from ..array import engine
 from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
-from ..dist import Distribution
+from ..layout import Distribution
 from ..plan import PlanError, describe, plan, var_names
 from . import settings
 from .lower import lower_ref, lower_view

@@ -15,7 +15,7 @@ def var_names(n: int) -> list[str]:
 def describe(plan: Plan, names=None, max_pieces: int = 8) -> str:
     """A few lines describing ``plan``; ``names`` are the arrays' names per slot.
 
-    >>> from pgas.dist import Cyclic
+    >>> from pgas.layout import Cyclic
     >>> from pgas.plan.model import Access, Statement
     >>> from pgas.plan.planner import plan
     >>> L = Cyclic().bind((8,), 4)

@@ -18,15 +18,15 @@ Block intervals between block edges (``ntiles = 1``).  The remainder
 Pieces of several loop variables are products of their segments.  The work
 is proportional to the number of cuts, never to the extents.
 
-The per-dimension arithmetic (:func:`pgas.dist.segments.var_segments`) lives
-in :mod:`pgas.dist`, where the one-sided slice transfers use it too.
+The per-dimension arithmetic (:func:`pgas.layout.segments.var_segments`) lives
+in :mod:`pgas.layout`, where the one-sided slice transfers use it too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dist.segments import c_strides, var_segments
+from ..layout.segments import c_strides, var_segments
 from .model import Statement
 
 

@@ -42,9 +42,9 @@ ACCUMULATE_OPS = {"add": "sum", "subtract": "sum", "multiply": "prod", "minimum"
 
 
 def plan(stmt: Statement, layouts, owner: str = "write") -> Plan:
-    """Plan ``stmt`` over ``layouts`` (one :class:`~pgas.dist.Layout` per array slot).
+    """Plan ``stmt`` over ``layouts`` (one :class:`~pgas.layout.Layout` per array slot).
 
-    >>> from pgas.dist import Cyclic
+    >>> from pgas.layout import Cyclic
     >>> from pgas.plan.model import Access, Statement
     >>> L = Cyclic().bind((8,), 4)
     >>> s = Statement(((0, 1, 7),), (Access(0, ((1,),), (1,)), Access(1, ((1,),), (0,))), write=0)

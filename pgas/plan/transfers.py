@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dist.segments import c_strides
+from ..layout.segments import c_strides
 
 
 def normalise(offset: int, counts, strides):

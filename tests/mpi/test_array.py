@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import pgas as pg
 from util import collective_verdict
-from pgas.dist import grids
+from pgas.layout import grids
 
 P = pg.num_locales
 MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=25)

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
-from pgas.dist import grids
+from pgas.layout import grids
 from pgas import comm
 from pgas.array.index import basic_index
 

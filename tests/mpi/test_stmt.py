@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
-from pgas.dist import grids
+from pgas.layout import grids
 from util import assert_matches, collective_verdict
 
 P = pg.num_locales

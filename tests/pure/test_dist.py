@@ -1,4 +1,4 @@
-"""Pure tests of pgas.dist (no MPI): index maps, layouts, grids and errors, checked
+"""Pure tests of pgas.layout (no MPI): index maps, layouts, grids and errors, checked
 against brute force with hypothesis."""
 
 import doctest
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pgas.dist.dimmap
-import pgas.dist.distribution
-from pgas.dist import Block, BlockCyclic, Cyclic, DimMap, DistributionError, default_grid, grids
+import pgas.layout.dimmap
+import pgas.layout.distribution
+from pgas.layout import Block, BlockCyclic, Cyclic, DimMap, DistributionError, default_grid, grids
 
 SETTINGS = settings(max_examples=150, deadline=None)
 
@@ -187,7 +187,7 @@ def test_dimmap_rejects_bad_arguments(args):
         DimMap(*args)
 
 
-@pytest.mark.parametrize("module", [pgas.dist.dimmap, pgas.dist.distribution])
+@pytest.mark.parametrize("module", [pgas.layout.dimmap, pgas.layout.distribution])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0

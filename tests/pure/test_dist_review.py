@@ -1,4 +1,4 @@
-"""Review tests of pgas.dist (no MPI): the scalar fast path against the vectorised maps,
+"""Review tests of pgas.layout (no MPI): the scalar fast path against the vectorised maps,
 degenerate grids, and the default grid's squareness."""
 
 import itertools
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgas.dist import Block, BlockCyclic, Cyclic, DistributionError, default_grid, grids
+from pgas.layout import Block, BlockCyclic, Cyclic, DistributionError, default_grid, grids
 
 SETTINGS = settings(max_examples=200, deadline=None)
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgas.dist import Block, BlockCyclic, Cyclic
+from pgas.layout import Block, BlockCyclic, Cyclic
 from pgas.plan import Access, PlanError, Statement, describe, plan
 from pgas.plan.pieces import c_strides
 from pgas.plan.transfers import expand

@@ -11,7 +11,7 @@ the dimension has one owner and an affine local index: ``a*step`` per step
 inside the segment, ``a*step*T / p`` per tile.  The work is proportional to
 the number of cuts in one period, never to the extent.
 
->>> from pgas.dist import DimMap
+>>> from pgas.layout import DimMap
 >>> var_segments(0, 1, 10, [(1, 0, DimMap(10, 3, 1))])   # Cyclic over 3: residues
 (3, ((0, 1, 4), (1, 1, 3), (2, 1, 3)))
 >>> var_segments(0, 1, 10, [(1, 1, DimMap(12, 3, 4))])   # Block over 3, shifted by 1
