@@ -1,7 +1,8 @@
 """Run the whole test suite: the pure tests (and the package's doctests) once
-without MPI, then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4.
+without MPI, then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4, then the
+scale stage: the runtime and scale tests at 8 and 16 oversubscribed locales.
 
-    python tests/run_mpi.py [--ranks 1,2,3,4] [--per-test 120] [--per-run 600]
+    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
@@ -39,12 +40,16 @@ def pure_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
     return passed, max(failed, int(status != 0)), status
 
 
-def mpi_run(n: int, per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
-    """``(passed, failed, status)`` of ``tests/mpi`` on ``n`` locales."""
+#: Run again at more locales than cores (oversubscribed, tiny arrays): the scale stage.
+SCALE_TESTS = ["tests/mpi/test_scale.py", "tests/mpi/test_runtime.py"]
+
+
+def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=("tests/mpi",)) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of ``paths`` (default ``tests/mpi``) on ``n`` locales."""
     counts = os.path.join(tmp, f"mpi{n}.json")
     env = dict(os.environ, PGAS_TEST_COUNTS=counts)
     cmd = [sys.executable, "-m", "pgas.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
-           "-q", "-x", "tests/mpi", f"--timeout={per_test}", "--timeout-method=thread"]
+           "-q", "-x", *paths, f"--timeout={per_test}", "--timeout-method=thread"]
     status = _call(cmd, per_run + 30, env)
     got = {"passed": 0, "failed": 0}
     if os.path.exists(counts):
@@ -65,6 +70,7 @@ def _call(cmd: list[str], limit: float, env=None) -> int:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ranks", default="1,2,3,4", help="locale counts for tests/mpi (default 1,2,3,4)")
+    p.add_argument("--scale", default="8,16", help="locale counts for the scale stage (default 8,16; '' for none)")
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
     p.add_argument("--per-run", type=int, default=600, help="seconds allowed per pytest run (default 600)")
     args = p.parse_args()
@@ -74,6 +80,8 @@ def main() -> int:
         runs = [("pure", lambda: pure_run(args.per_test, args.per_run, tmp))]
         runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp))
                  for n in args.ranks.split(",")]
+        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS))
+                 for n in args.scale.split(",") if n]
         for name, run in runs:
             start = time.time()
             ok, bad, status = run()

@@ -25,7 +25,7 @@ from .reduce import reduce_all
 class DistArray(NDArrayOperatorsMixin):
     """A distributed array; make one with :func:`pgas.zeros`, :func:`pgas.from_numpy` and friends."""
 
-    __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_win", "_me", "__weakref__")
+    __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_win", "_me", "_writes", "__weakref__")
 
     def __init__(self, *args, **kwargs) -> None:
         raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
@@ -43,6 +43,7 @@ class DistArray(NDArrayOperatorsMixin):
         self._flat_local = self._win.storage()
         self.local = self._flat_local.reshape(shape)
         self._me = comm.here()
+        self._writes = 0                       # collective writes seen (lazy expressions check it)
         return self
 
     # -- metadata ---------------------------------------------------------
@@ -153,6 +154,16 @@ class DistArray(NDArrayOperatorsMixin):
             self._flat_local[flat] = value[0]
         else:
             self._win.put(owner, flat, value)
+
+    def get_async(self, index) -> "slicing.Pending":
+        """Start a one-sided read of one element or a basic slice; ``h.wait()`` returns it.
+        Reads to several owners (and several ``get_async`` calls) are in flight together."""
+        return slicing.start_get(self, index)
+
+    def put_async(self, index, value) -> "slicing.Pending":
+        """Start a one-sided write of one element or a basic slice; ``h.wait()`` completes it
+        (then visible to other locales after their next synchronisation, as :meth:`put`)."""
+        return slicing.start_put(self, index, value)
 
     def _element(self, value, key) -> np.ndarray:
         """``value`` converted for storing in one element, as NumPy assignment does

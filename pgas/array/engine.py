@@ -4,24 +4,31 @@ DistArray and View forward non-scalar indexing, assignment and mixed-layout
 ufuncs here.  The engine that plans and runs statements lives in a layer
 above (:mod:`pgas.exec`), which registers itself with :func:`register` when
 ``pgas`` is imported; this module only builds the front-end objects and
-hands them over.  It also keeps the ordered list of unassigned expressions,
+hands them over.  It also keeps the ordered list of *pending* expressions,
 so an expression is materialised before a statement overwrites its operands.
+
+An expression is pending from its creation until it is used: as an operand of
+another expression, as the value of a statement, or by being evaluated.  Being
+used is a fact of program order, the same on every locale, so every locale
+materialises the same pending expressions before a write without exchanging a
+word (garbage collection, which differs between locales, plays no part).  An
+expression that was used and is evaluated again after one of its operands was
+written would need the old values: that raises :class:`StaleExpression` rather
+than give new ones.
 """
 
 from __future__ import annotations
 
 import itertools
-import weakref
 
 import numpy as np
 
-from .. import comm
 from . import expr as _expr
 from . import view as _view
 
 _executor = None
 _array_types: tuple = ()
-_pending: dict[int, weakref.ref] = {}
+_pending: dict[int, object] = {}       # sequence number -> pending expression (program order)
 _seq = itertools.count()
 _tracers: list = []
 
@@ -79,7 +86,10 @@ def assign(target, value, casting: str = "unsafe") -> None:
         return
     if isinstance(value, _view.View) and target.same(value):
         return
-    executor().assign(target, as_operand(value), casting)
+    try:
+        executor().assign(target, as_operand(value), casting)
+    finally:
+        used(value)                 # even when the statement raised: it was the value of a write
 
 
 def ufunc(uf, method, inputs, out, kwargs):
@@ -100,7 +110,10 @@ def ufunc(uf, method, inputs, out, kwargs):
         return out[0] if isinstance(out, tuple) else out
     if not isinstance(target, _view.View):
         raise TypeError(f"{uf.__name__}: out= must be a distributed array or view, got {type(target).__name__}")
-    executor().assign(target, value, "same_kind")
+    try:
+        executor().assign(target, value, "same_kind")
+    finally:
+        used(value)
     return out[0] if isinstance(out, tuple) else out
 
 
@@ -109,22 +122,33 @@ def materialise(x, dtype=None):
     return executor().materialise(x, dtype)
 
 
-# -- unassigned expressions ------------------------------------------------
+# -- pending expressions -----------------------------------------------------
+class StaleExpression(RuntimeError):
+    """An expression already used was evaluated after one of its operands was written."""
+
+
 def pending(e) -> None:
-    """Remember a new expression under a sequence number (program order: the same on
-    every locale).  Only a weak reference is kept: an expression nobody holds is dropped."""
-    seq = next(_seq)
-    _pending[seq] = weakref.ref(e, lambda _, k=seq: _pending.pop(k, None))
+    """Remember a new expression, under a sequence number (program order)."""
+    e._seq = next(_seq)
+    _pending[e._seq] = e
+
+
+def used(e) -> None:
+    """``e`` (if an expression) was used: it is no longer pending."""
+    if isinstance(e, _expr.Expr):
+        _pending.pop(e._seq, None)
+
+
+def version(base) -> int:
+    """How many collective writes ``base`` has seen (see :func:`before_write`)."""
+    return base._writes
 
 
 def before_write(base, value) -> None:
-    """Collective: materialise every unassigned expression that reads ``base``,
-    except those inside ``value`` (the statement about to write it).
-
-    Whether an expression is still alive depends on each locale's garbage
-    collector (a reference cycle may be freed on one locale and not yet on
-    another), so the locales agree first and evaluate, in program order, only
-    the expressions alive on all of them; one dead anywhere is unreachable."""
+    """Collective: materialise every pending expression that reads ``base``, except
+    those inside ``value`` (the statement about to write it), in program order; then
+    count the write.  No communication beyond the materialising statements: the
+    pending set is the same on every locale."""
     mine = set()
     stack = [value]
     while stack:
@@ -132,20 +156,11 @@ def before_write(base, value) -> None:
         if isinstance(x, _expr.Expr):
             mine.add(id(x))
             stack.extend(x.args)
-    live = {}                               # strong references while we decide
-    for k, r in list(_pending.items()):
-        e = r()
-        if e is None or id(e) in mine or e._value is not None or e.shape is None:
-            continue
-        if any(getattr(leaf, "base", None) is base for leaf in e.leaves()):
-            live[k] = e
-    if not comm.allreduce(np.int64(len(live)), "max"):
-        return
-    common = set(live)
-    for other in comm.allgather(sorted(live)):
-        common &= set(other)
-    for k in sorted(common):
-        live[k].eval()
+    for k in [k for k, e in _pending.items() if id(e) not in mine and e.reads(base)]:
+        e = _pending.get(k)
+        if e is not None:
+            e.eval()
+    base._writes += 1
 
 
 # -- forall tracing ----------------------------------------------------------

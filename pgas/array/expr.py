@@ -61,7 +61,7 @@ class Expr(Lazy):
     """An element-wise function (a ufunc or ``where``) of views, refs, scalars and
     replicated NumPy arrays; see the module docstring."""
 
-    __slots__ = ("func", "args", "kwargs", "_shape", "_dtype", "_value", "__weakref__")
+    __slots__ = ("func", "args", "kwargs", "_shape", "_dtype", "_value", "_seq", "_seen", "__weakref__")
 
     def __init__(self, func, args, kwargs=None) -> None:
         self.func = func
@@ -70,7 +70,12 @@ class Expr(Lazy):
         self._shape = _broadcast_shape(self.args)
         self._dtype = None
         self._value = None
-        engine.pending(self)
+        self._seen = None
+        if self._shape is not None:            # inside forall nothing is pending
+            self._seen = tuple((b, engine.version(b)) for b in {id(b): b for b in self.bases()}.values())
+            for a in self.args:
+                engine.used(a)
+            engine.pending(self)
 
     @property
     def shape(self):
@@ -92,11 +97,25 @@ class Expr(Lazy):
             else:
                 yield a
 
+    def bases(self):
+        """The arrays the expression reads."""
+        return [leaf.base for leaf in self.leaves() if isinstance(leaf, Lazy) and hasattr(leaf, "base")]
+
+    def reads(self, base) -> bool:
+        """True if the expression reads array ``base`` and is not evaluated yet."""
+        return self._value is None and any(b is base for b, _ in self._seen)
+
     def eval(self):
         """Collective: the value as a new DistArray (computed once, then kept)."""
         if self._value is None:
             if self._shape is None:
                 raise TraceError("inside pg.forall an expression must be assigned to a subscripted array")
+            for b, v in self._seen:
+                if engine.version(b) != v:
+                    raise engine.StaleExpression(
+                        f"{b.label} was written after this expression was built and used; its old values are "
+                        "gone. Evaluate it first (E = E.eval(), a DistArray) to keep them")
+            engine.used(self)
             self._value = engine.materialise(self)
         return self._value
 

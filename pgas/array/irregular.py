@@ -91,12 +91,15 @@ def _scalar_value(A, value):
 
 
 def update_one(A, index, value, op: str = "add") -> None:
-    """One-sided ``A[index] = A[index] op value`` at the owner, atomically, in one message
-    (none if local).  Complete when it returns; others see it after their next barrier."""
+    """One-sided, asynchronous ``A[index] = A[index] op value`` at the owner, atomically, in
+    one message, as the XL UPC runtime's remote update: it returns at once and completes at
+    this locale's next synchronisation (``pg.barrier()``, which also makes it visible to the
+    other locales, or a statement on ``A``).  Updates of one element from many locales
+    combine atomically, in any order."""
     check_op(A, op)
     target, off = _target(A, index)
     ops = _MPI_BOOL_OPS if A.dtype.kind == "b" else _MPI_OPS
-    A._win.accumulate(target, off, _scalar_value(A, value), ops[op])
+    A._win.accumulate_async(target, off, _scalar_value(A, value), ops[op])
 
 
 def fetch_add(A, index, value):

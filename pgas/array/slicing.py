@@ -64,28 +64,92 @@ def _view(flat: np.ndarray, box) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(flat[offset:], shape=counts, strides=tuple(s * item for s in strides))
 
 
-def get_slice(A, key) -> np.ndarray:
-    """One-sided read of a basic slice of ``A``: one message per remote owning locale."""
+class Pending:
+    """A one-sided transfer in flight, from ``A.get_async`` or ``A.put_async`` (UPC's
+    ``upc_memget_nb``, Global Arrays' ``NbGet``): ``wait()`` completes it and returns
+    the value read (None for a put).  Until then a get's result is not there and a
+    put's source must not be relied on to be sent."""
+
+    __slots__ = ("_finish", "_value", "_done")
+
+    def __init__(self, finish) -> None:
+        self._finish, self._value, self._done = finish, None, False
+
+    def wait(self):
+        """Complete the transfer (once; later calls return the same value)."""
+        if not self._done:
+            self._value = self._finish()
+            self._finish, self._done = None, True
+        return self._value
+
+    @property
+    def done(self) -> bool:
+        """True once :meth:`wait` has completed the transfer."""
+        return self._done
+
+
+def start_get(A, key) -> Pending:
+    """Start a one-sided read of a basic slice (or one element) of ``A``: every remote
+    owner's part is in flight at once, one message each."""
+    loc = A.layout.locate(key) or A._locate_slow(key)
+    if loc is not None:
+        owner, flat = loc
+        if owner == A._me:
+            value = A._flat_local[flat]
+            return Pending(lambda: value)
+        one = np.empty(1, dtype=A.dtype)
+        A._win.get(owner, flat, one, flush=False)
+        return Pending(lambda: _flushed(A, [owner], lambda: one[0]))
     out_shape, full, parts = _plan(A, key)
     out = np.empty(full, dtype=A.dtype)
     flat = out.reshape(-1)
+    remote = []
     for target, boxes in parts:
         if target == A._me:
             for obox, lbox in boxes:
                 _view(flat, obox)[...] = _view(A._flat_local, lbox)
             continue
         buf = np.empty(sum(int(np.prod(lb[1])) for _, lb in boxes), dtype=A.dtype)
-        A._win.get_regions(target, [lb for _, lb in boxes], buf)
-        pos = 0
-        for obox, _ in boxes:
-            n = int(np.prod(obox[1]))
-            _view(flat, obox)[...] = buf[pos:pos + n].reshape(obox[1])
-            pos += n
-    return out.reshape(out_shape)
+        A._win.get_regions(target, [lb for _, lb in boxes], buf, flush=False)
+        remote.append((target, boxes, buf))
+
+    def finish():
+        for target, boxes, buf in remote:
+            A._win.flush(target)
+            pos = 0
+            for obox, _ in boxes:
+                n = int(np.prod(obox[1]))
+                _view(flat, obox)[...] = buf[pos:pos + n].reshape(obox[1])
+                pos += n
+        return out.reshape(out_shape)
+
+    return Pending(finish)
 
 
-def put_slice(A, key, value) -> None:
-    """One-sided write of ``value`` (broadcast to the slice) into a basic slice of ``A``."""
+def _flushed(A, targets, value):
+    """Flush ``targets``, then return ``value()`` (read only once the transfer is complete)."""
+    for t in targets:
+        A._win.flush(t)
+    return value()
+
+
+def get_slice(A, key) -> np.ndarray:
+    """One-sided read of a basic slice of ``A``: one message per remote owning locale."""
+    return start_get(A, key).wait()
+
+
+def start_put(A, key, value) -> Pending:
+    """Start a one-sided write of ``value`` (broadcast) into a basic slice or one element
+    of ``A``: one message per remote owner, all in flight at once."""
+    loc = A.layout.locate(key) or A._locate_slow(key)
+    if loc is not None:
+        data = A._element(value, key)
+        owner, flat = loc
+        if owner == A._me:
+            A._flat_local[flat] = data[0]
+            return Pending(lambda: None)
+        A._win.put(owner, flat, data, flush=False)
+        return Pending(lambda: _flushed(A, [owner], lambda: None))
     out_shape, full, parts = _plan(A, key)
     value = A._cast(value)
     try:
@@ -93,10 +157,18 @@ def put_slice(A, key, value) -> None:
     except ValueError:
         raise ValueError(f"{A.label}: cannot put a value of shape {value.shape} into {key!r} "
                          f"of shape {out_shape}") from None
+    sent = []
     for target, boxes in parts:
         if target == A._me:
             for obox, lbox in boxes:
                 _view(A._flat_local, lbox)[...] = _view(value, obox)
             continue
         data = np.concatenate([_view(value, obox).reshape(-1) for obox, _ in boxes])
-        A._win.put_regions(target, [lb for _, lb in boxes], data)
+        A._win.put_regions(target, [lb for _, lb in boxes], data, flush=False)
+        sent.append((target, data))          # the buffer stays alive until the flush
+    return Pending(lambda: _flushed(A, [t for t, _ in sent], lambda: None))
+
+
+def put_slice(A, key, value) -> None:
+    """One-sided write of ``value`` (broadcast to the slice) into a basic slice of ``A``."""
+    start_put(A, key, value).wait()

@@ -12,13 +12,17 @@ from .runtime import (
                       barrier,
                       bcast,
                       bcast_value,
+                      expect,
                       here,
                       library_version,
                       mpi4py_version,
+                      notify,
                       num_locales,
                       report_and_abort,
+                      wait,
 )
 from .window import Window, allocate
 
 __all__ = ["CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",
-           "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate"]
+           "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
+           "notify", "expect", "wait"]

@@ -8,6 +8,8 @@ import numpy as np
 _on = False
 _msgs: np.ndarray | None = None
 _bytes: np.ndarray | None = None
+_syncs = 0
+_barriers = 0
 
 
 def record(target: int, nbytes: int, count: int = 1) -> None:
@@ -17,20 +19,36 @@ def record(target: int, nbytes: int, count: int = 1) -> None:
         _bytes[target] += nbytes
 
 
+def record_sync(count: int = 1) -> None:
+    """Count ``count`` point-to-point synchronisation notices sent from here."""
+    global _syncs
+    if _on:
+        _syncs += count
+
+
+def record_barrier() -> None:
+    """Count one global barrier entered here."""
+    global _barriers
+    if _on:
+        _barriers += 1
+
+
 def enabled() -> bool:
     return _on
 
 
 def start(num_locales: int) -> None:
     """Start counting from zero."""
-    global _on, _msgs, _bytes
+    global _on, _msgs, _bytes, _syncs, _barriers
+    _syncs = _barriers = 0
     _msgs = np.zeros(num_locales, dtype=np.int64)
     _bytes = np.zeros(num_locales, dtype=np.int64)
     _on = True
 
 
-def stop() -> tuple[np.ndarray, np.ndarray]:
-    """Stop counting; this locale's messages and bytes per target."""
+def stop() -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Stop counting; this locale's messages and bytes per target, its synchronisation
+    notices and its global barriers."""
     global _on
     _on = False
-    return _msgs, _bytes
+    return _msgs, _bytes, _syncs, _barriers

@@ -7,7 +7,10 @@ Collectives that move array data count one message per (sender, receiver) pair
 with data: ``to_numpy``, the broadcast of a collective scalar read, the
 exchanges of ``update``/``gather``/``scatter``.  Synchronisation and scalar
 reductions (barriers, ``sum``, ``max``, the agreement on errors) are not
-messages.  Counting costs one boolean test per operation when off.
+messages.  Synchronisation is counted apart: ``syncs`` are the point-to-point
+notices a statement exchanges with its peers (zero-byte messages), ``barriers``
+the global barriers entered (per locale: the same on every locale).  Counting
+costs one boolean test per operation when off.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class CommDiagnostics:
     def __init__(self) -> None:
         self.matrix: np.ndarray | None = None
         self.byte_matrix: np.ndarray | None = None
+        self.sync_counts: np.ndarray | None = None
+        self.barrier_counts: np.ndarray | None = None
 
     def __enter__(self) -> "CommDiagnostics":
         if counters.enabled():
@@ -42,13 +47,15 @@ class CommDiagnostics:
         return self
 
     def __exit__(self, *exc) -> None:
-        msgs, nbytes = counters.stop()
+        msgs, nbytes, syncs, barriers = counters.stop()
         if exc[0] is not None:
             return
         runtime.barrier()
-        rows = runtime.allgather((msgs, nbytes))
+        rows = runtime.allgather((msgs, nbytes, syncs, barriers))
         self.matrix = np.array([r[0] for r in rows])
         self.byte_matrix = np.array([r[1] for r in rows])
+        self.sync_counts = np.array([r[2] for r in rows])
+        self.barrier_counts = np.array([r[3] for r in rows])
 
     def _done(self) -> np.ndarray:
         if self.matrix is None:
@@ -65,6 +72,18 @@ class CommDiagnostics:
         """Total payload bytes between distinct locales."""
         self._done()
         return int(self.byte_matrix.sum())
+
+    @property
+    def syncs(self) -> int:
+        """Point-to-point synchronisation notices sent, all locales together."""
+        self._done()
+        return int(self.sync_counts.sum())
+
+    @property
+    def barriers(self) -> int:
+        """Global barriers entered, the most of any locale (a barrier is entered by all)."""
+        self._done()
+        return int(self.barrier_counts.max())
 
     def __repr__(self) -> str:
         if self.matrix is None:

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from .counters import record
+from .counters import record, record_barrier, record_sync
 
 _MPI = None
 _comm = None
@@ -52,10 +52,13 @@ def _tune_for_oversubscription() -> None:
 
 
 def comm():
-    """The library's communicator (a duplicate of ``COMM_WORLD``); collective on first call."""
-    global _comm
+    """The library's communicator (a duplicate of ``COMM_WORLD``); collective on first call,
+    which also makes the communicator of the synchronisation notices (a locale may send
+    its first notice long after another locale's first collective)."""
+    global _comm, _ncomm
     if _comm is None:
         _comm = mpi().COMM_WORLD.Dup()
+        _ncomm = mpi().COMM_WORLD.Dup()
     return _comm
 
 
@@ -79,10 +82,49 @@ def barrier(windows=None) -> None:
     its arrays'), so the cost does not grow with the number of live arrays."""
     wins = [w for w in _windows if w.in_use] if windows is None else windows
     for w in wins:
+        w.complete()
         w.sync()
+    record_barrier()
     comm().Barrier()
     for w in wins:
         w.sync()
+
+
+# -- point-to-point synchronisation with peers ------------------------------
+_ncomm = None
+_EMPTY = np.zeros(1, dtype=np.uint8)
+
+
+def _notices():
+    """The communicator of synchronisation notices (made with :func:`comm`)."""
+    if _ncomm is None:
+        raise RuntimeError("synchronisation notices before the first collective: create an array first")
+    return _ncomm
+
+
+def notify(targets, tag: int) -> list:
+    """Start a zero-byte notice with ``tag`` to each of ``targets``; returns the requests.
+    Notices between two locales with one tag arrive in the order sent (MPI's
+    non-overtaking rule), which is what lets statements pair them up."""
+    if not targets:
+        return []
+    c, byte = _notices(), mpi().BYTE
+    record_sync(len(targets))
+    return [c.Isend([_EMPTY, 0, byte], t, tag) for t in targets]
+
+
+def expect(sources, tag: int) -> list:
+    """Post the receipt of one notice with ``tag`` from each of ``sources``."""
+    if not sources:
+        return []
+    c, byte = _notices(), mpi().BYTE
+    return [c.Irecv([_EMPTY, 0, byte], s, tag) for s in sources]
+
+
+def wait(requests) -> None:
+    """Wait for the requests of :func:`notify` / :func:`expect`."""
+    if requests:
+        mpi().Request.Waitall(requests)
 
 
 def allgather(obj) -> list:

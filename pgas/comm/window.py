@@ -29,6 +29,7 @@ _pool: dict = {}
 POOL_LIMIT = 64                 # released windows kept for reuse ...
 POOL_WEIGHT = 1 << 30           # ... and their total weight (global bytes)
 _region_types: dict = {}
+ASYNC_STAGE = 16384             # asynchronous updates in flight per window before a flush
 
 
 def _region_type(dtype, counts: tuple, strides: tuple):
@@ -55,13 +56,26 @@ def _region_type(dtype, counts: tuple, strides: tuple):
     return t
 
 
+_structs: dict = {}
+STRUCT_CACHE = 1024             # committed multi-box datatypes kept (plans reuse theirs every run)
+
+
 def _regions_type(dtype, regions):
-    """One datatype for several boxes ``(offset, counts, strides)``, in order; caller frees."""
+    """One committed datatype for several boxes ``(offset, counts, strides)``, in order;
+    cached (bounded: the oldest are freed first)."""
+    key = (np.dtype(dtype).str, tuple((int(o), tuple(c), tuple(s)) for o, c, s in regions))
+    t = _structs.get(key)
+    if t is not None:
+        return t
     MPI = runtime.mpi()
     item = np.dtype(dtype).itemsize
-    types = [_region_type(dtype, tuple(c), tuple(s)) for _, c, s in regions]
-    t = MPI.Datatype.Create_struct([1] * len(regions), [int(o) * item for o, _, _ in regions], types)
+    types = [_region_type(dtype, tuple(c), tuple(s)) for _, c, s in key[1]]
+    t = MPI.Datatype.Create_struct([1] * len(regions), [o * item for o, _, _ in key[1]], types)
     t.Commit()
+    if len(_structs) >= STRUCT_CACHE:
+        old = next(iter(_structs))
+        _structs.pop(old).Free()
+    _structs[key] = t
     return t
 
 
@@ -77,6 +91,9 @@ class Window:
         self.key = key
         self.weight = 0
         self.in_use = True
+        self.pending = False            # operations started without a flush (see complete())
+        self._stage = None              # values of asynchronous accumulates in flight
+        self._staged = 0
         self.mpi_type = runtime.mpi_type(self.dtype)
         item = self.dtype.itemsize
         self.win = MPI.Win.Allocate(max(self.size, 1) * item, item, comm=runtime.comm())
@@ -115,18 +132,27 @@ class Window:
         """Complete outstanding operations towards ``target`` (all targets if None)."""
         if target is None:
             self.win.Flush_all()
+            self.pending = False
         else:
             self.win.Flush(target)
 
+    def complete(self) -> None:
+        """Complete every operation started here without a flush (asynchronous updates),
+        at this locale's next synchronisation."""
+        if self.pending:
+            self.flush()
+
     # -- contiguous and strided transfers -------------------------------
-    def get(self, target: int, offset: int, out: np.ndarray, counts=None, strides=None) -> None:
+    def get(self, target: int, offset: int, out: np.ndarray, counts=None, strides=None, flush: bool = True) -> None:
         """Read into contiguous ``out`` from ``target``: ``out.size`` elements at ``offset``,
-        or the strided box ``counts``/``strides`` starting there.  Completes before returning."""
+        or the strided box ``counts``/``strides`` starting there.  Completes before returning,
+        or with ``flush=False`` at :meth:`flush` of ``target``."""
         if target == self.me:
             (out if counts is None else out.reshape(counts))[...] = self._box(offset, counts, strides, out)
             return
         self.win.Get([out, self.mpi_type], target, self._target(offset, counts, strides, out.size))
-        self.win.Flush(target)
+        if flush:
+            self.win.Flush(target)
         record(target, out.nbytes)
 
     def get1(self, target: int, offset: int):
@@ -136,33 +162,42 @@ class Window:
         record(target, self.dtype.itemsize)
         return self._one[0]
 
-    def put(self, target: int, offset: int, data: np.ndarray, counts=None, strides=None) -> None:
-        """Write contiguous ``data`` to ``target`` at ``offset`` (or into a strided box); completes."""
+    def put(self, target: int, offset: int, data: np.ndarray, counts=None, strides=None, flush: bool = True) -> None:
+        """Write contiguous ``data`` to ``target`` at ``offset`` (or into a strided box); completes,
+        or with ``flush=False`` at :meth:`flush` of ``target`` (``data`` must stay unchanged until then)."""
         data = np.ascontiguousarray(data, dtype=self.dtype)
         if target == self.me:
             self._box(offset, counts, strides, data)[...] = data.reshape(counts) if counts else data
             return
         self.win.Put([data, self.mpi_type], target, self._target(offset, counts, strides, data.size))
-        self.win.Flush(target)
+        if flush:
+            self.win.Flush(target)
         record(target, data.nbytes)
 
-    def get_regions(self, target: int, regions, out: np.ndarray) -> None:
+    def get_regions(self, target: int, regions, out: np.ndarray, flush: bool = True) -> None:
         """Read several boxes ``(offset, counts, strides)`` of ``target`` into ``out``
-        back to back, in one message."""
-        self._regions(self.win.Get, target, regions, out)
+        back to back, in one message.  With ``flush=False`` the read is only started:
+        ``out`` is filled after :meth:`flush` (so many reads can be in flight at once)."""
+        self._regions(self.win.Get, target, regions, out, flush)
 
-    def put_regions(self, target: int, regions, data: np.ndarray) -> None:
-        """Write ``data`` into several boxes of ``target`` in one message."""
-        self._regions(self.win.Put, target, regions, np.ascontiguousarray(data, dtype=self.dtype))
+    def put_regions(self, target: int, regions, data: np.ndarray, flush: bool = True) -> None:
+        """Write ``data`` into several boxes of ``target`` in one message (completed by
+        :meth:`flush` when ``flush=False``; ``data`` must not change until then)."""
+        self._regions(self.win.Put, target, regions, np.ascontiguousarray(data, dtype=self.dtype), flush)
 
-    def accumulate_regions(self, target: int, regions, data: np.ndarray, op: str = "sum") -> None:
+    def accumulate_regions(self, target: int, regions, data: np.ndarray, op: str = "sum",
+                           flush: bool = True) -> None:
         """Combine ``data`` into several boxes of ``target`` with ``op``, in one message."""
         data = np.ascontiguousarray(data, dtype=self.dtype)
-        self._regions(lambda o, t, tt: self.win.Accumulate(o, t, tt, op=_op(op)), target, regions, data)
+        self._regions(lambda o, t, tt: self.win.Accumulate(o, t, tt, op=_op(op)), target, regions, data, flush)
 
-    def _regions(self, call, target, regions, buf) -> None:
+    def _regions(self, call, target, regions, buf, flush=True) -> None:
         if regions:
-            self._xfer(call, target, _regions_type(self.dtype, regions), buf)
+            call([buf, self.mpi_type], target, [0, 1, _regions_type(self.dtype, regions)])
+            if flush:
+                self.win.Flush(target)
+            if target != self.me:
+                record(target, buf.nbytes)
 
     def _xfer(self, call, target, ttype, buf) -> None:
         """One RMA call moving contiguous ``buf`` against target datatype ``ttype`` (freed here)."""
@@ -206,6 +241,24 @@ class Window:
         self.win.Flush(target)
         if target != self.me:
             record(target, data.nbytes)
+
+    def accumulate_async(self, target: int, offset: int, value: np.ndarray, op: str = "sum") -> None:
+        """Start ``accumulate`` of one element without waiting for it: it completes at this
+        locale's next synchronisation (:meth:`complete`: a barrier, or a statement on the
+        array).  The value is staged in a bounded buffer that is flushed when full."""
+        if self._stage is None:
+            self._stage = np.empty(ASYNC_STAGE, dtype=self.dtype)
+        if self._staged == ASYNC_STAGE:
+            self.flush()
+        if not self.pending:
+            self._staged = 0
+        k = self._staged
+        self._stage[k] = value[0] if isinstance(value, np.ndarray) else value
+        self.win.Accumulate([self._stage[k:k + 1], self.mpi_type], target, offset, op=_op(op))
+        self._staged = k + 1
+        self.pending = True
+        if target != self.me:
+            record(target, self.dtype.itemsize)
 
     def fetch_and_op(self, target: int, offset: int, value, op: str = "sum"):
         """Atomically combine and return the previous value (one message)."""

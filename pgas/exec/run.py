@@ -1,22 +1,31 @@
-"""Running a plan on this locale: fetch, compute, write back.
+"""Running one locale's plan: fetch, compute, write back, synchronising with peers only.
 
-1. If any locale fetches: barrier (earlier writes become visible), then one
-   ``get_regions`` per planned message into a contiguous buffer, then barrier
-   (nobody overwrites data another locale is still reading).
-2. Compute every task with NumPy on strided views: local accesses view the
+A statement synchronises with the locales it exchanges data with, never with
+all of them (the plan names its peers: the owners it reads from or writes to,
+and the ``readers`` and ``writers`` of its own memory), by zero-byte notices:
+
+1. Every locale tells its readers that its data is ready (its earlier
+   statements are complete), waits for the same word from the owners it reads
+   from, starts ALL its gets (one per planned message, in flight together),
+   completes them with one flush per target, and tells those owners it is done
+   reading.
+2. It computes every task with NumPy on strided views: local accesses view the
    local storage directly (``as_strided``, no per-element locality test),
    remote ones view their message buffer.  All values are computed before
    anything is written, so ``A[1:] = A[:-1]`` reads the old values.
-3. If any locale writes back: barrier, store, one ``put_regions`` per
-   message, barrier.  Local stores are plain NumPy assignments.
-   A reduction run on a read's owner (``plan.accumulate``) instead combines
-   its partial results per owner of the written elements into one buffer
-   (starting from the op's identity), barrier, one ``accumulate_regions``
-   per message, barrier, and only then combines its own elements with NumPy,
-   so local stores never race with other locales' accumulates.
+3. Before writing, it waits until its readers are done.  A locale that writes
+   back into another (``owner="cost"`` plans) waits for that owner's word that
+   its own readers are done, puts (or accumulates) all its messages, completes
+   them and says so; the owner waits for those words before it combines its
+   own elements and before the statement ends.
 
-In baseline mode (``pg.config(aggregate=False)``) steps 1 and 3 move one
-element per message instead, as an unoptimised PGAS runtime does.
+So when a statement returns on a locale, every write into its memory is
+complete and nobody still reads it, and any later statement sees the results:
+a locale that is no peer of a statement never waits for it.  Inspector plans
+(non-separable subscripts) do not know their readers and keep two global
+barriers around the fetch.  In baseline mode (``pg.config(aggregate=False)``)
+the transfers move one element per message instead, as an unoptimised PGAS
+runtime does.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
+from . import settings
 from ..plan import ACCUMULATE_OPS
 from ..plan.inspector import box_points
 from ..plan.transfers import expand
@@ -98,7 +108,7 @@ class _TaskContext:
         return self.bufs[(self.task.piece, k)]
 
     def _values(self, v):
-        lat = self.plan.pieces[self.task.piece][0][v]
+        lat = self.plan.pieces[self.task.piece][v]
         return np.asarray(lat.values(), dtype=np.int64)
 
     def replicated(self, arr):
@@ -125,12 +135,12 @@ def _get_elements(arr, ref, shape) -> np.ndarray:
 
 
 def _barrier(low) -> None:
-    """A barrier that makes earlier writes to this statement's arrays visible."""
+    """A global barrier that makes earlier writes to this statement's arrays visible."""
     comm.barrier([a._win for a in low.arrays])
 
 
 def run(low, plan, aggregate: bool) -> None:
-    """Collective: execute ``plan`` (made from ``low``) on every locale."""
+    """Execute this locale's ``plan`` (made from ``low``); collective over its peers."""
     if plan.kind == "inspector":
         _run_inspector(low, plan, aggregate)
     else:
@@ -143,31 +153,57 @@ def _combine(stmt):
     return getattr(np, stmt.reduce), REDUCE_WITH[stmt.reduce]
 
 
+#: Tags of the synchronisation notices of one statement.
+READY, DONE_READ, WRITE_OK, DONE_WRITE = 11, 12, 13, 14
+
+
+def _sync(wins) -> None:
+    for w in wins:
+        w.complete()                                  # this locale's asynchronous updates
+        w.sync()
+
+
+def _flush_all(pairs) -> None:
+    """Complete the started transfers: one flush per (window, target)."""
+    for win, peer in pairs:
+        win.flush(peer)
+
+
 def _run_pieces(low, plan, aggregate: bool) -> None:
-    me = comm.here()
-    lp = plan.locales[me]
     stmt = plan.stmt
     W = stmt.write
     warr = low.arrays[stmt.accesses[W].slot]
     flats = [a.local.reshape(-1) for a in low.arrays]
     wflat = flats[stmt.accesses[W].slot]
-    if plan.any_fetch:
-        _barrier(low)
-    bufs = []
+    wins = {id(a._win): a._win for a in low.arrays}.values()
+    sources = sorted({m.peer for m in plan.fetches})
+    targets = sorted({m.peer for m in plan.writebacks})
+    peers = sources or targets or plan.readers or plan.writers
+    if peers:
+        _sync(wins)                                   # my earlier stores, visible to my readers
+    ready = comm.expect(sources, READY)
+    readers_done = comm.expect(plan.readers, DONE_READ)
+    writes_done = comm.expect(plan.writers, DONE_WRITE)
+    sent = comm.notify(plan.readers, READY)
+    comm.wait(ready)
     if aggregate:
-        for m in lp.fetches:
-            buf = np.empty(m.size, dtype=low.arrays[m.slot].dtype)
-            low.arrays[m.slot]._win.get_regions(m.peer, list(m.regions), buf)
+        bufs = []
+        overlap = settings.get("nonblocking")
+        for m in plan.fetches:
+            arr = low.arrays[m.slot]
+            buf = np.empty(m.size, dtype=arr.dtype)
+            arr._win.get_regions(m.peer, m.regions, buf, flush=not overlap)
             bufs.append(buf)
+        _flush_all({(id(low.arrays[m.slot]._win), m.peer): (low.arrays[m.slot]._win, m.peer)
+                    for m in plan.fetches}.values())
     else:
         bufs = {(task.piece, k): _get_elements(low.arrays[stmt.accesses[k].slot], ref, task.shape)
-                for task in lp.tasks for k, ref in enumerate(task.refs) if ref.msg >= 0 and k != W}
-    if plan.any_fetch:
-        _barrier(low)
+                for task in plan.tasks for k, ref in enumerate(task.refs) if ref.msg >= 0 and k != W}
+    sent += comm.notify(sources, DONE_READ)
     combine, reducer = _combine(stmt)
     axes = plan.reduce_axes
     results = []
-    for task in lp.tasks:
+    for task in plan.tasks:
         value = evaluate(low.prog, _TaskContext(low, plan, task, flats, bufs, aggregate))
         value = np.broadcast_to(value, task.shape)
         if axes:
@@ -175,49 +211,73 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         elif np.may_share_memory(value, wflat):
             value = value.copy()
         results.append(value)
+    comm.wait(readers_done)                           # nobody reads my memory any more
+    sent += comm.notify(plan.writers, WRITE_OK)
     if plan.accumulate:
-        _accumulate(plan, lp, warr, wflat, results, aggregate)
-        return
-    if plan.any_writeback:
-        _barrier(low)
-    wbufs = [np.empty(m.size, dtype=warr.dtype) for m in lp.writebacks] if aggregate else []
-    for task, value in zip(lp.tasks, results):
+        _accumulate(plan, warr, wflat, results, aggregate, targets, writes_done)
+    else:
+        _write(plan, warr, wflat, results, aggregate, targets, writes_done)
+    comm.wait(sent)
+    if plan.writers:
+        _sync(wins)                                   # remote writes into my memory, visible to me
+
+
+def _send_back(warr, plan, targets, send) -> list:
+    """Wait for the owners' word, start every write-back, complete them, say so."""
+    comm.wait(comm.expect(targets, WRITE_OK))
+    send()
+    for t in targets:
+        warr._win.flush(t)
+    return comm.notify(targets, DONE_WRITE)
+
+
+def _write(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
+    W = plan.stmt.write
+    axes = plan.reduce_axes
+    combine, _ = _combine(plan.stmt)
+    wbufs = [np.empty(m.size, dtype=warr.dtype) for m in plan.writebacks] if aggregate else []
+    remote = []
+    for task, value in zip(plan.tasks, results):
         ref = task.refs[W]
         if ref.msg < 0:
             target = strided(wflat, ref.offset, ref.strides, task.shape)
         elif aggregate:
             target = strided(wbufs[ref.msg], ref.boffset, ref.bstrides, task.shape)
         else:
-            _put_elements(warr, ref, task.shape, value)
+            remote.append((ref, task.shape, value))
             continue
         if axes:
-            target = target[tuple(slice(0, 1) if a in axes else slice(None) for a in range(len(task.shape)))]
+            target = _reduced(target, axes, len(task.shape))
             target[...] = combine(target, value)
         else:
             target[...] = value
-    for m, buf in zip(lp.writebacks, wbufs):
-        warr._win.put_regions(m.peer, list(m.regions), buf)
-    if plan.any_writeback:
-        _barrier(low)
+
+    def send():
+        for m, buf in zip(plan.writebacks, wbufs):
+            warr._win.put_regions(m.peer, m.regions, buf, flush=False)
+        for ref, shape, value in remote:
+            _put_elements(warr, ref, shape, value)
+
+    sent = _send_back(warr, plan, targets, send) if targets else []
+    comm.wait(writes_done)
+    comm.wait(sent)
 
 
 def _reduced(target, axes, ndim):
     return target[tuple(slice(0, 1) if a in axes else slice(None) for a in range(ndim))]
 
 
-def _accumulate(plan, lp, warr, wflat, results, aggregate: bool) -> None:
+def _accumulate(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
     """Send each task's partial results to the owners of its written elements:
     combined per message buffer, one ``accumulate_regions`` per message (one
-    accumulate per element in baseline mode); own elements are combined after
-    the closing barrier."""
+    accumulate per element in baseline mode); own elements are combined once
+    every writer into this locale is done."""
     stmt, W, axes, op = plan.stmt, plan.stmt.write, plan.reduce_axes, plan.accumulate
     combine, reducer = _combine(stmt)
     negate = stmt.reduce == "subtract"
-    if plan.any_writeback:
-        comm.barrier([warr._win])
-    wbufs = [np.full(m.size, _identity(op, warr.dtype)) for m in lp.writebacks] if aggregate else []
-    own = []
-    for task, value in zip(lp.tasks, results):
+    wbufs = [np.full(m.size, _identity(op, warr.dtype)) for m in plan.writebacks] if aggregate else []
+    own, remote = [], []
+    for task, value in zip(plan.tasks, results):
         ref = task.refs[W]
         if ref.msg < 0:
             own.append((task, value))
@@ -225,18 +285,26 @@ def _accumulate(plan, lp, warr, wflat, results, aggregate: bool) -> None:
             target = _reduced(strided(wbufs[ref.msg], ref.boffset, ref.bstrides, task.shape), axes, len(task.shape))
             target[...] = reducer(target, value)
         else:
+            remote.append((ref, value))
+
+    def send():
+        for m, buf in zip(plan.writebacks, wbufs):
+            warr._win.accumulate_regions(m.peer, m.regions, -buf if negate else buf, op, flush=False)
+        for ref, value in remote:
             data = np.ascontiguousarray(value, dtype=warr.dtype).reshape(-1)
             data = -data if negate else data
             for k, o in enumerate(expand(ref.offset, value.shape, ref.strides).tolist()):
                 warr._win.accumulate(ref.owner, o, data[k:k + 1], op)
-    for m, buf in zip(lp.writebacks, wbufs):
-        warr._win.accumulate_regions(m.peer, list(m.regions), -buf if negate else buf, op)
-    if plan.any_writeback:
-        comm.barrier([warr._win])
+
+    sent = _send_back(warr, plan, targets, send) if targets else []
+    comm.wait(writes_done)
+    if plan.writers:
+        warr._win.sync()
     for task, value in own:
         ref = task.refs[W]
         target = _reduced(strided(wflat, ref.offset, ref.strides, task.shape), axes, len(task.shape))
         target[...] = combine(target, value)
+    comm.wait(sent)
 
 
 def _put_elements(arr, ref, shape, value) -> None:
@@ -277,11 +345,9 @@ class _InspectorContext:
 
 
 def _run_inspector(low, plan, aggregate: bool) -> None:
-    me = comm.here()
-    lp = plan.locales[me]
+    lp = plan.inspector
     stmt = plan.stmt
-    if plan.any_fetch:
-        _barrier(low)
+    _barrier(low)
     bufs = []
     for m in lp.fetches:
         arr = low.arrays[m.slot]
@@ -292,8 +358,7 @@ def _run_inspector(low, plan, aggregate: bool) -> None:
             for k, o in enumerate(m.offsets.tolist()):
                 arr._win.get(m.peer, o, buf[k:k + 1])
         bufs.append(buf)
-    if plan.any_fetch:
-        _barrier(low)
+    _barrier(low)
     if not lp.count:
         return
     value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))

@@ -9,7 +9,7 @@ from ..plan import OWNER_POLICIES
 
 def _defaults() -> dict:
     return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in ("0", "false", "no", "off"),
-            "owner": "write"}
+            "owner": "write", "nonblocking": True}
 
 
 _settings = _defaults()
@@ -28,6 +28,9 @@ def config(**kw) -> dict:
       a reduction run on a read's owner sends its partial results to the
       written elements' owners with one accumulate per locale pair;
       ``pg.explain`` shows the candidates.
+    - ``nonblocking`` (default True): a statement starts all its transfers before
+      waiting for any; False completes each before starting the next (for
+      measuring what overlap gains).
 
     >>> config(aggregate=False)["aggregate"]
     False
@@ -43,7 +46,7 @@ def config(**kw) -> dict:
             raise TypeError(f"pg.config: unknown setting {k!r} (known: {', '.join(sorted(_settings))})")
         if k == "owner" and v not in OWNER_POLICIES:
             raise ValueError(f"pg.config: owner must be one of {OWNER_POLICIES}, got {v!r}")
-        _settings[k] = bool(v) if k == "aggregate" else v
+        _settings[k] = bool(v) if k in ("aggregate", "nonblocking") else v
     return dict(_settings)
 
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import OrderedDict
 
 import numpy as np
 
+from .. import comm
 from ..array import engine
 from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..layout import Distribution
-from ..plan import PlanError, describe, plan, var_names
+from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
 from . import settings
 from .lower import lower_ref, lower_view
 from .run import REDUCE_WITH, accumulable, run
@@ -26,7 +28,7 @@ class Executor:
     def assign(self, target: View, value, casting: str) -> None:
         if casting == "same_kind" and isinstance(value, Expr):
             value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
-        engine.before_write(target.base, value)
+        before_write(target.base, value)
         execute(lower_view(target, value))
 
     def materialise(self, x, dtype=None):
@@ -55,27 +57,98 @@ def _like(base, ndim: int) -> Distribution:
     return dataclasses.replace(d, block=block, grid=None)
 
 
+def before_write(base, value) -> None:
+    """Materialise the pending expressions that read ``base`` (not while explaining:
+    explaining runs nothing)."""
+    if not _explaining:
+        engine.before_write(base, value)
+
+
 def execute(low) -> None:
-    """Plan (cached) and run one lowered statement, or describe it under :func:`explain`."""
+    """Plan this locale's part (cached) and run one lowered statement, or describe it
+    under :func:`explain`."""
     if low.stmt.size == 0:
         return
     layouts = tuple(a.layout for a in low.arrays)
     if _explaining:
-        P = _explaining[-1][0]
+        P, texts, at = _explaining[-1]
         if P is not None:
             layouts = tuple(_rebind(L, P) for L in layouts)
+        texts.append(_describe(low, layouts, at))
+        return
+    try:
+        own = _owner(low, layouts)
+        p = plan_local(low.stmt, layouts, own, comm.here())
+    except PlanError as e:
+        raise IndexError(f"{describe_statement(low)}: {e}") from None
+    run(low, p, settings.get("aggregate"))
+
+
+def _policy(low) -> str:
     owner = settings.get("owner")
     wdtype = low.arrays[low.stmt.accesses[low.stmt.write].slot].dtype
     if low.stmt.reduced_vars and not accumulable(low.stmt.reduce, wdtype):
         owner = "write"                       # no MPI accumulate op for this reduction and dtype
-    try:
-        p = plan(low.stmt, layouts, owner)
-    except PlanError as e:
-        raise IndexError(f"{describe_statement(low)}: {e}") from None
-    if _explaining:
-        _explaining[-1][1].append(describe(p, low.names))
-        return
-    run(low, p, settings.get("aggregate"))
+    return owner
+
+
+#: The owning access chosen by cost, per statement structure (bounded; every locale
+#: runs the same statements, so the cache holds the same keys everywhere).
+_choices: OrderedDict = OrderedDict()
+CHOICE_CACHE = 1024
+
+
+def _owner(low, layouts) -> int:
+    """The owning access: the write, or with ``owner="cost"`` the candidate that moves
+    least over all locales, agreed by one small reduction the first time the
+    statement runs (each locale adds its own plan's cost)."""
+    cands = candidates(low.stmt, layouts, _policy(low))
+    if len(cands) == 1:
+        return cands[0]
+    key = (low.stmt, layouts)
+    if key in _choices:
+        _choices.move_to_end(key)
+        return _choices[key]
+    me = comm.here()
+    mine = np.array([_cost(plan_local(low.stmt, layouts, c, me)) for c in cands], dtype=np.int64)
+    total = comm.allreduce(mine, "sum")
+    P = layouts[0].num_locales
+    best = cands[choose([(m, n, ok == P) for m, n, ok in total.tolist()])]
+    _choices[key] = best
+    if len(_choices) > CHOICE_CACHE:
+        _choices.popitem(last=False)
+    return best
+
+
+def _cost(p) -> tuple[int, int, int]:
+    return p.moved, p.messages, int(p.valid)
+
+
+#: Explaining more locales than this samples them for the totals.
+EXPLAIN_EXACT = 64
+
+
+def _describe(low, layouts, at: int) -> str:
+    """One locale's plan (``at``), with totals over all locales: exact up to
+    :data:`EXPLAIN_EXACT` locales, else estimated from a sample."""
+    P = layouts[0].num_locales
+    at = at % P
+    sample = list(range(P)) if P <= EXPLAIN_EXACT else sorted(
+        {round(k * (P - 1) / 15) for k in range(16)} | {at})
+    cands = candidates(low.stmt, layouts, _policy(low))
+    plans = {c: [plan_local(low.stmt, layouts, c, r) for r in sample] for c in cands}
+    scale = P / len(sample)
+    costs = [(sum(p.moved for p in ps) * scale, sum(p.messages for p in ps) * scale, all(p.valid for p in ps))
+             for ps in plans.values()]
+    own = cands[choose(costs)]
+    moved, msgs, _ = costs[cands.index(own)]
+    how = "exact" if P <= EXPLAIN_EXACT else f"estimated from {len(sample)} of {P} locales"
+    lines = f"all {P} locales: {round(msgs)} messages, {round(moved)} elements moved ({how})"
+    if len(cands) > 1:
+        txt = [x.text(low.names[x.slot], var_names(low.stmt.nvars)) for x in low.stmt.accesses]
+        lines += "\n  candidates: " + "; ".join(f"{txt[c]}: {round(m)} elements / {round(n)} messages"
+                                                for c, (m, n, _) in zip(cands, costs))
+    return describe(plan_local(low.stmt, layouts, own, at), low.names, totals=lines)
 
 
 def describe_statement(low) -> str:
@@ -93,22 +166,25 @@ def _rebind(L, P: int):
     return d.bind(L.shape, P)
 
 
-def explain(fn, locales: int | None = None) -> str:
+def explain(fn, locales: int | None = None, locale: int = 0) -> str:
     """The plans the statements in ``fn()`` would make, as text, without running them.
 
     ``fn`` is called once; each statement it issues (slice assignment, in-place
-    operator, ``pg.forall``) is planned and described instead of executed.
-    With ``locales=N`` the arrays' distributions are re-bound to N locales (the
-    planner is pure, so any N works in one process).  Collective when ``fn``
-    makes collective calls (creating arrays, scalar reads).
+    operator, ``pg.forall``) is planned and described instead of executed: the
+    plan of ``locale`` (its pieces, messages and peers), and the messages of all
+    locales together (exact up to 64 locales, estimated from a sample of 16 beyond,
+    as the text says).  With ``locales=N`` the arrays' distributions are re-bound
+    to N locales (the planner is pure, so any N works in one process).  Explaining
+    is local: it may be called on one locale only, unless ``fn`` itself makes
+    collective calls (creating arrays, scalar reads).
 
     >>> print(pg.explain(lambda: A.__setitem__(slice(1, None), A[:-1]), locales=1024))  # doctest: +SKIP
     """
-    _explaining.append((locales, []))
+    _explaining.append((locales, [], int(locale)))
     try:
         fn()
     finally:
-        _, texts = _explaining.pop()
+        _, texts, _ = _explaining.pop()
     return "\n\n".join(texts) if texts else "(no statements)"
 
 
@@ -166,7 +242,7 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
         value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
     separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
     if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
-        engine.before_write(target.base, value)          # each iteration writes its own element
+        before_write(target.base, value)                 # each iteration writes its own element
         execute(lower_ref(dom, target, value, None))
         return
     if uf is None or other is None or uf.__name__ not in REDUCE_WITH:
@@ -174,6 +250,6 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
         raise TraceError(f"the write to {label} does not use loop variable(s) {missing}: to reduce over them "
                          "write A[...] += expr (or -=, *=, |=, &=, ^=, or np.minimum/np.maximum(A[...], expr, "
                          "out=A[...])); a plain = would overwrite the same element many times")
-    engine.before_write(target.base, value)
+    before_write(target.base, value)
     execute(lower_ref(dom, target, other, uf.__name__))
 

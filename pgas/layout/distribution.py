@@ -215,6 +215,11 @@ class Layout:
 
     def locale_of(self, coords) -> int:
         """Locale number at grid coordinates ``coords``; vectorised over arrays of coords."""
+        if all(type(c) is int for c in coords):       # the planner's scalar case, without NumPy
+            r = 0
+            for c, p in zip(coords, self.grid):
+                r = r * p + c
+            return r
         return np.ravel_multi_index(tuple(coords), self.grid)
 
     @cache

@@ -61,3 +61,115 @@ def c_strides(shape) -> tuple[int, ...]:
         out.append(s)
         s *= n
     return tuple(reversed(out))
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _block_k(A: int, g0: int, e0: int, e1: int) -> tuple[int, int]:
+    """The ``k`` with ``e0 <= g0 + A*k < e1`` (``A != 0``), as a half-open range."""
+    if A > 0:
+        return _ceil_div(e0 - g0, A), _ceil_div(e1 - g0, A)
+    return (g0 - e1) // -A + 1, (g0 - e0) // -A + 1
+
+
+def _runs(A: int, g0: int, m, q: int, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The ``k`` in ``[lo, hi)`` where ``g0 + A*k`` lies on grid coordinate ``q``, as runs."""
+    if hi <= lo:
+        return []
+    ga, gb = g0 + A * lo, g0 + A * (hi - 1)
+    gmin, gmax = min(ga, gb), max(ga, gb)
+    j = gmin // m.b
+    j += (q - j) % m.p
+    out = []
+    while j * m.b <= gmax:
+        k0, k1 = _block_k(A, g0, j * m.b, (j + 1) * m.b)
+        k0, k1 = max(k0, lo), min(k1, hi)
+        if k0 < k1:
+            out.append((k0, k1))
+        j += m.p
+    return sorted(out)
+
+
+def _cuts(A: int, g0: int, m, lo: int, hi: int) -> list[int]:
+    """The ``k`` in ``(lo, hi)`` where ``g0 + A*k`` enters a new block."""
+    if abs(A) >= m.b:
+        return list(range(lo + 1, hi))
+    ga, gb = g0 + A * lo, g0 + A * (hi - 1)
+    if A > 0:
+        return [_ceil_div(e - g0, A) for e in range((ga // m.b + 1) * m.b, gb + 1, m.b)]
+    return [(g0 - e) // -A + 1 for e in range((gb // m.b + 1) * m.b, ga + 1, m.b)]
+
+
+def _refine(ivs, A, g0, m, q):
+    """Intervals ``ivs`` cut at the term's block changes (``q`` None) or kept where it is on ``q``."""
+    out = []
+    for lo, hi in ivs:
+        if q is None:
+            cuts = [lo] + sorted(_cuts(A, g0, m, lo, hi)) + [hi]
+            out.extend((a, b) for a, b in zip(cuts, cuts[1:]) if a < b)
+        else:
+            out.extend(_runs(A, g0, m, q, lo, hi))
+    return out
+
+
+def var_lattices(start: int, step: int, count: int, terms, fixed=()) -> tuple:
+    """Lattices ``(k0, len, T, ntiles)`` (``k = k0 + u + T*t``) covering the ``k`` in
+    ``[0, count)`` on which every term has one owner, restricted to the ``k`` where
+    each term of ``fixed`` (``(term index, grid coordinate)`` pairs) lies on that
+    coordinate.
+
+    ``terms`` lists ``(a, c, dimmap)`` for the array dims ``g = a*i + c`` that depend
+    on the variable ``i = start + step*k``.  A term whose owner repeats inside the
+    range (period ``T_i < count``) is *periodic*; the others (Block, or any term on a
+    short range) only cut the range into a few intervals.  The periodic terms are
+    cut once, inside one common period ``T``, and tiled over the intervals, so the
+    work depends on the blocks crossed, never on the extent, and a fixed term is
+    only ever looked at where it lies on its coordinate: a locale plans its own part.
+
+    >>> from pgas.layout import DimMap
+    >>> var_lattices(0, 1, 10, [(1, 0, DimMap(10, 3, 1))], fixed=((0, 1),))   # my residue class
+    ((1, 1, 3, 3),)
+    >>> var_lattices(0, 1, 12, [(1, 0, DimMap(12, 3, 4)), (1, 0, DimMap(12, 2, 1))], ((0, 2),))
+    ((8, 1, 2, 2), (9, 1, 2, 2))
+    """
+    if count <= 0:
+        return ()
+    fix = dict(fixed)
+    info = []
+    for a, c, m in terms:
+        A = a * step
+        info.append((A, a * start + c, m, m.period // math.gcd(abs(A), m.period)))
+    periodic = [i for i, t in enumerate(info) if t[3] < count]
+    ivs = [(0, count)]
+    for want in (True, False):                       # fixed terms first: they shrink the range most
+        for i, (A, g0, m, Ti) in enumerate(info):
+            if i not in periodic and (i in fix) == want:
+                ivs = _refine(ivs, A, g0, m, fix.get(i))
+    if not ivs:
+        return ()
+    T = 1 if periodic else count
+    for i in periodic:
+        T = math.lcm(T, info[i][3])
+    segs = [(0, min(T, count))]
+    for want in (True, False):
+        for i in periodic:
+            if (i in fix) == want:
+                A, g0, m, _ = info[i]
+                segs = _refine(segs, A, g0, m, fix.get(i))
+    out = []
+    for x, y in ivs:
+        for s0, s1 in segs:
+            t_first, t_last = (x - s1) // T + 1, _ceil_div(y - s0, T) - 1
+            if t_first > t_last:
+                continue
+            f_lo, f_hi = max(_ceil_div(x - s0, T), t_first), min((y - s1) // T, t_last)
+            if f_lo <= f_hi:                         # the whole tiles: one lattice
+                out.append((s0 + T * f_lo, s1 - s0, T, f_hi - f_lo + 1))
+            for t in sorted({t_first, t_last}):      # clipped tiles can only be at the ends
+                if not f_lo <= t <= f_hi:
+                    a, b = max(s0 + T * t, x), min(s1 + T * t, y)
+                    if a < b:
+                        out.append((a, b - a, T, 1))
+    return tuple(sorted(out))

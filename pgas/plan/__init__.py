@@ -8,8 +8,9 @@ messages, :mod:`pgas.plan.planner` for owner-computes and the cache, and
 
 from .explain import describe, var_names
 from .model import Access, PlanError, Statement
-from .planner import ACCUMULATE_OPS, OWNER_POLICIES, plan
-from .result import LocalePlan, Message, Plan, Ref, Task
+from .planner import ACCUMULATE_OPS, OWNER_POLICIES, candidates, choose, plan, plan_local
+from .result import GlobalPlan, Message, Plan, Ref, Task
 
-__all__ = ["Access", "Statement", "PlanError", "Plan", "LocalePlan", "Message", "Ref", "Task", "plan",
+__all__ = ["Access", "Statement", "PlanError", "Plan", "GlobalPlan", "Message", "Ref", "Task", "plan",
+           "plan_local", "candidates", "choose",
            "describe", "var_names", "OWNER_POLICIES", "ACCUMULATE_OPS"]

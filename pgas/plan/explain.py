@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .planner import Plan
+from .result import Plan
 
 _VARS = "ijklmnpq"
 
@@ -12,8 +12,10 @@ def var_names(n: int) -> list[str]:
     return [_VARS[v] if v < len(_VARS) else f"i{v}" for v in range(n)]
 
 
-def describe(plan: Plan, names=None, max_pieces: int = 8) -> str:
-    """A few lines describing ``plan``; ``names`` are the arrays' names per slot.
+def describe(plan, names=None, max_pieces: int = 8, totals: str | None = None) -> str:
+    """A few lines describing ``plan``: a :class:`~pgas.plan.result.GlobalPlan` (every
+    locale) or one locale's :class:`~pgas.plan.result.Plan` (then ``totals`` may add a
+    line about all locales); ``names`` are the arrays' names per slot.
 
     >>> from pgas.layout import Cyclic
     >>> from pgas.plan.model import Access, Statement
@@ -23,10 +25,10 @@ def describe(plan: Plan, names=None, max_pieces: int = 8) -> str:
     >>> print(describe(plan(s, (L, L)), ["A", "B"]))     # doctest: +NORMALIZE_WHITESPACE
     statement: A[i + 1] = f(B[i])   over i in range(0, 7)   on 4 locales
     plan: 4 pieces, owning access A[i + 1] (the write)
-      piece 0: i in 0+4t (t<2) -> locale 1; remote: B[i]@0
-      piece 1: i in 1+4t (t<2) -> locale 2; remote: B[i]@1
-      piece 2: i in 2+4t (t<2) -> locale 3; remote: B[i]@2
-      piece 3: i in 3 -> locale 0; remote: B[i]@3
+      piece 0: i in 3 -> locale 0; remote: B[i]@3
+      piece 1: i in 0+4t (t<2) -> locale 1; remote: B[i]@0
+      piece 2: i in 1+4t (t<2) -> locale 2; remote: B[i]@1
+      piece 3: i in 2+4t (t<2) -> locale 3; remote: B[i]@2
     messages: 4 (4 fetch, 0 write-back), 7 elements moved
       locale 0 <- locale 3: B (1 region, 1 elements)
       locale 1 <- locale 0: B (1 region, 2 elements)
@@ -41,38 +43,54 @@ def describe(plan: Plan, names=None, max_pieces: int = 8) -> str:
     op = f" {s.reduce}=" if s.reduce else " ="
     over = ", ".join(f"{v} in range({a}, {a + b * n}{'' if b == 1 else f', {b}'})" for v, (a, b, n) in zip(vn, s.box))
     lines = [f"statement: {txt[s.write]}{op} f({reads})   over {over or 'nothing'}   on {plan.nlocales} locales"]
+    local = isinstance(plan, Plan)
+    locs = (plan,) if local else plan.locales
+    who = "the write" if plan.owning == s.write else "chosen by cost"
+    if plan.accumulate:
+        who += f"; partial results accumulated into {names[s.accesses[s.write].slot]} with {plan.accumulate}"
+    head = f"locale {plan.locale}: " if local else ""
     if plan.kind == "inspector":
-        lines.append(f"plan: inspector (non-separable subscripts), owning access {txt[plan.owning]} (the write)")
+        lines.append(f"plan: {head}inspector (non-separable subscripts), owning access {txt[plan.owning]} (the write)")
     else:
-        who = "the write" if plan.owning == s.write else "chosen by cost"
-        if plan.accumulate:
-            who += f"; partial results accumulated into {names[s.accesses[s.write].slot]} with {plan.accumulate}"
-        lines.append(f"plan: {len(plan.pieces)} pieces, owning access {txt[plan.owning]} ({who})")
-        if len(plan.candidates) > 1:
+        pieces = [(pc, lp) for lp in locs for pc in lp.pieces]
+        lines.append(f"plan: {head}{len(pieces)} pieces, owning access {txt[plan.owning]} ({who})")
+        if not local and len(plan.candidates) > 1:
             lines.append("  candidates: " + "; ".join(f"{txt[c]}: {m} elements / {n} messages"
                                                      for c, m, n in plan.candidates))
-        for p, (lats, e) in enumerate(plan.pieces[:max_pieces]):
+        for p, (lats, lp) in enumerate(pieces[:max_pieces]):
+            e = lp.locale
             rng = ", ".join(_lattice_text(v, lat) for v, lat in zip(vn, lats))
-            task = next(t for t in plan.locales[e].tasks if t.piece == p)
+            task = next(t for t in lp.tasks if lp.pieces[t.piece] is lats)
             rem = [f"{txt[a]}@{r.owner}" for a, r in enumerate(task.refs) if r.owner != e]
             lines.append(f"  piece {p}: {rng or 'one point'} -> locale {e}; "
                          + (f"remote: {', '.join(rem)}" if rem else "all local"))
-        if len(plan.pieces) > max_pieces:
-            lines.append(f"  ... {len(plan.pieces) - max_pieces} more pieces")
-    nf = sum(len(lp.fetches) for lp in plan.locales)
-    nw = sum(len(lp.writebacks) for lp in plan.locales)
+        if len(pieces) > max_pieces:
+            lines.append(f"  ... {len(pieces) - max_pieces} more pieces")
+    nf = sum(len(lp.fetches) for lp in locs)
+    nw = sum(len(lp.writebacks) for lp in locs)
     back = "accumulate" if plan.accumulate else "write-back"
-    lines.append(f"messages: {nf + nw} ({nf} fetch, {nw} {back}), {plan.moved} elements moved")
+    moved = sum(lp.moved for lp in locs)
+    lines.append(f"messages{' of locale ' + str(plan.locale) if local else ''}: {nf + nw} ({nf} fetch, {nw} {back}), "
+                 f"{moved} elements moved")
     shown = 0
-    for e, lp in enumerate(plan.locales):
+    for lp in locs:
         for m, arrow in [(m, "<-") for m in lp.fetches] + [(m, "->") for m in lp.writebacks]:
             if shown < max_pieces:
                 what = f"{len(m.regions)} region" if hasattr(m, "regions") else "indexed"
                 verb = f"accumulate {plan.accumulate}, " if arrow == "->" and back == "accumulate" else ""
-                lines.append(f"  locale {e} {arrow} locale {m.peer}: {names[m.slot]} ({verb}{what}, {m.size} elements)")
+                lines.append(f"  locale {lp.locale} {arrow} locale {m.peer}: {names[m.slot]} ({verb}{what}, {m.size} elements)")
             shown += 1
     if shown > max_pieces:
         lines.append(f"  ... {shown - max_pieces} more messages")
+    if local:
+        if plan.kind == "inspector":
+            lines.append("synchronisation: global (an inspector statement does not work out its readers)")
+        else:
+            peers = sorted({m.peer for m in plan.fetches + plan.writebacks} | set(plan.readers) | set(plan.writers))
+            lines.append(f"peers: {len(peers)} (read by {list(plan.readers)}, written by {list(plan.writers)}); "
+                         "synchronises with these only")
+        if totals:
+            lines.append(totals)
     return "\n".join(lines)
 
 

@@ -77,43 +77,42 @@ def global_indices(x, pts) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
-def plan_inspector(stmt: Statement, layouts, P: int):
-    """A :class:`~pgas.plan.result.Plan` of kind ``"inspector"`` for ``stmt``."""
+def plan_inspector(stmt: Statement, layouts, P: int, me: int):
+    """A :class:`~pgas.plan.result.Plan` of kind ``"inspector"`` for ``stmt`` on locale
+    ``me``: its iterations (those whose write it owns) and its indexed fetches.  The
+    readers of its memory are not worked out (that would take every locale's
+    iterations), so the executor synchronises inspector statements globally."""
     pts = box_points(stmt)
     wx = stmt.accesses[stmt.write]
-    execs = layouts[wx.slot].owners(global_indices(wx, pts)) if stmt.accesses else None
-    execs = np.broadcast_to(np.asarray(execs), (stmt.size,))
-    owned = [np.flatnonzero(execs == e) for e in range(P)]
+    execs = np.broadcast_to(np.asarray(layouts[wx.slot].owners(global_indices(wx, pts))), (stmt.size,))
+    mine = np.flatnonzero(execs == me)
     per = []
     for x in stmt.accesses:
-        g = global_indices(x, pts)
+        g = tuple(a[mine] for a in global_indices(x, pts))
         L = layouts[x.slot]
-        owners = np.broadcast_to(np.asarray(L.owners(g)), (stmt.size,))
-        per.append((owners, np.broadcast_to(L.local_flat(g, owners), (stmt.size,))))
-    locs = []
-    for e in range(P):
-        mine = owned[e]
-        wanted = {}
-        for a, x in enumerate(stmt.accesses):
-            if a == stmt.write:
+        owners = np.broadcast_to(np.asarray(L.owners(g)), (len(mine),))
+        per.append((owners, np.broadcast_to(L.local_flat(g, owners), (len(mine),))))
+    wanted = {}
+    for a, x in enumerate(stmt.accesses):
+        if a == stmt.write:
+            continue
+        ow = per[a][0]
+        for src in np.unique(ow[ow != me]):
+            wanted.setdefault((int(src), x.slot), []).append(per[a][1][ow == src])
+    keys = sorted(wanted)
+    offsets = {k: np.unique(np.concatenate(wanted[k])) for k in keys}
+    fetches = tuple(IndexedMessage(k[0], k[1], offsets[k]) for k in keys)
+    gathers = []
+    for a, x in enumerate(stmt.accesses):
+        ow, off = per[a]
+        loc = np.flatnonzero(ow == me)
+        remote = []
+        for i, k in enumerate(keys):
+            if k[1] != x.slot:
                 continue
-            ow = per[a][0][mine]
-            for src in np.unique(ow[ow != e]):
-                wanted.setdefault((int(src), x.slot), []).append(per[a][1][mine][ow == src])
-        keys = sorted(wanted)
-        offsets = {k: np.unique(np.concatenate(wanted[k])) for k in keys}
-        fetches = tuple(IndexedMessage(k[0], k[1], offsets[k]) for k in keys)
-        gathers = []
-        for a, x in enumerate(stmt.accesses):
-            ow, off = per[a][0][mine], per[a][1][mine]
-            loc = np.flatnonzero(ow == e)
-            remote = []
-            for i, k in enumerate(keys):
-                if k[1] != x.slot:
-                    continue
-                pos = np.flatnonzero(ow == k[0])
-                if len(pos):
-                    remote.append((i, pos, np.searchsorted(offsets[k], off[pos])))
-            gathers.append(Gather(loc, off[loc], tuple(remote)))
-        locs.append(InspectorLocale(mine, tuple(gathers), fetches))
-    return Plan(stmt, P, "inspector", stmt.write, (), tuple(locs), ())
+            pos = np.flatnonzero(ow == k[0])
+            if len(pos):
+                remote.append((i, pos, np.searchsorted(offsets[k], off[pos])))
+        gathers.append(Gather(loc, off[loc], tuple(remote)))
+    lp = InspectorLocale(mine, tuple(gathers), fetches)
+    return Plan(stmt, P, me, "inspector", stmt.write, (), (), fetches, (), inspector=lp)

@@ -18,15 +18,20 @@ Block intervals between block edges (``ntiles = 1``).  The remainder
 Pieces of several loop variables are products of their segments.  The work
 is proportional to the number of cuts, never to the extents.
 
-The per-dimension arithmetic (:func:`pgas.layout.segments.var_segments`) lives
-in :mod:`pgas.layout`, where the one-sided slice transfers use it too.
+The per-dimension arithmetic (:func:`pgas.layout.segments.var_lattices`) lives
+in :mod:`pgas.layout`.  Terms whose owner does not repeat inside the range
+(Block dims) are not folded into the common period: they cut the range into
+intervals over which the periodic terms are tiled, so mixing Block with
+Cyclic data gives a few pieces, not one per index.  A locale finds its own
+pieces directly (the owning access fixed to its coordinates), without the
+pieces of any other locale.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..layout.segments import c_strides, var_segments
+from ..layout.segments import c_strides, var_lattices
 from .model import Statement
 
 
@@ -45,18 +50,41 @@ class Lattice:
         return [self.first + self.dt * t + self.du * u for t in range(self.ntiles) for u in range(self.length)]
 
 
-def lattices(stmt: Statement, layouts) -> tuple[tuple[Lattice, ...], ...]:
-    """Per loop variable, its lattices (one per segment)."""
+def lattices(stmt: Statement, layouts, only=None, fix=None) -> tuple[tuple[Lattice, ...], ...]:
+    """Per loop variable, its lattices, on which every access (of ``only``, default all)
+    has one owner.  ``fix = (k, coords)`` keeps only the iterations where access ``k``
+    lies on the locale at grid ``coords``: a locale's own pieces (``k`` the owning
+    access) or the pieces that read its memory (``k`` a read), found without looking
+    at any other locale's part.  Accesses with a constant index off ``coords`` in a
+    dimension give no pieces at all (an empty lattice list for variable 0)."""
+    keep = range(len(stmt.accesses)) if only is None else only
+    if fix is not None:
+        x = stmt.accesses[fix[0]]
+        maps = layouts[x.slot].maps
+        if any(not any(row) and maps[d].owner(c) != fix[1][d] for d, (row, c) in enumerate(zip(x.M, x.c))):
+            return ((),) + tuple(() for _ in stmt.box[1:])
     out = []
     for v, (start, step, count) in enumerate(stmt.box):
-        terms = []
-        for x in stmt.accesses:
+        terms, fixed, seen = [], {}, {}
+        for k in keep:
+            x = stmt.accesses[k]
             maps = layouts[x.slot].maps
             for d, row in enumerate(x.M):
                 if row[v]:
-                    terms.append((row[v], x.c[d], maps[d]))
-        T, segs = var_segments(start, step, count, terms)
-        out.append(tuple(Lattice(start + step * k0, step, n, step * T, nt) for k0, n, nt in segs))
+                    term = (row[v], x.c[d], maps[d])
+                    if term not in seen:
+                        seen[term] = len(terms)
+                        terms.append(term)
+                    if fix is not None and k == fix[0]:
+                        if fixed.setdefault(seen[term], fix[1][d]) != fix[1][d]:
+                            fixed = None             # A[i, i] on a locale off the grid's diagonal
+                            break
+            if fixed is None:
+                break
+        if fixed is None:
+            return tuple(() for _ in stmt.box)
+        segs = var_lattices(start, step, count, terms, tuple(fixed.items()))
+        out.append(tuple(Lattice(start + step * k0, step, n, step * T, nt) for k0, n, T, nt in segs))
     return tuple(out)
 
 
@@ -74,7 +102,8 @@ def access_on_piece(x, piece: tuple[Lattice, ...], layout) -> tuple[int, int, tu
                 lat = piece[v]
                 g += a * lat.first
                 su[v] = a * lat.du
-                st[v] = a * lat.dt // m.p
+                dg = a * lat.dt            # per tile: whole periods (periodic term) or inside one block
+                st[v] = dg // m.p if dg % m.period == 0 else dg
         coords.append(int(m.owner(g)))
         l0.append(int(m.local_index(g)))
         lt.append(st)

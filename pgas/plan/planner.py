@@ -17,7 +17,12 @@
    MPI forbids overlapping target entries within one accumulate, so a
    candidate whose merged regions would overlap is not considered.
 
-Plans are cached by structure (statement, layouts, policy), so a statement
+Each locale plans only its own part (:func:`plan_local`): its pieces are found
+with the owning access fixed to its grid coordinates, and its *peers* (the
+locales that read or write its memory in this statement) with each other
+access fixed to them, so the work grows with what the locale computes and
+with the locales it talks to, never with the locale count.  Plans are cached
+by structure (statement, layouts, owning access, locale), so a statement
 repeated in a time-step loop is planned once.  Non-separable statements
 (``A[i + j]``) go to :mod:`pgas.plan.inspector`.
 """
@@ -30,7 +35,7 @@ from functools import lru_cache
 from .inspector import plan_inspector
 from .model import PlanError, Statement
 from .pieces import access_on_piece, lattices
-from .result import LocalePlan, Message, Plan, Ref, Task
+from .result import GlobalPlan, Message, Plan, Ref, Task
 from .transfers import MessageBuilder, buffer_view, disjoint, normalise, region_size
 
 OWNER_POLICIES = ("write", "cost")
@@ -41,56 +46,13 @@ ACCUMULATE_OPS = {"add": "sum", "subtract": "sum", "multiply": "prod", "minimum"
                   "bitwise_and": "band", "bitwise_or": "bor", "bitwise_xor": "bxor"}
 
 
-def plan(stmt: Statement, layouts, owner: str = "write") -> Plan:
-    """Plan ``stmt`` over ``layouts`` (one :class:`~pgas.layout.Layout` per array slot).
-
-    >>> from pgas.layout import Cyclic
-    >>> from pgas.plan.model import Access, Statement
-    >>> L = Cyclic().bind((8,), 4)
-    >>> s = Statement(((0, 1, 7),), (Access(0, ((1,),), (1,)), Access(1, ((1,),), (0,))), write=0)
-    >>> p = plan(s, (L, L))          # A[1:] = B[:-1] on Cyclic over 4 locales
-    >>> len(p.pieces), p.messages, p.moved
-    (4, 4, 7)
-    """
-    if owner not in OWNER_POLICIES:
-        raise PlanError(f"owner policy must be one of {OWNER_POLICIES}, got {owner!r}")
-    layouts = tuple(layouts)
-    return _plan(stmt, layouts, owner)
-
-
-@lru_cache(maxsize=512)
-def _plan(stmt: Statement, layouts: tuple, owner: str) -> Plan:
-    P = {L.num_locales for L in layouts}
-    if len(P) != 1:
-        raise PlanError(f"arrays of one statement must live on the same locales, got counts {sorted(P)}")
-    P = P.pop()
-    stmt.check_bounds([L.shape for L in layouts])
-    if not stmt.separable:
-        return plan_inspector(stmt, layouts, P)
-    lats = lattices(stmt, layouts)
-    pieces = list(itertools.product(*lats))
-    raw = [tuple(access_on_piece(x, pc, layouts[x.slot]) for x in stmt.accesses) for pc in pieces]
-    cands = _candidates(stmt, layouts, owner)
-    scored = []
-    for c in cands:
-        locs = _build(stmt, pieces, raw, c, P)
-        if locs is None:
-            continue
-        msgs = sum(len(lp.fetches) + len(lp.writebacks) for lp in locs)
-        moved = sum(m.size for lp in locs for m in lp.fetches + lp.writebacks)
-        scored.append(((moved, msgs, c != stmt.write), c, locs))
-    best = min(scored, key=lambda s: s[0])
-    _, c, locs = best
-    acc = ACCUMULATE_OPS[stmt.reduce] if c != stmt.write and stmt.reduced_vars else None
-    return Plan(stmt, P, "pieces", c, tuple((pc, r[c][0]) for pc, r in zip(pieces, raw)), locs,
-                tuple((cc, key[0], key[1]) for key, cc, _ in scored), acc)
-
-
-def _candidates(stmt: Statement, layouts, owner: str) -> list[int]:
+def candidates(stmt: Statement, layouts, owner: str = "write") -> list[int]:
     """Accesses that may own the iterations: the write, and with the cost policy one
     representative of every distinct (layout, M, c) of the other accesses (for a
     reduction only if its op can accumulate)."""
-    if owner == "write" or (stmt.reduced_vars and stmt.reduce not in ACCUMULATE_OPS):
+    if owner not in OWNER_POLICIES:
+        raise PlanError(f"owner policy must be one of {OWNER_POLICIES}, got {owner!r}")
+    if owner == "write" or not stmt.separable or (stmt.reduced_vars and stmt.reduce not in ACCUMULATE_OPS):
         return [stmt.write]
     seen, out = set(), []
     for k in [stmt.write] + [k for k in range(len(stmt.accesses)) if k != stmt.write]:
@@ -102,53 +64,143 @@ def _candidates(stmt: Statement, layouts, owner: str) -> list[int]:
     return out
 
 
-def _build(stmt: Statement, pieces, raw, own: int, P: int) -> tuple[LocalePlan, ...] | None:
-    """Tasks and messages of every locale when access ``own`` owns the iterations;
-    None if the write-backs would accumulate into overlapping regions."""
+def plan_local(stmt: Statement, layouts, own: int, locale: int) -> Plan:
+    """The :class:`Plan` of ``locale`` when access ``own`` owns the iterations.
+
+    Pure and cached; the work is proportional to this locale's pieces and peers,
+    never to the locale count.
+
+    >>> from pgas.layout import Cyclic
+    >>> from pgas.plan.model import Access, Statement
+    >>> L = Cyclic().bind((8,), 4)
+    >>> s = Statement(((0, 1, 7),), (Access(0, ((1,),), (1,)), Access(1, ((1,),), (0,))), write=0)
+    >>> p = plan_local(s, (L, L), 0, 1)        # A[1:] = B[:-1] on Cyclic over 4 locales, locale 1
+    >>> len(p.pieces), p.messages, p.moved, p.readers
+    (1, 1, 2, (2,))
+    """
+    return _plan_local(stmt, tuple(layouts), own, locale)
+
+
+@lru_cache(maxsize=1024)
+def _plan_local(stmt: Statement, layouts: tuple, own: int, locale: int) -> Plan:
+    P = _nlocales(layouts)
+    stmt.check_bounds([L.shape for L in layouts])
+    if not stmt.separable:
+        return plan_inspector(stmt, layouts, P, locale)
+    ox = stmt.accesses[own]
+    lats = lattices(stmt, layouts, fix=(own, layouts[ox.slot].coords(locale)))
+    pieces = list(itertools.product(*lats))
+    raw = [tuple(access_on_piece(x, pc, layouts[x.slot]) for x in stmt.accesses) for pc in pieces]
+    tasks, fetches, writebacks, valid = _build(stmt, pieces, raw, own, locale)
+    readers, writers = _peers(stmt, layouts, own, locale)
+    acc = ACCUMULATE_OPS[stmt.reduce] if own != stmt.write and stmt.reduced_vars else None
+    return Plan(stmt, P, locale, "pieces", own, tuple(pieces), tasks, fetches, writebacks,
+                readers, writers, acc, valid)
+
+
+def _nlocales(layouts) -> int:
+    P = {L.num_locales for L in layouts}
+    if len(P) != 1:
+        raise PlanError(f"arrays of one statement must live on the same locales, got counts {sorted(P)}")
+    return P.pop()
+
+
+def plan(stmt: Statement, layouts, owner: str = "write") -> GlobalPlan:
+    """Every locale's plan of ``stmt`` over ``layouts`` (one :class:`~pgas.layout.Layout`
+    per array slot), with the owner policy applied over all locales: for tests and
+    :func:`~pgas.plan.explain.describe` (a running statement plans only its own locale).
+
+    >>> from pgas.layout import Cyclic
+    >>> from pgas.plan.model import Access, Statement
+    >>> L = Cyclic().bind((8,), 4)
+    >>> s = Statement(((0, 1, 7),), (Access(0, ((1,),), (1,)), Access(1, ((1,),), (0,))), write=0)
+    >>> p = plan(s, (L, L))          # A[1:] = B[:-1] on Cyclic over 4 locales
+    >>> len(p.pieces), p.messages, p.moved
+    (4, 4, 7)
+    """
+    layouts = tuple(layouts)
+    P = _nlocales(layouts)
+    cands = candidates(stmt, layouts, owner)
+    scored = []
+    for c in cands:
+        locs = tuple(plan_local(stmt, layouts, c, r) for r in range(P))
+        if all(lp.valid for lp in locs):
+            scored.append(((sum(lp.moved for lp in locs), sum(lp.messages for lp in locs), c != stmt.write), c, locs))
+    _, c, locs = min(scored, key=lambda t: t[0])
+    return GlobalPlan(stmt, P, locs[0].kind if locs else "pieces", c, locs,
+                      tuple((cc, key[0], key[1]) for key, cc, _ in scored), locs[0].accumulate if locs else None)
+
+
+def choose(costs) -> int:
+    """Index of the best candidate from per-candidate ``(moved, messages, valid)`` totals
+    summed over locales (ties go to the first, the write); a candidate counts as valid
+    only if it was valid on every locale (its total equals the locale count)."""
+    best = None
+    for i, (moved, msgs, ok) in enumerate(costs):
+        if ok and (best is None or (moved, msgs) < costs[best][:2]):
+            best = i
+    return 0 if best is None else best
+
+
+def _peers(stmt: Statement, layouts, own: int, me: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(readers, writers)``: the other locales that read this locale's memory, or
+    write (back) into it, in this statement.  For each access that is not the owning
+    one, the iterations where it lies on this locale are cut by the owning access
+    alone, and each piece's executor is a peer."""
+    readers, writers = set(), set()
+    ox = stmt.accesses[own]
+    OL = layouts[ox.slot]
+    done = set()
+    for k, x in enumerate(stmt.accesses):
+        role = writers if k == stmt.write else readers
+        if k == own or (x.slot, x.M, x.c, k == stmt.write) in done:
+            continue
+        done.add((x.slot, x.M, x.c, k == stmt.write))
+        lats = lattices(stmt, layouts, only=(k, own), fix=(k, layouts[x.slot].coords(me)))
+        for pc in itertools.product(*lats):
+            g = tuple(c + sum(a * lat.first for a, lat in zip(row, pc)) for row, c in zip(ox.M, ox.c))
+            e = OL.owner(g)
+            if e != me:
+                role.add(e)
+    return tuple(sorted(readers)), tuple(sorted(writers))
+
+
+def _build(stmt: Statement, pieces, raw, own: int, me: int):
+    """``(tasks, fetches, writebacks, valid)`` of locale ``me`` when access ``own`` owns
+    the iterations; ``valid`` is False if the write-backs would accumulate into
+    overlapping regions."""
     accumulate = own != stmt.write and bool(stmt.reduced_vars)
-    tasks = [[] for _ in range(P)]
-    fetch = {}
-    wback = {}
-    pending = []                      # (executor, task index, access, builder key, use, norm info)
+    tasks = []
+    books = ({}, {})                  # fetches, write-backs: (owner, slot) -> MessageBuilder
+    pending = []                      # (task index, access, write?, key, use, dims, flips, shape)
     for p, (pc, r) in enumerate(zip(pieces, raw)):
-        e = r[own][0]
         shape = tuple(n for lat in pc for n in (lat.ntiles, lat.length))
         refs = []
         for a, (o, off, st) in enumerate(r):
             refs.append(Ref(o, off, st))
-            if o == e:
+            if o == me:
                 continue
+            w = a == stmt.write
             region, dims, flips = normalise(off, shape, st)
-            key = (e, o, stmt.accesses[a].slot)
-            book = wback if a == stmt.write else fetch
+            key = (o, stmt.accesses[a].slot)
+            book = books[w]
             if key not in book:
-                book[key] = MessageBuilder(write=a == stmt.write and not accumulate)
-            use = book[key].add(*region)
-            pending.append((e, len(tasks[e]), a, key, a == stmt.write, use, dims, flips, shape))
-        tasks[e].append([p, shape, refs])
-    built = {}
-    msg_index = {}
-    for book, w in ((fetch, False), (wback, True)):
-        for e in range(P):
-            keys = sorted(k for k in book if k[0] == e)
-            for i, k in enumerate(keys):
-                built[(w, k)] = book[k].build()
-                msg_index[(w, k)] = i
-                if w and accumulate and not disjoint(built[(w, k)][0]):
-                    return None
-    for e, t, a, key, w, use, dims, flips, shape in pending:
+                book[key] = MessageBuilder(write=w and not accumulate)
+            pending.append((len(tasks), a, w, key, book[key].add(*region), dims, flips, shape))
+        tasks.append([p, shape, refs])
+    built, index, valid = {}, {}, True
+    for w, book in enumerate(books):
+        for i, k in enumerate(sorted(book)):
+            built[(w, k)] = book[k].build()
+            index[(w, k)] = i
+            if w and accumulate and not disjoint(built[(w, k)][0]):
+                valid = False
+    for t, a, w, key, use, dims, flips, shape in pending:
         regions, uses = built[(w, key)]
         start, cs = uses[use]
         boff, bst = buffer_view(start, cs, dims, flips, shape, len(shape))
-        ref = tasks[e][t][2][a]
-        tasks[e][t][2][a] = Ref(ref.owner, ref.offset, ref.strides, msg_index[(w, key)], boff, bst)
-    out = []
-    for e in range(P):
-        msgs = []
-        for w in (False, True):
-            book = wback if w else fetch
-            keys = sorted(k for k in book if k[0] == e)
-            msgs.append(tuple(Message(k[1], k[2], built[(w, k)][0],
-                                      sum(region_size(r) for r in built[(w, k)][0])) for k in keys))
-        out.append(LocalePlan(tuple(Task(p, shape, tuple(refs)) for p, shape, refs in tasks[e]), msgs[0], msgs[1]))
-    return tuple(out)
+        ref = tasks[t][2][a]
+        tasks[t][2][a] = Ref(ref.owner, ref.offset, ref.strides, index[(w, key)], boff, bst)
+    msgs = tuple(tuple(Message(k[0], k[1], built[(w, k)][0], sum(region_size(r) for r in built[(w, k)][0]))
+                       for k in sorted(book)) for w, book in enumerate(books))
+    return tuple(Task(p, shape, tuple(refs)) for p, shape, refs in tasks), msgs[0], msgs[1], valid

@@ -1,4 +1,4 @@
-"""The planner's results: immutable plans, per-locale parts, messages, tasks."""
+"""The planner's results: immutable per-locale plans, messages, tasks."""
 
 from __future__ import annotations
 
@@ -46,47 +46,73 @@ class Message:
 
 
 @dataclass(frozen=True)
-class LocalePlan:
-    """What one locale does: its tasks, the messages it fetches before computing
-    and the messages it writes back (or accumulates, see :attr:`Plan.accumulate`) after."""
-
-    tasks: tuple[Task, ...]
-    fetches: tuple[Message, ...]
-    writebacks: tuple[Message, ...]
-
-
-@dataclass(frozen=True)
 class Plan:
-    """An immutable plan for one statement on ``nlocales`` locales."""
+    """What ONE locale does for one statement: its pieces (lattices per loop
+    variable), its tasks, the messages it fetches before computing and writes
+    back (or accumulates, see :attr:`accumulate`) after, and its *peers*: the
+    locales that read its memory (``readers``) or write into it (``writers``)
+    in this statement, with whom alone it synchronises.  Made for any locale by
+    :func:`pgas.plan.planner.plan_local` without planning any other locale."""
 
     stmt: Statement
     nlocales: int
+    locale: int
     kind: str                                   # "pieces" or "inspector"
     owning: int                                 # index of the owning access
-    pieces: tuple[tuple[tuple[Lattice, ...], int], ...]   # (lattices, executing locale)
-    locales: tuple                              # LocalePlan (or inspector plans) per locale
-    candidates: tuple[tuple[int, int, int], ...]  # (access, elements moved, messages) considered
+    pieces: tuple                               # this locale's pieces: lattices per loop var
+    tasks: tuple[Task, ...]
+    fetches: tuple
+    writebacks: tuple
+    readers: tuple[int, ...] = ()
+    writers: tuple[int, ...] = ()
     accumulate: str | None = None               # MPI op of the write-backs if they accumulate
+    valid: bool = True                          # False: accumulate regions would overlap
+    inspector: object = None                    # InspectorLocale for kind "inspector"
 
     @property
     def messages(self) -> int:
-        """Messages between distinct locales in aggregated mode."""
-        return sum(len(lp.fetches) + len(lp.writebacks) for lp in self.locales)
+        """Messages this locale starts in aggregated mode."""
+        return len(self.fetches) + len(self.writebacks)
 
     @property
     def moved(self) -> int:
-        """Elements moved between distinct locales in aggregated mode."""
-        return sum(m.size for lp in self.locales for m in lp.fetches + lp.writebacks)
-
-    @property
-    def any_fetch(self) -> bool:
-        return any(lp.fetches for lp in self.locales)
-
-    @property
-    def any_writeback(self) -> bool:
-        return any(lp.writebacks for lp in self.locales)
+        """Elements this locale moves in aggregated mode."""
+        return sum(m.size for m in self.fetches + self.writebacks)
 
     @property
     def reduce_axes(self) -> tuple[int, ...]:
         """Lattice axes the write ignores (summed / reduced before writing)."""
         return tuple(a for v in self.stmt.reduced_vars for a in (2 * v, 2 * v + 1))
+
+
+@dataclass(frozen=True)
+class GlobalPlan:
+    """Every locale's :class:`Plan` of one statement, for tests and ``pg.explain`` at
+    small locale counts (running a statement never builds one)."""
+
+    stmt: Statement
+    nlocales: int
+    kind: str
+    owning: int
+    locales: tuple[Plan, ...]
+    candidates: tuple[tuple[int, int, int], ...]  # (access, elements moved, messages) considered
+    accumulate: str | None = None
+
+    @property
+    def pieces(self) -> list:
+        """``(lattices, executing locale)`` of every piece."""
+        return [(pc, lp.locale) for lp in self.locales for pc in lp.pieces]
+
+    @property
+    def messages(self) -> int:
+        """Messages between distinct locales in aggregated mode."""
+        return sum(lp.messages for lp in self.locales)
+
+    @property
+    def moved(self) -> int:
+        """Elements moved between distinct locales in aggregated mode."""
+        return sum(lp.moved for lp in self.locales)
+
+    @property
+    def reduce_axes(self) -> tuple[int, ...]:
+        return self.locales[0].reduce_axes if self.locales else ()

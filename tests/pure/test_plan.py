@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgas.layout import Block, BlockCyclic, Cyclic
-from pgas.plan import Access, PlanError, Statement, describe, plan
+from pgas.layout import Block, BlockCyclic, Cyclic, DimMap
+from pgas.layout.segments import var_lattices
+from pgas.plan import Access, PlanError, Statement, describe, plan, plan_local
 from pgas.plan.pieces import c_strides
 from pgas.plan.transfers import expand
 
@@ -20,8 +21,8 @@ def _dist(kind, block, grid):
 
 @st.composite
 def statements(draw, separable=True):
-    """A random statement over 1-2 loop vars and 1-3 arrays of 1-2 dims."""
-    P = draw(st.integers(1, 5))
+    """A random statement over 1-2 loop vars and 1-3 arrays of 1-2 dims, on up to 64 locales."""
+    P = draw(st.sampled_from([1, 2, 3, 4, 5, 8, 16, 33, 64]))
     nvars = draw(st.integers(1, 2))
     box = []
     for _ in range(nvars):
@@ -34,6 +35,8 @@ def statements(draw, separable=True):
         ndim = draw(st.integers(1, 2))
         grid = [1] * ndim
         grid[draw(st.integers(0, ndim - 1))] = P
+        if ndim == 2 and P in (4, 16, 64) and draw(st.booleans()):
+            grid = [2, P // 2] if P == 4 else [4, P // 4]     # equal maps: A[i, i] meets both
         kind = draw(st.sampled_from(["block", "cyclic", "bc"]))
         layouts.append((kind, draw(st.integers(1, 4)), tuple(grid), ndim))
     naccess = draw(st.integers(1, 4))
@@ -93,9 +96,9 @@ def test_pieces_exact(sl, owner):
     truth = _brute(stmt, lays)
     seen = {}
     for e, lp in enumerate(p.locales):
+        assert lp.locale == e
         for t in lp.tasks:
-            lats, ex = p.pieces[t.piece]
-            assert ex == e
+            lats = lp.pieces[t.piece]
             values = [lat.values() for lat in lats]
             pts = list(itertools.product(*[range(len(v)) for v in values]))
             for a, ref in enumerate(t.refs):
@@ -153,6 +156,7 @@ def test_inspector_gathers(sl):
         return
     execs = [truth[pt][0][0] for pt in pts]
     for e, lp in enumerate(p.locales):
+        lp = lp.inspector
         mine = [pt for pt, x in zip(pts, execs) if x == e]
         assert lp.count == len(mine)
         for a, g in enumerate(lp.gathers):
@@ -192,9 +196,13 @@ def test_jacobi_paper_figure6():
     assert "owning access Anew[i + 1, j + 1]" in text and "messages: 8" in text
 
 
-def test_explain_many_locales_is_cheap():
+def test_local_plans_at_many_locales():
+    """A locale's plan of a shifted Cyclic copy at 1024 locales: one piece, one message,
+    one reader; the plans of all locales together have 1024 pieces and messages."""
     L = Cyclic().bind((10**6,), 1024)
     s = Statement(((0, 1, 10**6 - 1),), (Access(0, ((1,),), (1,)), Access(1, ((1,),), (0,))), 0)
+    lp = plan_local(s, (L, L), 0, 5)
+    assert len(lp.pieces) == 1 and lp.messages == 1 and lp.fetches[0].peer == 4 and lp.readers == (6,)
     p = plan(s, (L, L))
     assert len(p.pieces) == 1024 and p.messages == 1024
 
@@ -223,7 +231,7 @@ def test_errors():
 def test_plans_are_cached():
     L = Cyclic().bind((100,), 3)
     s = Statement(((0, 1, 99),), (Access(0, ((1,),), (1,)), Access(1, ((1,),), (0,))), 0)
-    assert plan(s, (L, L)) is plan(s, (Cyclic().bind((100,), 3),) * 2)
+    assert plan_local(s, (L, L), 0, 1) is plan_local(s, (Cyclic().bind((100,), 3),) * 2, 0, 1)
 
 
 @st.composite
@@ -290,3 +298,62 @@ def test_accumulate_plans_cover_each_contribution(sl):
     if p.accumulate:
         assert p.owning != stmt.write and p.candidates[0][0] == stmt.write
         assert p.moved <= p.candidates[0][1]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(statements(), st.sampled_from(["write", "cost"]))
+def test_peers_are_exactly_the_locales_that_talk(sl, owner):
+    """Each locale's readers and writers, found from its own memory alone, are exactly the
+    locales whose plans fetch from it or write back into it."""
+    stmt, lays = sl
+    p = plan(stmt, lays, owner)
+    for e, lp in enumerate(p.locales):
+        readers = {r for r, o in enumerate(p.locales) if any(m.peer == e for m in o.fetches)}
+        writers = {r for r, o in enumerate(p.locales) if any(m.peer == e for m in o.writebacks)}
+        assert (set(lp.readers), set(lp.writers)) == (readers, writers)
+
+
+@pytest.mark.parametrize("kinds", [("block", "cyclic"), ("cyclic", "block"), ("block", "bc"), ("bc", "cyclic")])
+def test_mixed_layouts_piece_count_does_not_grow_with_extent(kinds):
+    """A 5-point stencil reading one distribution and writing another is cut into the
+    same few pieces whatever the extent (it was (n-2)^2 pieces with Block mixed in)."""
+    counts = []
+    for n in (32, 64, 128):
+        LA, LB = (_dist(k, 4, None).bind((n, n), 4) for k in kinds)
+        acc = [Access(0, ((1, 0), (0, 1)), (1, 1))] + [Access(1, ((1, 0), (0, 1)), c)
+                                                      for c in [(0, 1), (2, 1), (1, 0), (1, 2), (1, 1)]]
+        p = plan(Statement(((0, 1, n - 2), (0, 1, n - 2)), acc, 0), (LA, LB))
+        counts.append(len(p.pieces))
+    assert counts[0] == counts[1] == counts[2] and counts[0] <= 256, counts
+
+
+@st.composite
+def var_cases(draw):
+    step = draw(st.sampled_from([1, 1, 2, 3, -1, -2]))
+    count = draw(st.integers(0, 40))
+    start = draw(st.integers(0, 5)) if step > 0 else draw(st.integers(80, 120))
+    terms = []
+    for _ in range(draw(st.integers(1, 3))):
+        a = draw(st.sampled_from([1, 1, 2, -1, 3]))
+        p = draw(st.integers(1, 4))
+        b = draw(st.sampled_from([1, 2, 3, 5, 50]))
+        c = -min([a * (start + step * k) for k in range(count)] + [0]) + draw(st.integers(0, 3))
+        terms.append((a, c, DimMap(500, p, b)))
+    fixed = tuple((i, draw(st.integers(0, terms[i][2].p - 1))) for i in range(len(terms)) if draw(st.booleans()))
+    return start, step, count, terms, fixed
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(var_cases())
+def test_var_lattices_against_brute_force(case):
+    """The lattices of one loop variable cover exactly the iterations where the fixed
+    terms lie on their coordinates, once each, with one owner per term on each."""
+    start, step, count, terms, fixed = case
+    seen = []
+    for k0, n, T, nt in var_lattices(start, step, count, terms, fixed):
+        ks = [k0 + u + T * t for t in range(nt) for u in range(n)]
+        assert len({tuple(m.owner(a * (start + step * k) + c) for a, c, m in terms) for k in ks}) == 1
+        seen += ks
+    want = [k for k in range(count)
+            if all(terms[i][2].owner(terms[i][0] * (start + step * k) + terms[i][1]) == q for i, q in fixed)]
+    assert sorted(seen) == want
