@@ -33,7 +33,7 @@ def step_body(i, j):
 
 interior = (range(1, n - 1), range(1, n - 1))
 for step in range(steps):
-    pg.forall(interior, step_body)            # traced once, planned once, run every step
+    pg.forall(interior, step_body)            # traces the body, reuses the cached plans
 loops = T.to_numpy()
 heat = T.sum()                                # collective: every locale gets the total
 
