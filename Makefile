@@ -1,19 +1,21 @@
 # make venv   - create .venv and install pgas (with its MPI: the mpich wheel) and the test tools
 # make demo   - run the demo on 4 local locales
-# make test   - the whole test suite: pure tests, then tests/mpi on 1, 2, 3 and 4 locales
+# make test   - the whole test suite: pure tests, the docs, then tests/mpi on 1, 2, 3 and 4 locales
+# make docs   - build the documentation site into build/docs (MkDocs, warnings are errors)
 
 PYTHON ?= python3
 VENV   := .venv
 DEMO   ?= examples/jacobi.py
 
-.PHONY: venv demo test
+.PHONY: venv demo test docs
 
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
+	@echo "Creating $(VENV) and installing pgas with its MPI and the test tools (the first time takes a while) ..."
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
+	$(VENV)/bin/python -m pip install -e '.[test]'
 	touch $@
 
 demo: venv
@@ -21,3 +23,6 @@ demo: venv
 
 test: venv
 	$(VENV)/bin/python tests/run_mpi.py
+
+docs: venv
+	$(VENV)/bin/mkdocs build --strict

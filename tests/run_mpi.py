@@ -1,8 +1,10 @@
 """Run the whole test suite: the pure tests (and the package's doctests) once
-without MPI, then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4, then the
-scale stage: the runtime and scale tests at 8 and 16 oversubscribed locales.
+without MPI, then the documentation (``tests/docs``: the site builds with warnings
+as errors, its example programs run on 2 locales), then ``tests/mpi`` under
+``pgas run -n N`` for N = 1, 2, 3, 4, then the scale stage: the runtime and scale
+tests at 8 and 16 oversubscribed locales.
 
-    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600]
+    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600] [--no-docs]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
@@ -27,9 +29,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def pure_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
     """``(passed, failed, status)`` of the pure tests and doctests."""
-    xml = os.path.join(tmp, "pure.xml")
-    cmd = [sys.executable, "-m", "pytest", "-q", "tests/pure", "--doctest-modules", "pgas",
-           f"--timeout={per_test}", f"--junitxml={xml}"]
+    return _pytest_run("pure", ["tests/pure", "--doctest-modules", "pgas"], per_test, per_run, tmp)
+
+
+def docs_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of the documentation build and its examples."""
+    return _pytest_run("docs", ["tests/docs"], max(per_test, 600), per_run, tmp)
+
+
+def _pytest_run(name: str, args: list[str], per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+    xml = os.path.join(tmp, f"{name}.xml")
+    cmd = [sys.executable, "-m", "pytest", "-q", *args, f"--timeout={per_test}", f"--junitxml={xml}"]
     status = _call(cmd, per_run)
     passed = failed = 0
     if os.path.exists(xml):
@@ -73,11 +83,14 @@ def main() -> int:
     p.add_argument("--scale", default="8,16", help="locale counts for the scale stage (default 8,16; '' for none)")
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
     p.add_argument("--per-run", type=int, default=600, help="seconds allowed per pytest run (default 600)")
+    p.add_argument("--no-docs", action="store_true", help="skip building the docs and running their examples")
     args = p.parse_args()
     passed = failed = 0
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         runs = [("pure", lambda: pure_run(args.per_test, args.per_run, tmp))]
+        if not args.no_docs:
+            runs.append(("docs", lambda: docs_run(args.per_test, args.per_run, tmp)))
         runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp))
                  for n in args.ranks.split(",")]
         runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS))

@@ -23,7 +23,49 @@ from .reduce import reduce_all
 
 
 class DistArray(NDArrayOperatorsMixin):
-    """A distributed array; make one with :func:`pgas.zeros`, :func:`pgas.from_numpy` and friends."""
+    """A distributed array; make one with ``pg.zeros``, ``pg.from_numpy`` and friends.
+
+    Every locale holds the same ``DistArray`` object's metadata and its own part of
+    the elements.  Indexing with slices builds views and lazy expressions that run
+    as one collective statement when assigned; see the documentation pages
+    *Concepts* and *Memory model* for what is collective and when writes are seen.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        The global shape.
+    ndim, size : int
+        The number of dimensions and of elements (global).
+    dtype : numpy.dtype
+        The element type.
+    dist : Distribution
+        The distribution, with the locale grid it was bound to
+        (``Cyclic(grid=(2, 2))``).
+    layout : pgas.layout.Layout
+        The distribution bound to this shape and locale count: ``layout.grid``
+        (locales per dimension), ``layout.blocks`` (block size per dimension),
+        ``layout.owner(index)``, ``layout.local_shape(locale)``,
+        ``layout.owned(locale)`` (the global indices a locale stores).  Pure
+        index arithmetic: using it sends no message.
+    local : numpy.ndarray
+        This locale's elements as a writable NumPy array of shape
+        ``layout.local_shape(pg.here)``, blocks concatenated in global order.
+        Reading and writing it are plain memory accesses (no message); writes
+        are seen by other locales after ``pg.barrier()``.
+    name : str or None
+        The name given at construction; error messages use it.
+
+    Examples
+    --------
+    On 4 locales (``pgas run -n 4``), a Cyclic 8 x 8 array sits on a 2 x 2 grid
+    and each locale stores a 4 x 4 block of it:
+
+    >>> A = pg.zeros((8, 8), dist=pg.Cyclic())        # doctest: +SKIP
+    >>> A.layout.grid, A.layout.blocks, A.local.shape  # doctest: +SKIP
+    ((2, 2), (1, 1), (4, 4))
+    >>> A.owner((3, 2)), A.layout.owned(1)[1]          # doctest: +SKIP
+    (2, array([1, 3, 5, 7]))
+    """
 
     __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_win", "_me", "_writes", "__weakref__")
 
@@ -49,14 +91,17 @@ class DistArray(NDArrayOperatorsMixin):
     # -- metadata ---------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
+        """The global shape."""
         return self.layout.shape
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self.layout.ndim
 
     @property
     def size(self) -> int:
+        """The number of elements (global)."""
         return int(np.prod(self.layout.shape))
 
     @property
@@ -186,7 +231,10 @@ class DistArray(NDArrayOperatorsMixin):
 
     # -- irregular access: bodies in pgas.array.irregular ------------------
     def update_one(self, index, value, op: str = "add") -> None:
-        """One-sided ``A[index] op= value`` at the owner in one message (see :mod:`pgas.array.irregular`)."""
+        """One-sided ``A[index] op= value`` at the owner, atomically, in one message (none if
+        local); ``op`` is one of ``add, xor, or, and, min, max, replace`` as the dtype allows.
+        Complete at the caller by its next synchronisation; seen by other locales after
+        the next ``pg.barrier()``."""
         irregular.update_one(self, index, value, op)
 
     def fetch_add(self, index, value):

@@ -31,7 +31,12 @@ def _reducer(name: str):
 
 
 sum = _reducer("sum")  # noqa: A001 - the public name mirrors NumPy
+"""Collective: ``A.sum()`` of a distributed array, on every locale."""
 prod = _reducer("prod")
+"""Collective: ``A.prod()`` of a distributed array, on every locale."""
 min = _reducer("min")  # noqa: A001
+"""Collective: ``A.min()`` of a distributed array, on every locale."""
 max = _reducer("max")  # noqa: A001
+"""Collective: ``A.max()`` of a distributed array, on every locale."""
 mean = _reducer("mean")
+"""Collective: ``A.mean()`` of a distributed array, on every locale."""

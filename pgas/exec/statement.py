@@ -220,7 +220,30 @@ def forall(domain, body) -> None:
     whose subscripts omit a loop variable reduces over it:
     ``D[i, j] += A[i, k] * B[k, j]`` over ``(i, j, k)`` is a matrix product.
     Python ``if`` on loop variables, non-affine subscripts (``A[i*j]``) and
-    the like raise :class:`~pgas.array.expr.TraceError` naming what to write.
+    the like raise ``pgas.array.expr.TraceError`` naming what to write.
+
+    A loop variable may also be used as a value: ``A[i, j] = 10 * i + j`` or
+    ``B[i] = 0.5 * i + A[i]`` use the index itself (an integer operand, combined
+    with the others by NumPy's rules).  Only integer arithmetic keeps a variable
+    symbolic; ``i / 2``, ``i % 2`` and comparisons raise ``TraceError``.
+
+    Parameters
+    ----------
+    domain : range or tuple of range
+        The iteration space, one range per loop variable (an int ``n`` means
+        ``range(n)``).
+    body : callable
+        Called once with one symbolic variable per range; it assigns to
+        distributed arrays through subscripts affine in the variables.
+
+    Examples
+    --------
+    A five-point stencil over the interior, then a loop variable as a value:
+
+    >>> def body(i, j):                                           # doctest: +SKIP
+    ...     B[i, j] = 0.25 * (A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1])
+    >>> pg.forall((range(1, n - 1), range(1, n - 1)), body)      # doctest: +SKIP
+    >>> pg.forall(range(n), lambda i: C.__setitem__(i, 2 * i))    # doctest: +SKIP
     """
     dom = _domain(domain)
     m = len(dom)

@@ -60,7 +60,8 @@ def default_grid(p: int, ndim: int) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Distribution:
-    """Base of the distribution recipes; see :func:`Block`, :func:`Cyclic`, :func:`BlockCyclic`."""
+    """Base of the distribution recipes made by ``Block``, ``Cyclic`` and ``BlockCyclic``;
+    ``bind`` turns one into a :class:`Layout` for a shape and a locale count."""
 
     kind: str
     block: tuple[int, ...] | None = None
@@ -146,7 +147,33 @@ def BlockCyclic(block, grid=None) -> Distribution:
 
 @dataclass(frozen=True)
 class Layout:
-    """A distribution bound to a shape: grid, per-dimension maps, local shapes."""
+    """A distribution bound to a shape: grid, per-dimension maps, local shapes.
+
+    An array's ``A.layout``.  Global index ``g`` of a dimension with block size
+    ``b`` over ``p`` locales of the grid belongs to grid coordinate
+    ``(g // b) % p`` and sits at local index ``(g // (b * p)) * b + g % b``.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        The global shape.
+    grid : tuple of int
+        Locales per dimension; their product is the locale count.  Locale ``r``
+        sits at grid coordinates ``np.unravel_index(r, grid)``.
+    blocks : tuple of int
+        Block size per dimension: ``ceil(n / p)`` for Block, 1 for Cyclic, the
+        given size for BlockCyclic.
+    dist : Distribution
+        The recipe this layout was bound from.
+
+    Examples
+    --------
+    >>> L = BlockCyclic(2).bind((8, 8), 4)
+    >>> L.grid, L.blocks, L.owner((3, 5)), L.local_shape(0)
+    ((2, 2), (2, 2), 2, (4, 4))
+    >>> L.owned(0)[0]
+    array([0, 1, 4, 5])
+    """
 
     shape: tuple[int, ...]
     grid: tuple[int, ...]

@@ -1,10 +1,16 @@
-"""Every public name of pgas is documented."""
+"""The documentation holds together: every public name of pgas is documented, and
+every link in README.md and docs/ stays inside the repository (and resolves) or is
+a public http(s) URL."""
 
 import inspect
+import os
+import re
 
 import pytest
 
 import pgas
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_all_names_exist():
@@ -22,3 +28,88 @@ def test_public_name_has_docstring(name):
         obj = getattr(pgas.comm, name, pgas)
     doc = inspect.getdoc(obj)
     assert doc and doc.strip(), f"pgas.{name} has no docstring"
+
+
+@pytest.mark.parametrize("name", [n for n in pgas.__all__ if inspect.isclass(getattr(pgas, n))])
+def test_public_class_members_documented(name):
+    """Methods and properties have docstrings; slot attributes are listed in the class's
+    Attributes section (that is where the API reference shows them)."""
+    cls = getattr(pgas, name)
+    undocumented = []
+    for key, member in vars(cls).items():
+        if key.startswith("_"):
+            continue
+        if inspect.ismemberdescriptor(member):
+            if not re.search(rf"^\s*{key}\b.*:", inspect.getdoc(cls) or "", re.M):
+                undocumented.append(key)
+        elif isinstance(member, (property, staticmethod, classmethod)) or inspect.isfunction(member):
+            fn = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+            if not (fn.__doc__ or "").strip():
+                undocumented.append(key)
+    assert not undocumented, f"pgas.{name}: undocumented public members {undocumented}"
+
+
+# -- links -------------------------------------------------------------------
+def doc_files() -> list[str]:
+    """README.md and every Markdown file under docs/ (paths relative to the repository)."""
+    out = ["README.md"]
+    for folder, _, names in os.walk(os.path.join(ROOT, "docs")):
+        out += [os.path.relpath(os.path.join(folder, n), ROOT) for n in sorted(names) if n.endswith(".md")]
+    return out
+
+
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
+CODE = re.compile(r"`[^`\n]*`")
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")      # [text](target "title")
+REFDEF = re.compile(r"^\s*\[[^\]]+\]:\s*(\S+)", re.M)                    # [name]: target
+AUTO = re.compile(r"<((?:[a-zA-Z][a-zA-Z0-9+.-]*:)[^>\s]+)>")             # <scheme:...>
+HTML = re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']""")
+
+
+def links(text: str) -> list[str]:
+    """Every link target of a Markdown text, outside code."""
+    text = CODE.sub("", FENCE.sub("", text))
+    return [m for pat in (LINK, REFDEF, AUTO, HTML) for m in pat.findall(text)]
+
+
+def test_link_extraction():
+    text = ("[a](docs/x.md) [b](https://example.org/p \"t\") <http://example.org>\n[c]: ../y.md\n"
+            "`[not](a link)`\n```\n[nor](this)\n```\n<a href=\"z.html\">z</a>")
+    assert links(text) == ["docs/x.md", "https://example.org/p", "../y.md", "http://example.org", "z.html"]
+
+
+def test_there_are_docs():
+    files = doc_files()
+    assert "docs/index.md" in files and len(files) > 5, files
+
+
+@pytest.mark.parametrize("path", doc_files())
+def test_links_stay_in_repository_or_are_http(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        text = f.read()
+    bad = []
+    for target in links(text):
+        scheme = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*):", target)
+        if scheme:
+            if scheme.group(1).lower() not in ("http", "https"):
+                bad.append(f"{target}: only http(s) links may leave the repository")
+            continue
+        file = target.split("#", 1)[0].split("?", 1)[0]
+        if not file:
+            continue                                  # an anchor on the same page
+        if file.startswith("/"):
+            bad.append(f"{target}: absolute path (use a path relative to {path})")
+            continue
+        resolved = os.path.normpath(os.path.join(ROOT, os.path.dirname(path), file))
+        if os.path.commonpath([resolved, ROOT]) != ROOT:
+            bad.append(f"{target}: leads outside the repository")
+        elif not os.path.exists(resolved):
+            bad.append(f"{target}: no such file")
+    assert not bad, f"{path}:\n  " + "\n  ".join(bad)
+
+
+def test_no_reference_to_the_workspace():
+    """A clone has no ../shared (the workspace's notes): nothing may point there."""
+    for path in doc_files():
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            assert "../shared" not in f.read(), f"{path} mentions ../shared"
