@@ -83,14 +83,26 @@ def _sl(r: range) -> slice:
     return slice(r.start, r.stop, r.step)
 
 
-def _fetch(x, key_ranges, axis: int, fixed: slice) -> np.ndarray:
-    """``x[ranges, fixed]`` (axis 0) or ``x[fixed, ranges]`` (axis 1), concatenated
-    along ``axis``: one one-sided get per range (and owner)."""
+def _order(ranges, owned: np.ndarray):
+    """The permutation taking the concatenated ``ranges`` to the order of ``owned`` (the
+    same index set in local storage order), or None when they already agree."""
+    idx = np.concatenate([np.arange(r.start, r.stop, r.step) for r in ranges]) if ranges else owned[:0]
+    if np.array_equal(idx, owned):
+        return None
+    order = np.argsort(idx, kind="stable")
+    return order[np.searchsorted(idx[order], owned)]
+
+
+def _fetch(x, key_ranges, axis: int, fixed, perm) -> np.ndarray:
+    """``x[ranges, fixed]`` (axis 0) or ``x[fixed, ranges]`` (axis 1; for 1-D ``x`` just
+    ``x[ranges]``), concatenated along ``axis`` and put in ``perm`` order: one one-sided
+    get per range (and owner)."""
     parts = []
     for r in key_ranges:
-        key = (_sl(r), fixed) if axis == 0 else (fixed, _sl(r))
+        key = _sl(r) if fixed is None else (_sl(r), fixed) if axis == 0 else (fixed, _sl(r))
         parts.append(x.get(key))
-    return np.concatenate(parts, axis=axis)
+    out = np.concatenate(parts, axis=axis)
+    return out if perm is None else np.take(out, perm, axis=axis)
 
 
 def _wins(*arrays):
@@ -108,15 +120,17 @@ def _matmul2(A, B, dtype):
     N = B.shape[1]
     C = empty((M, N), dtype, _like(A, 2))
     comm.barrier(_wins(A, B))
-    rows, cols = C.layout.owned_ranges(comm.here())
-    nr, nc = sum(len(r) for r in rows), sum(len(c) for c in cols)
+    me = comm.here()
+    rows, cols = C.layout.owned_ranges(me)
+    prow, pcol = (_order(r, o) for r, o in zip((rows, cols), C.layout.owned(me)))
+    nr, nc = C.local.shape
     acc = np.zeros((nr, nc), dtype)
     if nr and nc and K:
         item = max(A.dtype.itemsize, B.dtype.itemsize)
         kb = int(max(1, min(K, PANEL_BYTES // (item * (nr + nc)))))
         for k0 in range(0, K, kb):
             ks = slice(k0, min(K, k0 + kb))
-            part = np.matmul(_fetch(A, rows, 0, ks), _fetch(B, cols, 1, ks))
+            part = np.matmul(_fetch(A, rows, 0, ks, prow), _fetch(B, cols, 1, ks, pcol))
             if dtype.kind == "b":
                 acc |= part
             else:
@@ -144,26 +158,28 @@ def _vec_result(total: np.ndarray, model, dtype):
 def _matvec(A, x, dtype, vec_first: bool):
     """``A @ x`` (or ``x @ A``): local block times the matching vector entries, one allreduce."""
     comm.barrier(_wins(A, x))
-    rows, cols = A.layout.owned_ranges(comm.here())
+    me = comm.here()
+    rows, cols = A.layout.owned_ranges(me)
+    orows, ocols = A.layout.owned(me)
     n_out = A.shape[1] if vec_first else A.shape[0]
     partial = np.zeros(n_out, np.int64 if dtype.kind == "b" else dtype)
     if A.local.size:
-        need = rows if vec_first else cols
-        xs = np.concatenate([x.get(_sl(r)) for r in need])
-        mine = np.concatenate([np.arange(r.start, r.stop, r.step) for r in (cols if vec_first else rows)])
+        need, oneed = (rows, orows) if vec_first else (cols, ocols)
+        xs = _fetch(x, need, 0, None, _order(need, oneed))
         local = A.local.astype(np.int64) if dtype.kind == "b" else A.local
         xs = xs.astype(np.int64) if dtype.kind == "b" else xs
-        partial[mine] = xs @ local if vec_first else local @ xs
+        partial[ocols if vec_first else orows] = xs @ local if vec_first else local @ xs
     return _vec_result(_reduce_partial(partial, dtype), A, dtype)
 
 
 def _dot1(x, y, dtype):
     """1-D dot product, a scalar on every locale."""
     comm.barrier(_wins(x, y))
-    (rows,) = x.layout.owned_ranges(comm.here())
+    me = comm.here()
+    (rows,) = x.layout.owned_ranges(me)
     part = np.zeros((), np.int64 if dtype.kind == "b" else dtype)
     if x.local.size:
-        ys = np.concatenate([y.get(_sl(r)) for r in rows])
+        ys = _fetch(y, rows, 0, None, _order(rows, x.layout.owned(me)[0]))
         if dtype.kind == "b":
             part = np.int64(np.count_nonzero(x.local & ys))
         else:
