@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, str] = {
     "stream": "pgas.bench.stream",
     "isx": "pgas.bench.isx",
     "stmt": "pgas.bench.stmt",
+    "matmul": "pgas.bench.matmul",
 }
 
 
