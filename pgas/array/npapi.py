@@ -343,6 +343,54 @@ def einsum(subscripts, *operands, **kwargs):
     return table[spec](a, b)
 
 
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    """Collective: ``np.var`` over all elements (NumPy's two passes: the mean, then the
+    mean squared deviation), on every locale."""
+    _plain(dict(kw, axis=axis, dtype=dtype, out=out, keepdims=keepdims), "var")
+    a = _dist(a)
+    a = a.astype(np.float64) if a.dtype.kind in "iub" else a
+    d = _dist(a - a.mean())
+    sq = _dist(np.absolute(d) ** 2 if d.dtype.kind == "c" else d * d)
+    return sq.sum() / max(a.size - ddof, 0)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    """Collective: ``np.std`` over all elements, on every locale."""
+    return np.sqrt(var(a, axis, dtype, out, ddof, keepdims, **kw))
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Collective: ``np.ptp`` (largest minus smallest element), on every locale."""
+    _plain({"axis": axis, "out": out, "keepdims": keepdims}, "ptp")
+    a = _dist(a)
+    return a.max() - a.min()
+
+
+def average(a, axis=None, weights=None, returned=False, **kw):
+    """Collective: ``np.average`` without weights (the mean), on every locale."""
+    _plain(dict(kw, axis=axis, weights=weights, returned=returned), "average")
+    return _dist(a).mean()
+
+
+def clip(a, a_min=None, a_max=None, out=None, **kw):
+    """Element-wise ``np.clip`` as ``np.minimum(np.maximum(a, a_min), a_max)`` (NumPy's definition)."""
+    _plain(dict(kw, out=out), "clip")
+    if a_min is None and a_max is None:
+        raise ValueError("One of max or min must be given")
+    res = a if a_min is None else np.maximum(a, a_min)
+    return res if a_max is None else np.minimum(res, a_max)
+
+
+def round_(a, decimals=0, out=None):
+    """Element-wise ``np.round`` with ``decimals=0`` (``np.rint`` for floats, a copy for integers)."""
+    _plain({"out": out}, "round")
+    if decimals != 0:
+        raise unsupported("round", "only decimals=0 is available (np.rint); scale first: np.rint(A * 100) / 100")
+    if np.result_type(a).kind in "fc":
+        return np.rint(a)
+    return copy(a)
+
+
 HANDLED_FUNCS = {"all": _truth("all"), "any": _truth("any")}
 
 NUMPY_FUNCTIONS = {
@@ -353,4 +401,6 @@ NUMPY_FUNCTIONS = {
     np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot, np.einsum: einsum,
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim,
     np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
+    np.var: var, np.std: std, np.ptp: ptp, np.average: average, np.clip: clip, np.round: round_, np.around: round_,
+    np.iscomplexobj: lambda x: np.result_type(x).kind == "c", np.isrealobj: lambda x: np.result_type(x).kind != "c",
 }

@@ -30,7 +30,7 @@ def _same(got, want, rtol=1e-12):
     collective_verdict(ok, lambda: f"got {got!r} ({np.result_type(got)}), expected {want!r} ({np.result_type(want)})")
 
 
-@settings(max_examples=20)
+@settings(max_examples=12)
 @given(m=st.integers(1, 9), k=st.integers(0, 8), n=st.integers(1, 9),
        da=st.sampled_from(sorted(DISTS)), db=st.sampled_from(sorted(DISTS)),
        dtype=st.sampled_from([np.float64, np.int32, np.int64, np.complex128, bool]))
@@ -47,7 +47,7 @@ def test_matmul_2d_any_distributions(m, k, n, da, db, dtype):
     assert_matches(pg.matmul(A, GB), want)          # a replicated NumPy operand
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(m=st.integers(1, 11), k=st.integers(1, 11), da=st.sampled_from(sorted(DISTS)),
        dx=st.sampled_from(sorted(DISTS)), dtype=st.sampled_from([np.float64, np.int32, bool]))
 def test_matvec_vecmat_dot(m, k, da, dx, dtype):
