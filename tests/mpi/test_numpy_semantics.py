@@ -223,3 +223,34 @@ def test_numpy_functions_dispatch():
     assert_matches(q, G // 5)
     assert_matches(r, G % 5)
     comm.barrier()
+
+
+def test_inside_forall_np_where_traces_and_reductions_raise():
+    G = np.arange(8.0) - 3
+    A = pg.from_numpy(G)
+    B = pg.zeros(8)
+
+    def body(i):
+        B[i] = np.where(A[i] > 0, A[i], -A[i])
+
+    pg.forall(range(8), body)
+    assert_matches(B, np.abs(G))
+
+    def bad(i):
+        B[i] = np.sum(A[i])
+
+    with pytest.raises(TypeError, match="cannot be traced inside pg.forall"):
+        pg.forall(range(8), bad)
+
+
+def test_lazy_operands_reach_the_same_entry_points():
+    G = np.arange(12.0).reshape(3, 4)
+    A = pg.from_numpy(G, dist=pg.Cyclic())
+    _same(np.add.reduce(A[1:], axis=None), np.add.reduce(G[1:], axis=None))
+    _same(np.logical_or.reduce(A[0] > 2), np.logical_or.reduce(G[0] > 2))
+    _same(np.linalg.norm(A[:, 1] + 1), np.linalg.norm(G[:, 1] + 1))
+    assert np.allclose(A[1:] * 2, G[1:] * 2)
+    with pytest.raises(TypeError, match="not supported on pgas arrays"):
+        np.cumsum(A[1:])
+    with pytest.raises(TypeError, match="Python scalar"):
+        float(A[1:] + 1)
