@@ -218,7 +218,8 @@ def _write(table, path):
     lines = [f"{works} cases compute NumPy's result, {raises} raise with advice, "
              f"{len(table) - works - raises} fail ({comm.num_locales()} locales).", "",
              "| entry point | dtype | verdict | advice |", "|---|---|---|---|"]
-    lines += [f"| `{n}` | {k} | {v} | {a.replace('|', '/')} |" for n, k, v, a in table]
+    esc = lambda t: t.replace("|", "\\|")               # noqa: E731 - Markdown table cells
+    lines += [f"| `{esc(n)}` | {k} | {v} | {esc(a)} |" for n, k, v, a in table]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
