@@ -21,6 +21,8 @@ from .array import (
     zeros,
 )
 from .array.expr import where
+from .array import linalg
+from .array.linalg import dot, matmul, norm, outer, vdot
 from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain, forall
@@ -31,7 +33,7 @@ __all__ = [
     "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
     "comm_diagnostics", "CommDiagnostics", "LocaleError",
-    "where", "forall", "explain", "config",
+    "where", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
 ]
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from .. import comm
 from ..layout import Block, Distribution
 from .core import DistArray
-from .index import check_dtype
+from .index import check_dtype, convert
 
 
 def _layout(shape, dist: Distribution | None):
@@ -26,9 +28,15 @@ def empty(shape, dtype=float, dist: Distribution | None = None, name: str | None
 def full(shape, value, dtype=None, dist: Distribution | None = None, name: str | None = None) -> DistArray:
     """Collective: a distributed array of ``shape`` filled with ``value``.  Like every
     initialising constructor it ends with a barrier, so one-sided access may follow at once."""
-    dtype = np.asarray(value).dtype if dtype is None else dtype
-    a = empty(shape, dtype, dist, name)
-    a.local[...] = value
+    dtype = check_dtype(np.asarray(value).dtype if dtype is None else dtype)
+    layout = _layout(shape, dist)
+    fill = convert(value, dtype, "full")                 # replicated: checked alike everywhere
+    try:
+        fill = np.broadcast_to(fill, layout.shape)
+    except ValueError:
+        raise ValueError(f"full: cannot broadcast a fill value of shape {fill.shape} to shape {layout.shape}") from None
+    a = DistArray._create(layout, dtype, name)
+    a.local[...] = fill if fill.ndim == 0 else fill[np.ix_(*layout.owned(comm.here()))]
     comm.barrier([a._win])
     return a
 
@@ -54,9 +62,15 @@ def arange(n, dtype=int, dist: Distribution | None = None, name: str | None = No
 def from_numpy(array, dist: Distribution | None = None, name: str | None = None) -> DistArray:
     """Collective: distribute a global NumPy array that every locale holds (the same on each)."""
     array = np.asarray(array)
-    seen = comm.allgather((array.shape, array.dtype.str))      # agree first, then check alike
-    if any(s != seen[0] for s in seen):
-        raise ValueError(f"from_numpy: locales passed different arrays (shape, dtype): {seen}")
+    digest = zlib.crc32(np.ascontiguousarray(array).view(np.uint8).reshape(-1)) if array.ndim else 0
+    seen = comm.allgather((array.shape, array.dtype.str, digest))      # agree first, then check alike
+    if any(s[:2] != seen[0][:2] for s in seen):
+        raise ValueError(f"from_numpy: locales passed different arrays (shape, dtype): {[s[:2] for s in seen]}")
+    if any(s[2] != seen[0][2] for s in seen):
+        differ = [r for r, s in enumerate(seen) if s[2] != seen[0][2]]
+        raise ValueError(f"from_numpy: locales passed different data (locales {differ} differ from locale 0; "
+                         "e.g. an unseeded random array): every locale must pass the same global array "
+                         "(seed the generator alike, or compute it on one locale and use comm.bcast)")
     if array.ndim == 0:
         raise ValueError("from_numpy needs an array of at least one dimension, got a scalar")
     check_dtype(array.dtype)

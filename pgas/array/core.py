@@ -17,8 +17,8 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..layout import Distribution, Layout
-from . import engine, irregular, slicing
-from .index import check_dtype, scalar_index
+from . import engine, irregular, npapi, slicing
+from .index import check_dtype, convert, scalar_index
 from .reduce import reduce_all
 
 
@@ -223,11 +223,7 @@ class DistArray(NDArrayOperatorsMixin):
         return out
 
     def _cast(self, value) -> np.ndarray:
-        value = np.asarray(value)
-        if not np.can_cast(value.dtype, self.dtype, casting="same_kind") and value.dtype != self.dtype:
-            if not (value.ndim == 0 and np.can_cast(np.min_scalar_type(value), self.dtype, "same_kind")):
-                raise TypeError(f"{self.label}: cannot store {value.dtype} values in a {self.dtype} array")
-        return value.astype(self.dtype, copy=False)
+        return convert(value, self.dtype, self, same_kind=True)
 
     # -- irregular access: bodies in pgas.array.irregular ------------------
     def update_one(self, index, value, op: str = "add") -> None:
@@ -264,26 +260,26 @@ class DistArray(NDArrayOperatorsMixin):
         irregular.scatter(self, indices, values)
 
     # -- element-wise operations on whole arrays --------------------------
+    def __bool__(self) -> bool:
+        """NumPy's truth value: that of the one element of a size-1 array (collective read);
+        ValueError otherwise, as NumPy (``if A > 1:`` on a larger array is ambiguous)."""
+        if self.size != 1:
+            what = "an empty array" if self.size == 0 else "an array with more than one element"
+            raise ValueError(f"The truth value of {what} is ambiguous ({self.label}): use np.any(A) or "
+                             "np.all(A) (collective, the same on every locale)")
+        return bool(self[(0,) * self.ndim])
+
+    def _no_scalar(self, *_):
+        raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars ({self.label}): "
+                        "read one element with A[i, j] (collective) or A.get(i, j) (one-sided)")
+
+    __float__ = __int__ = __complex__ = __index__ = _no_scalar
+
+    def __array_function__(self, func, types, args, kwargs):
+        return npapi.array_function(func, types, args, kwargs)
+
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        if method != "__call__" or kwargs.get("where", True) is not True:
-            return NotImplemented
-        outs = out if out is not None else ()
-        arrays = [x for x in inputs + tuple(outs) if isinstance(x, DistArray)]
-        layout = arrays[0].layout
-        if any(a.layout.key != layout.key for a in arrays) or any(
-                not isinstance(x, DistArray) and not engine.is_scalar(x) for x in inputs + tuple(outs)):
-            return engine.ufunc(ufunc, method, inputs, out, kwargs)
-        args = [x.local if isinstance(x, DistArray) else x for x in inputs]
-        if outs:
-            for o in outs:
-                engine.before_write(o, None)
-            ufunc(*args, out=tuple(o.local for o in outs), **kwargs)
-            return outs[0] if len(outs) == 1 else outs
-        probe = ufunc(*[np.empty(0, x.dtype) if isinstance(x, DistArray) else x for x in inputs], **kwargs)
-        probe = probe if isinstance(probe, tuple) else (probe,)
-        res = tuple(DistArray._create(layout, p.dtype) for p in probe)
-        ufunc(*args, out=tuple(r.local for r in res), **kwargs)
-        return res[0] if len(res) == 1 else res
+        return npapi.ufunc(ufunc, method, inputs, out, kwargs, _elementwise)
 
     def astype(self, dtype) -> "DistArray":
         """Collective: a copy converted to ``dtype`` (same distribution)."""
@@ -316,6 +312,43 @@ class DistArray(NDArrayOperatorsMixin):
         """Collective: the arithmetic mean of all elements, on every locale."""
         total = reduce_all(self, np.sum, "sum", axis, dtype if dtype is not None else np.result_type(self.dtype, 0.0), out)
         return total / self.size
+
+
+def _elementwise(ufunc, method, inputs, out, kwargs):
+    """A plain element-wise ufunc call: local on arrays of one layout, else a statement."""
+    outs = out if out is not None else ()
+    arrays = [x for x in inputs + tuple(outs) if isinstance(x, DistArray)]
+    layout = arrays[0].layout
+    if any(a.layout.key != layout.key for a in arrays) or any(
+            not isinstance(x, DistArray) and not engine.is_scalar(x) for x in inputs + tuple(outs)):
+        return engine.ufunc(ufunc, method, inputs, out, kwargs)
+    args = [x.local if isinstance(x, DistArray) else x for x in inputs]
+    if outs:
+        for o in outs:
+            engine.before_write(o, None)
+        _local_call(ufunc, args, tuple(o.local for o in outs), kwargs)
+        return outs[0] if len(outs) == 1 else outs
+    probe = ufunc(*[np.empty(0, x.dtype) if isinstance(x, DistArray) else x for x in inputs], **kwargs)
+    probe = probe if isinstance(probe, tuple) else (probe,)
+    for p in probe:
+        check_dtype(p.dtype, f"pgas arrays (the result of np.{ufunc.__name__})")
+    res = tuple(DistArray._create(layout, p.dtype) for p in probe)
+    _local_call(ufunc, args, tuple(r.local for r in res), kwargs)
+    return res[0] if len(res) == 1 else res
+
+
+def _local_call(ufunc, args, outs, kwargs) -> None:
+    """``ufunc(*args, out=outs)`` on local parts.  An integer power may fail on some
+    locales only (a negative exponent), so the locales agree first."""
+    if ufunc is np.power and outs[0].dtype.kind in "iu":
+        e = args[1]
+        if isinstance(e, np.ndarray) and e.ndim:
+            bad = comm.allreduce(np.int32(e.dtype.kind == "i" and e.size > 0 and e.min() < 0), "max")
+        else:
+            bad = np.asarray(e).dtype.kind == "i" and e < 0
+        if bad:
+            raise ValueError("Integers to negative integer powers are not allowed.")
+    ufunc(*args, out=outs, **kwargs)
 
 
 engine.register_array(DistArray)

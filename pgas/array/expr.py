@@ -32,7 +32,18 @@ class Lazy(NDArrayOperatorsMixin):
     __slots__ = ()
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        return engine.ufunc(ufunc, method, inputs, out, kwargs)
+        from . import npapi
+        return npapi.ufunc(ufunc, method, inputs, out, kwargs, engine.ufunc)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from . import npapi
+        return npapi.array_function(func, types, args, kwargs)
+
+    def _no_scalar(self, *_):
+        raise TypeError("a distributed view or expression cannot be converted to a Python scalar: read one "
+                        "element with A[i, j], or reduce first (e.g. .sum())")
+
+    __float__ = __int__ = __complex__ = _no_scalar
 
     def __bool__(self):
         raise TraceError("the truth value of a distributed expression is not known while building it: "

@@ -16,6 +16,30 @@ def check_dtype(dtype, what: str = "pgas arrays") -> np.dtype:
     return dt
 
 
+def convert(value, dtype, label, same_kind: bool = False) -> np.ndarray:
+    """``value`` as an array of ``dtype`` by NumPy's assignment rule, the one rule of every
+    write path: Python values (scalars, lists) are converted exactly as NumPy converts
+    them (``2**40`` into int32 raises OverflowError, ``1j`` into float TypeError); NumPy
+    arrays and scalars are cast as NumPy's assignment casts them.  With ``same_kind``
+    (batch and one-sided writes) a value of another kind (float into int) is a TypeError.
+
+    >>> convert([1, 2], np.int32, "A")
+    array([1, 2], dtype=int32)
+    """
+    dtype = np.dtype(dtype)
+    arr = np.asarray(value)
+    if same_kind and arr.dtype != dtype and not np.can_cast(arr.dtype, dtype, casting="same_kind"):
+        if not (arr.ndim == 0 and np.can_cast(np.min_scalar_type(arr), dtype, "same_kind")):
+            raise TypeError(f"{name(label)}: cannot store {arr.dtype} values in a {dtype} array")
+    if isinstance(value, (np.ndarray, np.generic)):
+        return arr.astype(dtype, copy=False)
+    try:
+        return np.array(value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as e:
+        shown = repr(value) if arr.size <= 8 else f"values of shape {arr.shape}"
+        raise type(e)(f"{name(label)}: cannot store {shown} in a {dtype} array: {e}") from None
+
+
 def name(label) -> str:
     """How an error names the array: ``label`` itself, or its ``.label`` (computed only
     when an error is raised, so hot paths pass the array)."""

@@ -226,7 +226,7 @@ def _collect(fn):
     """Run ``fn()``, agreeing on any error so every locale raises alike."""
     try:
         out, err = fn(), None
-    except (IndexError, ValueError, TypeError) as e:
+    except (IndexError, ValueError, TypeError, OverflowError) as e:
         out, err = None, e
     comm.agree(err)
     return out
@@ -241,14 +241,12 @@ def index_plan(A, indices) -> IndexPlan:
 
 def _values(A, values, n: int) -> np.ndarray:
     """``values`` as ``n`` elements of ``A``'s dtype (a scalar is repeated); raises on a mismatch."""
-    values = np.asarray(values)
-    if values.ndim == 0:
-        values = np.broadcast_to(values, (n,))
-    if values.shape != (n,):
-        raise ValueError(f"{A.label}: {n} indices but values of shape {values.shape}")
-    if n and not np.can_cast(values.dtype, A.dtype, casting="same_kind"):
-        raise TypeError(f"{A.label}: cannot store {values.dtype} values in a {A.dtype} array")
-    return values.astype(A.dtype, copy=False)
+    shape = np.shape(values)
+    if shape not in ((), (n,)):
+        raise ValueError(f"{A.label}: {n} indices but values of shape {shape}")
+    if not n:
+        return np.empty(0, A.dtype)
+    return np.broadcast_to(A._cast(values), (n,))
 
 
 def _apply(A, offsets: np.ndarray, values: np.ndarray, op: str) -> None:

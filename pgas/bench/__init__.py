@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "isx": "pgas.bench.isx",
     "stmt": "pgas.bench.stmt",
     "plan": "pgas.bench.plan",
+    "matmul": "pgas.bench.matmul",
 }
 
 
