@@ -1,5 +1,7 @@
 """Run the whole test suite: the pure tests (and the package's doctests) once
-without MPI, then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4.
+without MPI, then the fault tests (``tests/faults``: hangs and dead locales under
+``pgas run``, each case starting its own job), then ``tests/mpi`` under
+``pgas run -n N`` for N = 1, 2, 3, 4.
 
     python tests/run_mpi.py [--ranks 1,2,3,4] [--per-test 120] [--per-run 600]
 
@@ -30,6 +32,24 @@ def pure_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
     cmd = [sys.executable, "-m", "pytest", "-q", "tests/pure", "--doctest-modules", "pgas",
            f"--timeout={per_test}", f"--junitxml={xml}"]
     status = _call(cmd, per_run)
+    passed = failed = 0
+    if os.path.exists(xml):
+        for suite in ET.parse(xml).getroot().iter("testsuite"):
+            n, bad = int(suite.get("tests", 0)), int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+            passed += n - bad - int(suite.get("skipped", 0))
+            failed += bad
+    return passed, max(failed, int(status != 0)), status
+
+
+def faults_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of the fault tests (run without MPI: each starts its jobs)."""
+    xml = os.path.join(tmp, "faults.xml")
+    status = _call([sys.executable, "-m", "pytest", "-q", "tests/faults", f"--timeout={max(per_test, 300)}",
+                    f"--junitxml={xml}"], per_run)
+    return _junit_counts(xml, status)
+
+
+def _junit_counts(xml: str, status: int) -> tuple[int, int, int]:
     passed = failed = 0
     if os.path.exists(xml):
         for suite in ET.parse(xml).getroot().iter("testsuite"):
@@ -71,7 +91,8 @@ def main() -> int:
     passed = failed = 0
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        runs = [("pure", lambda: pure_run(args.per_test, args.per_run, tmp))]
+        runs = [("pure", lambda: pure_run(args.per_test, args.per_run, tmp)),
+                ("faults", lambda: faults_run(args.per_test, args.per_run, tmp))]
         runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp))
                  for n in args.ranks.split(",")]
         for name, run in runs:
