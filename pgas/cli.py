@@ -137,6 +137,9 @@ def launch(n: int, target: list[str], timeout: float | None = None, grace: float
     env = dict(os.environ, PGAS_JOB_DIR=job.path)
     if hang_timeout:
         env["PGAS_HANG_SAMPLE"] = "1"
+    if sys.stdout.isatty():
+        # the job's output now passes through a pipe: keep it as prompt as on a terminal
+        env.setdefault("PYTHONUNBUFFERED", "1")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
     filt = StderrFilter()
     banner = _watch.BannerFilter()
@@ -238,17 +241,24 @@ _MPIEXEC_NOISE = re.compile(r"^\[(mpiexec|proxy)@")
 def _pump(src, dst, banner: "_watch.BannerFilter", filt: "StderrFilter | None", ending: threading.Event) -> None:
     """Copy the job's ``src`` to ``dst`` line by line, dropping MPICH's termination banner (and,
     once pgas ends the job, MPICH's cleanup messages); ``filt`` holds tagged tracebacks."""
+    def write(lines: list[str]) -> None:
+        text = "".join(lines)
+        if hasattr(dst, "buffer"):      # the job's bytes as they came (surrogateescape round trip)
+            dst.flush()
+            dst.buffer.write(text.encode("utf-8", "surrogateescape"))
+            dst.buffer.flush()
+        else:
+            dst.write(text)
+            dst.flush()
+
     for raw in src:
-        for line in banner.feed(raw.decode("utf-8", "replace")):
+        for line in banner.feed(raw.decode("utf-8", "surrogateescape")):
             if ending.is_set() and _MPIEXEC_NOISE.match(line):
                 continue
             out = filt.feed(line) if filt else [line]
             if out:
-                dst.write("".join(out))
-                dst.flush()
-    for line in banner.finish():
-        dst.write(line)
-    dst.flush()
+                write(out)
+    write(banner.finish())
 
 
 class _Terminated(Exception):
