@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 import pgas.bench
+import pgas._launch
 import pgas._watch
 import pgas.cli
 from pgas.cli import StderrFilter, UsageError, parse_run
@@ -204,7 +205,7 @@ def test_stderr_filter_shows_mpi_abort_notice_when_nothing_else():
     assert f.finish() == [notice]
 
 
-@pytest.mark.parametrize("module", [pgas.cli, pgas.bench, pgas._watch])
+@pytest.mark.parametrize("module", [pgas.cli, pgas._launch, pgas.bench, pgas._watch])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0
