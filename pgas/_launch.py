@@ -208,7 +208,8 @@ def _watch_job(proc: subprocess.Popen, job: "_watch.JobDir", timeout, grace: flo
                 left = [k for k in range(job.n) if k not in ended]
                 return _watch.HANG_STATUS, (f"the job hangs: locale{'s' if len(left) > 1 else ''} "
                                             f"{', '.join(map(str, left))} did not end within {grace:g} s (--grace) "
-                                            f"of locale {min(ended, key=lambda k: job.gone.get(k, -1))} ending")
+                                            f"after locale{'s' if len(ended) > 1 else ''} "
+                                            f"{', '.join(map(str, sorted(ended)))} ended")
         if timeout and now - t0 >= timeout:
             return _watch.TIMEOUT_STATUS, f"the job timed out after {timeout:g} s (--timeout)"
         if hang_timeout and time.time() - job.last_progress() >= hang_timeout:

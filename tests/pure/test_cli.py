@@ -131,36 +131,51 @@ def test_parse_run_errors(argv, words):
     (["bench", "no-such-benchmark"], "no-such-benchmark"), (["bench", "cg", "--bogus"], "--bogus"),
     (["bench", "cg", "--classes", "Z"], "Z"), (["info", "--bogus"], "--bogus"), (["bench", "stream", "-n", "0"], "-n"),
 ])
-def test_usage_errors_exit_2_and_name_the_culprit(args, named):
-    r = pgas_cmd(*args)
-    assert r.returncode == 2, r.stderr
-    assert named in r.stderr and "usage:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+def test_usage_errors_exit_2_and_name_the_culprit(args, named, capsys):
+    assert pgas.cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert named in err and "usage:" in err and "Traceback" not in err, err
+
+
+def test_usage_error_from_the_command_line():
+    r = pgas_cmd("bench", "cg", "--bogus")
+    assert r.returncode == 2 and "--bogus" in r.stderr and r.stdout == "", r.stdout + r.stderr
 
 
 HELP = [[], ["run"], ["info"], ["bench"], *(["bench", name] for name in sorted(pgas.bench.BENCHMARKS))]
 
 
 @pytest.mark.parametrize("cmd", HELP, ids=lambda c: " ".join(c) or "pgas")
-def test_help_once_plain_and_complete(cmd):
+def test_help_once_plain_and_complete(cmd, capsys, monkeypatch):
     """``--help`` on every command: exit 0, printed once (no MPI job is started for it),
     no reStructuredText markup, defaults shown."""
-    r = pgas_cmd(*cmd, "--help")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.count("usage:") == 1 and r.stderr == "", r.stdout + r.stderr
-    assert "``" not in r.stdout and ":func:" not in r.stdout and ":mod:" not in r.stdout, r.stdout
+    monkeypatch.setattr(pgas.cli, "launch", lambda *a, **k: pytest.fail("--help started a job"))
+    assert pgas.cli.main([*cmd, "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.count("usage:") == 1 and err == "", out + err
+    assert "``" not in out and ":func:" not in out and ":mod:" not in out, out
     if cmd[:1] == ["bench"] and len(cmd) == 2:
-        assert "-n N" in r.stdout and "number of locales" in r.stdout, r.stdout
-        for line in r.stdout.splitlines():
+        assert "-n N" in out and "number of locales" in out, out
+        for line in out.splitlines():
             if line.strip().startswith("--") and "help" not in line:
                 # every option of a benchmark is described (its help may wrap to the next line)
                 assert len(line.split(None, 2)) >= 2, line
     if cmd == ["run"]:
         for words in ("--timeout S", "--grace S", "--hang-timeout S", "default: no limit", "default 10", "124", "125"):
-            assert words in r.stdout, words
+            assert words in out, words
 
 
-def test_bench_help_details():
-    out = {name: pgas_cmd("bench", name, "--help").stdout for name in ("cg", "stream", "stmt", "isx")}
+def test_bench_help_once_from_the_command_line():
+    r = pgas_cmd("bench", "stream", "--help")
+    assert r.returncode == 0 and r.stdout.count("usage:") == 1 and r.stderr == "", r.stdout + r.stderr
+    assert "-n N" in r.stdout and "--size" in r.stdout and "``" not in r.stdout
+
+
+def test_bench_help_details(capsys):
+    out = {}
+    for name in ("cg", "stream", "stmt", "isx"):
+        assert pgas.cli.main(["bench", name, "--help"]) == 0
+        out[name] = capsys.readouterr().out
     from pgas.bench.kernels import KERNELS
     from pgas.bench.nas_makea import CLASSES
     assert "classes S, W, A, B" in out["cg"] and f"from {', '.join(CLASSES)}" in out["cg"]
@@ -169,16 +184,16 @@ def test_bench_help_details():
     assert "--seed" in out["isx"] and "seed of the random keys" in out["isx"]
 
 
-def test_version():
-    r = pgas_cmd("--version")
-    assert r.returncode == 0 and r.stdout.startswith("pgas "), r.stdout + r.stderr
+def test_version(capsys):
+    assert pgas.cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("pgas ")
 
 
-def test_bench_list():
-    r = pgas_cmd("bench")
-    assert r.returncode == 0
+def test_bench_list(capsys):
+    assert pgas.cli.main(["bench"]) == 0
+    out = capsys.readouterr().out
     for name in pgas.bench.BENCHMARKS:
-        assert name in r.stdout
+        assert name in out
 
 
 def test_mpiexec_override(monkeypatch):
