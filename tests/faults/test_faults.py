@@ -157,7 +157,9 @@ def test_watchdog_quiet_on_a_correct_job_with_unequal_work(ran):
 def test_ctrl_c_ends_every_locale():
     marker = f"--marker={uuid.uuid4().hex}"
     cmd = [*PGAS, "-n", "3", os.path.join(HERE, "prog_stall.py"), "60", "ready", marker]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE)
+    # a shell runs background jobs with SIGINT ignored, and Python keeps it so: give it back
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline().strip() == "ready"
         proc.send_signal(signal.SIGINT)
