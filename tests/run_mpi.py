@@ -1,8 +1,9 @@
 """Run the whole test suite: the pure tests (and the package's doctests) once
-without MPI, then the documentation (``tests/docs``: the site builds with warnings
-as errors, its example programs run on 2 locales), then ``tests/mpi`` under
-``pgas run -n N`` for N = 1, 2, 3, 4, then the scale stage: the runtime and scale
-tests at 8 and 16 oversubscribed locales.
+without MPI, then the fault tests (``tests/faults``: hangs and dead locales under
+``pgas run``, each case starting its own job), then the documentation
+(``tests/docs``: the site builds with warnings as errors, its example programs run
+on 2 locales), then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4, then
+the scale stage: the runtime and scale tests at 8 and 16 oversubscribed locales.
 
     python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600] [--no-docs]
 
@@ -50,6 +51,11 @@ def _pytest_run(name: str, args: list[str], per_test: int, per_run: int, tmp: st
     return passed, max(failed, int(status != 0)), status
 
 
+def faults_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of the fault tests (run without MPI: each starts its jobs)."""
+    return _pytest_run("faults", ["tests/faults"], max(per_test, 300), per_run, tmp)
+
+
 #: Run again at more locales than cores (oversubscribed, tiny arrays): the scale stage.
 SCALE_TESTS = ["tests/mpi/test_scale.py", "tests/mpi/test_runtime.py"]
 
@@ -88,7 +94,8 @@ def main() -> int:
     passed = failed = 0
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        runs = [("pure", lambda: pure_run(args.per_test, args.per_run, tmp))]
+        runs = [("pure", lambda: pure_run(args.per_test, args.per_run, tmp)),
+                ("faults", lambda: faults_run(args.per_test, args.per_run, tmp))]
         if not args.no_docs:
             runs.append(("docs", lambda: docs_run(args.per_test, args.per_run, tmp)))
         runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp))

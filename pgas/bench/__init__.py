@@ -9,7 +9,10 @@ written by locale 0, and are printed as a table.
 
 This module holds the shared pieces: :func:`parser` (the common options),
 :func:`time_trials` (warm-up, then timed trials separated by barriers),
-:func:`write_result` and :func:`print_table`.
+:func:`write_result`, :func:`print_table`, :func:`choices` (comma-separated
+options) and :func:`progress` (a line per step on locale 0).  Each module's
+``make_parser()`` builds its parser without touching MPI, so ``pgas bench NAME``
+checks arguments and prints ``--help`` once, before starting the job.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -52,14 +56,62 @@ def run(name: str, argv: list[str]) -> int:
     return 0 if status is None else int(status)
 
 
+def plain(text: str) -> str:
+    """``text`` without reStructuredText markup, for ``--help``.
+
+    >>> plain("``pgas bench cg``: NAS CG (:mod:`pgas.bench.nas_makea`), ``n`` keys")
+    'NAS CG (pgas.bench.nas_makea), n keys'
+    """
+    text = re.sub(r"^``pgas bench [\w-]+``:\s*", "", text.strip())
+    text = re.sub(r":\w+:`~?([^`]+)`", r"\1", text)
+    return " ".join(text.replace("``", "").split())
+
+
 def parser(name: str, description: str) -> argparse.ArgumentParser:
-    """An argument parser with the options every benchmark takes:
-    ``--trials``, ``--warmup`` and ``--out``."""
-    p = argparse.ArgumentParser(prog=f"pgas bench {name}", description=description)
-    p.add_argument("--trials", type=int, default=5, help="timed trials (default 5)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed warm-up runs (default 1)")
-    p.add_argument("--out", default=None, help=f"JSON result path (default results/{name}.json)")
+    """An argument parser for benchmark ``name`` with the options every benchmark takes:
+    ``-n`` (the locale count ``pgas bench`` starts), ``--trials``, ``--warmup`` and ``--out``.
+    ``description`` may be a docstring's first paragraph (its markup is removed)."""
+    p = argparse.ArgumentParser(prog=f"pgas bench {name}", description=plain(description),
+                                epilog="Results are written as JSON and printed as a table on locale 0.")
+    module = importlib.import_module(BENCHMARKS[name]) if name in BENCHMARKS else None
+    p.add_argument("-n", type=_positive, default=None, metavar="N",
+                   help=f"number of locales to start (default {getattr(module, 'LOCALES', 4)}); "
+                        "under pgas run or mpiexec the job's locales are used instead")
+    p.add_argument("--trials", type=_positive, default=5, metavar="T", help="timed trials (default %(default)s)")
+    p.add_argument("--warmup", type=int, default=1, metavar="W", help="untimed warm-up runs (default %(default)s)")
+    p.add_argument("--out", default=None, metavar="PATH", help=f"JSON result path (default results/{name}.json)")
     return p
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def choices(names) -> "callable":
+    """An argparse ``type`` for a comma-separated subset of ``names``: returns the list,
+    or names the unknown items and the choices.
+
+    >>> choices(["a", "b"])("b,a")
+    ['b', 'a']
+    """
+    names = list(names)
+
+    def parse(text: str) -> list[str]:
+        items = [s for s in text.split(",") if s]
+        bad = [s for s in items if s not in names]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(bad) or 'empty list'}; choose from {', '.join(names)}")
+        return items
+    return parse
+
+
+def progress(message: str) -> None:
+    """Print one progress line (``[bench] message``) on locale 0, to standard error."""
+    if comm.here() == 0:
+        print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)

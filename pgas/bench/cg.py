@@ -1,4 +1,4 @@
-"""``pgas bench cg``: NAS Parallel Benchmarks CG (classes S, W, A) on distributed vectors.
+"""``pgas bench cg``: NAS Parallel Benchmarks CG (classes S, W, A, B) on distributed vectors.
 
 The matrix is NAS's own (``makea``, :mod:`pgas.bench.nas_makea`); its rows and
 every vector are Block-distributed over the locales.  Each locale generates
@@ -20,7 +20,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import parser, print_table, write_result
+from pgas.bench import choices, parser, print_table, progress, write_result
 from pgas.bench.nas_makea import CLASSES, csr_matvec, makea, power_iterations, verified
 
 
@@ -76,15 +76,22 @@ def run_class(name: str, trials: int) -> dict:
             "matvec_max_messages_per_pair": int(d.matrix.max(initial=0))}
 
 
-def main(argv: list[str]) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("cg", __doc__.split("\n\n")[0])
-    p.add_argument("--classes", default="S,W", help="comma-separated NAS classes from S, W, A, B (default S,W)")
+    p.add_argument("--classes", type=choices(CLASSES), default=["S", "W"], metavar="LIST",
+                   help=f"comma-separated NAS classes from {', '.join(CLASSES)} (default S,W)")
     p.set_defaults(trials=3)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    p = make_parser()
     args = p.parse_args(argv)
-    names = [c for c in args.classes.split(",") if c]
-    if any(c not in CLASSES for c in names):
-        p.error(f"unknown class in {names}; choose from {', '.join(CLASSES)}")
-    results = [run_class(c, args.trials) for c in names]
+    results = []
+    for c in args.classes:
+        progress(f"class {c}: {args.trials} trials")
+        results.append(run_class(c, args.trials))
     ok = all(r["verified"] for r in results)
     path = write_result("cg", {"classes": results, "verified": ok}, args.out)
     print_table(["class", "na", "seconds", "Mop/s", "zeta", "rel. error", "verified", "msgs/matvec"],

@@ -26,7 +26,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import parser, print_table, write_result
+from pgas.bench import choices, parser, print_table, progress, write_result
 
 PHASES = ("bucketize", "offsets", "exchange", "count")
 STYLES = ("spmd", "global")
@@ -152,19 +152,27 @@ def run_style(style: str, keys: np.ndarray, width: int, trials: int, warmup: int
             "trials": per_trial, "verification": check, "verified": check["verified"]}
 
 
-def main(argv: list[str]) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("isx", __doc__.split("\n\n")[0])
     p.add_argument("--keys", type=int, default=1 << 22, help="keys per locale (default 2^22)")
     p.add_argument("--width", type=int, default=None, help="bucket width = key range per locale (default: --keys)")
-    p.add_argument("--styles", default=",".join(STYLES), help=f"comma-separated from {STYLES}")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--styles", type=choices(STYLES), default=list(STYLES), metavar="LIST",
+                   help=f"comma-separated from {', '.join(STYLES)} (default all)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random keys (each locale draws from seed and its locale id; default 0)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    p = make_parser()
     args = p.parse_args(argv)
-    styles = [s for s in args.styles.split(",") if s]
-    if any(s not in STYLES for s in styles):
-        p.error(f"unknown style in {styles}; choose from {STYLES}")
     width = args.width or args.keys
     keys = make_keys(args.keys, width, pg.num_locales, comm.here(), args.seed)
-    results = [run_style(s, keys, width, args.trials, args.warmup) for s in styles]
+    results = []
+    for s in args.styles:
+        progress(f"style {s}: {args.trials} trials")
+        results.append(run_style(s, keys, width, args.trials, args.warmup))
     ok = all(r["verified"] for r in results)
     path = write_result("isx", {"keys_per_locale": args.keys, "bucket_width": width, "styles": results,
                                 "verified": ok}, args.out)

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import pgas as pg
-from pgas.bench import parser, print_table, write_result
+from pgas.bench import choices, parser, print_table, progress, write_result
 from pgas.comm.rawbench import RawWindow
 
 LOCALES = 2
@@ -86,15 +86,19 @@ def _stats(t: np.ndarray) -> dict:
             "p90_us": float(np.percentile(us, 90)), "gets": int(us.size)}
 
 
-def main(argv: list[str]) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("latency", __doc__.split("\n\n")[0])
-    p.add_argument("--reps", type=int, default=2000, help="gets per round and way (default 2000)")
-    p.add_argument("--busy", default=",".join(BUSY), help=f"conditions to run, comma-separated from {BUSY}")
+    p.add_argument("--reps", type=int, default=2000, help="gets per round and way (default %(default)s)")
+    p.add_argument("--busy", type=choices(BUSY), default=list(BUSY), metavar="LIST",
+                   help=f"what locale 1 does meanwhile, comma-separated from {', '.join(BUSY)} (default all)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    p = make_parser()
     args = p.parse_args(argv)
-    kinds = [k for k in args.busy.split(",") if k]
-    bad = [k for k in kinds if k not in BUSY]
-    if bad:
-        p.error(f"unknown --busy condition(s) {bad}; choose from {BUSY}")
+    kinds = args.busy
     if pg.num_locales < 2:
         p.error("needs at least 2 locales: run `pgas bench latency -n 2`")
     n = 1024 * pg.num_locales
@@ -109,6 +113,7 @@ def main(argv: list[str]) -> int:
         measure(kind, A, raw, index, min(args.reps, 100), max(args.warmup, 1))
     results, rows = {}, []
     for kind in kinds:
+        progress(f"measuring with locale 1 {kind}")
         m = measure(kind, A, raw, index, args.reps, 2 * args.trials)
         if m is not None:
             ours, theirs = _stats(m["pgas"]), _stats(m["raw"])

@@ -30,7 +30,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import parser, print_table, write_result
+from pgas.bench import choices, parser, print_table, progress, write_result
 from pgas.bench.hpcc_rng import RandomStream
 
 VARIANTS = ("getput", "update_one", "aggregated")
@@ -143,19 +143,28 @@ def measure(T, variant: str) -> dict:
             "verified": bad <= 0.01 * T.size}
 
 
-def main(argv: list[str]) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("randomaccess", __doc__.split("\n\n")[0])
-    p.add_argument("--log2-table", type=int, default=14, help="about 2^k table words per locale (default 14)")
-    p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated from {VARIANTS}")
+    p.add_argument("--log2-table", type=int, default=14, metavar="K",
+                   help="about 2^K table words per locale (default %(default)s)")
+    p.add_argument("--variants", type=choices(VARIANTS), default=list(VARIANTS), metavar="LIST",
+                   help=f"comma-separated from {', '.join(VARIANTS)} (default all)")
     p.set_defaults(trials=2, warmup=1)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    p = make_parser()
     args = p.parse_args(argv)
-    variants = [v for v in args.variants.split(",") if v]
-    if any(v not in VARIANTS for v in variants):
-        p.error(f"unknown variant in {variants}; choose from {VARIANTS}")
+    variants = args.variants
     T = make_table(table_size(args.log2_table, pg.num_locales))
     for _ in range(args.warmup):
         measure(T, "aggregated")
-    results = {v: [measure(T, v) for _ in range(args.trials)] for v in variants}
+    results = {}
+    for v in variants:
+        progress(f"variant {v}: {args.trials} trials")
+        results[v] = [measure(T, v) for _ in range(args.trials)]
     best = {v: max(r, key=lambda m: m["gups"]) for v, r in results.items()}
     base = best.get("getput")
     rows = [[v, m["gups"], m["seconds"], m["messages"], m["error_fraction"], "yes" if m["verified"] else "NO",

@@ -25,7 +25,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import parser, print_table, write_result
+from pgas.bench import choices, parser, print_table, progress, write_result
 from pgas.bench.kernels import KERNELS
 
 LOCALES = 4
@@ -73,23 +73,31 @@ def geomean(xs) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
+    p = parser("stmt", __doc__.splitlines()[0])
+    p.add_argument("--kernels", type=choices(KERNELS), default=list(KERNELS), metavar="LIST",
+                   help=f"comma-separated kernel names from {', '.join(KERNELS)} (default all)")
+    p.add_argument("--dists", type=choices(DISTS), default=list(DISTS), metavar="LIST",
+                   help=f"comma-separated distributions from {', '.join(DISTS)} (default all)")
+    p.add_argument("--size", default="bench", help="bench (Figure 11 sizes, mvt 1000), paper, tiny, "
+                   "or a scale factor of the paper size such as 0.25 (default bench)")
+    p.add_argument("--steps", type=int, default=2, help="timed steps per run (default 2)")
+    p.add_argument("--owners", type=choices(("write", "cost")), default=None, metavar="LIST", help="comma-separated owner policies for the aggregated runs "
+                   "(write, cost); default write, and write,cost for mvt")
+    return p
+
+
 def main(argv=None) -> int:
     """Run the benchmark; see the module docstring."""
-    p = parser("stmt", __doc__.splitlines()[0])
-    p.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated kernel names")
-    p.add_argument("--dists", default=",".join(DISTS), help="comma-separated: " + ", ".join(DISTS))
-    p.add_argument("--size", default="bench", help="bench (Figure 11 sizes, mvt 1000), paper, tiny, "
-                   "or a scale factor of the paper size such as 0.25")
-    p.add_argument("--steps", type=int, default=2, help="timed steps per run (default 2)")
-    p.add_argument("--owners", default=None, help="comma-separated owner policies for the aggregated runs "
-                   "(write, cost); default write, and write,cost for mvt")
-    args = p.parse_args(argv)
+    args = make_parser().parse_args(argv)
     rows, results = [], []
-    for name in args.kernels.split(","):
+    for name in args.kernels:
         kernel = KERNELS[name]
         n = _size(kernel, args.size)
-        owners = args.owners.split(",") if args.owners else (["write", "cost"] if name == "mvt" else ["write"])
-        for dist in args.dists.split(","):
+        owners = args.owners if args.owners else (["write", "cost"] if name == "mvt" else ["write"])
+        for dist in args.dists:
+            progress(f"kernel {name}, n={n}, {dist}")
             base = run_one(kernel, n, dist, False, args.steps)
             for owner in owners:
                 agg = run_one(kernel, n, dist, True, args.steps, owner)

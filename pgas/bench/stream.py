@@ -32,7 +32,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import parser, print_table, write_result
+from pgas.bench import parser, print_table, progress, write_result
 
 SCALAR = 3.0
 KERNELS = ("copy", "scale", "add", "triad", "triad_2pass")
@@ -135,15 +135,26 @@ def run_c(n: int, trials: int) -> dict | None:
     return {"per_process": results, "errors": sum(r["errors"] for r in results)}
 
 
-def main(argv: list[str]) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("stream", __doc__.split("\n\n")[0])
-    p.add_argument("--n", type=int, default=1 << 23, help="elements per array per locale (default 2^23)")
-    p.add_argument("--no-c", action="store_true", help="skip the C reference")
+    p.add_argument("--size", "--n", dest="size", type=int, default=1 << 23, metavar="ELEMENTS",
+                   help="float64 elements per array per locale (default 2^23 = 64 MiB per array; "
+                        "--n is a deprecated spelling)")
+    p.add_argument("--no-c", action="store_true", help="skip the C reference (compiled with cc at first use)")
     p.set_defaults(trials=10)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    p = make_parser()
     args = p.parse_args(argv)
-    P, n = pg.num_locales, args.n
+    P, n = pg.num_locales, args.size
+    progress(f"pgas kernels {', '.join(KERNELS)}: {args.trials} trials")
     best, check = run_pgas(n, args.trials, args.warmup)
     gbs = {k: WORDS[k] * 8 * n * P / best[k] / 1e9 for k in KERNELS}
+    if not args.no_c:
+        progress("C reference")
     c = None if args.no_c else run_c(n, args.trials)
     c_gbs = ({k: sum(WORDS[k] * 8 * n / r[k] for r in c["per_process"]) / 1e9 for k in KERNELS if k in c["per_process"][0]}
              if c else {})

@@ -11,6 +11,8 @@ import textwrap
 import pytest
 
 import pgas.bench
+import pgas._launch
+import pgas._watch
 import pgas.cli
 from pgas.cli import StderrFilter, UsageError, parse_run
 
@@ -104,25 +106,94 @@ def test_info_runs():
 
 
 @pytest.mark.parametrize("argv, expect", [
-    (["-n", "4", "s.py", "-n", "x"], (4, None, ["s.py", "-n", "x"])),
-    (["--timeout", "5", "-n", "2", "-m", "mod", "a"], (2, 5.0, ["-m", "mod", "a"])),
-    (["-n", "1", "--timeout=0.5", "s.py"], (1, 0.5, ["s.py"])),
+    (["-n", "4", "s.py", "-n", "x"], (4, None, 10.0, None, ["s.py", "-n", "x"])),
+    (["--timeout", "5", "-n", "2", "-m", "mod", "a", "--help"], (2, 5.0, 10.0, None, ["-m", "mod", "a", "--help"])),
+    (["-n", "1", "--timeout=0.5", "--grace", "3", "--hang-timeout=7", "s.py"], (1, 0.5, 3.0, 7.0, ["s.py"])),
+    (["-n3", "s.py"], (3, None, 10.0, None, ["s.py"])),
 ])
 def test_parse_run(argv, expect):
-    assert parse_run(argv) == expect
+    ns = parse_run(argv)
+    assert (ns.n, ns.timeout, ns.grace, ns.hang_timeout, ns.target) == expect
 
 
-@pytest.mark.parametrize("argv", [[], ["s.py"], ["-n", "0", "s.py"], ["-n", "x", "s.py"], ["-n", "2"],
-                                  ["-n", "2", "-m"], ["-n", "2", "--bogus", "s.py"], ["-n", "2", "--timeout", "-1", "s.py"]])
-def test_parse_run_errors(argv):
-    with pytest.raises(UsageError):
+@pytest.mark.parametrize("argv, words", [
+    ([], "-n"), (["s.py"], "-n"), (["-n", "0", "s.py"], "-n"), (["-n", "x", "s.py"], "-n"),
+    (["-n", "2"], "no script"), (["-n", "2", "-m"], "-m"), (["-n", "2", "--bogus", "s.py"], "--bogus"),
+    (["-n", "2", "--timeout", "-1", "s.py"], "--timeout"), (["-n", "2", "--grace", "x", "s.py"], "--grace"),
+])
+def test_parse_run_errors(argv, words):
+    with pytest.raises(UsageError, match=words):
         parse_run(argv)
 
 
-def test_usage_errors_exit_2():
-    assert pgas_cmd("run", "prog.py").returncode == 2
-    assert pgas_cmd("bogus").returncode == 2
-    assert pgas_cmd("bench", "no-such-benchmark").returncode == 2
+@pytest.mark.parametrize("args, named", [
+    (["run", "prog.py"], "-n"), (["bogus"], "bogus"), (["--bogus"], "--bogus"), (["run", "-n", "2", "--bogus", "x.py"], "--bogus"),
+    (["bench", "no-such-benchmark"], "no-such-benchmark"), (["bench", "cg", "--bogus"], "--bogus"),
+    (["bench", "cg", "--classes", "Z"], "Z"), (["info", "--bogus"], "--bogus"), (["bench", "stream", "-n", "0"], "-n"),
+])
+def test_usage_errors_exit_2_and_name_the_culprit(args, named, capsys):
+    assert pgas.cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert named in err and "usage:" in err and "Traceback" not in err, err
+
+
+def test_usage_error_from_the_command_line():
+    r = pgas_cmd("bench", "cg", "--bogus")
+    assert r.returncode == 2 and "--bogus" in r.stderr and r.stdout == "", r.stdout + r.stderr
+
+
+HELP = [[], ["run"], ["info"], ["bench"], *(["bench", name] for name in sorted(pgas.bench.BENCHMARKS))]
+
+
+@pytest.mark.parametrize("cmd", HELP, ids=lambda c: " ".join(c) or "pgas")
+def test_help_once_plain_and_complete(cmd, capsys, monkeypatch):
+    """``--help`` on every command: exit 0, printed once (no MPI job is started for it),
+    no reStructuredText markup, defaults shown."""
+    monkeypatch.setattr(pgas.cli, "launch", lambda *a, **k: pytest.fail("--help started a job"))
+    assert pgas.cli.main([*cmd, "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.count("usage:") == 1 and err == "", out + err
+    assert "``" not in out and ":func:" not in out and ":mod:" not in out, out
+    if cmd[:1] == ["bench"] and len(cmd) == 2:
+        assert "-n N" in out and "number of locales" in out, out
+        for line in out.splitlines():
+            if line.strip().startswith("--") and "help" not in line:
+                # every option of a benchmark is described (its help may wrap to the next line)
+                assert len(line.split(None, 2)) >= 2, line
+    if cmd == ["run"]:
+        for words in ("--timeout S", "--grace S", "--hang-timeout S", "default: no limit", "default 10", "124", "125"):
+            assert words in out, words
+
+
+def test_bench_help_once_from_the_command_line():
+    r = pgas_cmd("bench", "stream", "--help")
+    assert r.returncode == 0 and r.stdout.count("usage:") == 1 and r.stderr == "", r.stdout + r.stderr
+    assert "-n N" in r.stdout and "--size" in r.stdout and "``" not in r.stdout
+
+
+def test_bench_help_details(capsys):
+    out = {}
+    for name in ("cg", "stream", "stmt", "isx"):
+        assert pgas.cli.main(["bench", name, "--help"]) == 0
+        out[name] = capsys.readouterr().out
+    from pgas.bench.kernels import KERNELS
+    from pgas.bench.nas_makea import CLASSES
+    assert "classes S, W, A, B" in out["cg"] and f"from {', '.join(CLASSES)}" in out["cg"]
+    assert "--size" in out["stream"] and "elements" in out["stream"]
+    assert all(k in out["stmt"] for k in KERNELS)
+    assert "--seed" in out["isx"] and "seed of the random keys" in out["isx"]
+
+
+def test_version(capsys):
+    assert pgas.cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("pgas ")
+
+
+def test_bench_list(capsys):
+    assert pgas.cli.main(["bench"]) == 0
+    out = capsys.readouterr().out
+    for name in pgas.bench.BENCHMARKS:
+        assert name in out
 
 
 def test_mpiexec_override(monkeypatch):
@@ -149,7 +220,7 @@ def test_stderr_filter_shows_mpi_abort_notice_when_nothing_else():
     assert f.finish() == [notice]
 
 
-@pytest.mark.parametrize("module", [pgas.cli, pgas.bench])
+@pytest.mark.parametrize("module", [pgas.cli, pgas._launch, pgas.bench, pgas._watch])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0
