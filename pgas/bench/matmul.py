@@ -80,13 +80,19 @@ def run_one(n: int, da: str, db: str, method: str, trials: int, warmup: int, np_
             "times": list(timing.times), "correct": ok}
 
 
-def main(argv: list[str]) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("matmul", __doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="256,512,1024", help="comma-separated n (default 256,512,1024)")
     p.add_argument("--forall-max", type=int, default=256,
                    help="largest n for the forall-reduction comparison (default 256; 0 skips it)")
     p.set_defaults(trials=3)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; see the module docstring."""
+    args = make_parser().parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     pairs = [("Block", "Block"), ("Cyclic", "Cyclic"), ("BlockCyclic(16)", "BlockCyclic(16)"), ("Block", "Cyclic")]
     rows = []

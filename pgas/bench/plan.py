@@ -31,7 +31,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import parser, print_table, time_trials, write_result
+from pgas.bench import parser, print_table, progress, time_trials, write_result
 from pgas.layout import Block, BlockCyclic, Cyclic
 from pgas.plan import Access, Statement, candidates, plan_local
 
@@ -119,9 +119,8 @@ def scaling(args) -> list[dict]:
                     row["baseline_seconds"] = old_plan_time(args.baseline_src, stmt, shapes, dname, P,
                                                             args.baseline_limit)
                 rows.append(row)
-                print(f"  {name:14s} {dname:15s} P={P:6d}  {dt * 1e3:9.2f} ms  {pieces} pieces, {peers} peers"
-                      + (f"  (baseline {row['baseline_seconds']})" if "baseline_seconds" in row else ""),
-                      flush=True)
+                progress(f"{name}, {dname}, P={P}: {dt * 1e3:.2f} ms, {pieces} pieces, {peers} peers"
+                         + (f" (baseline {row['baseline_seconds']})" if "baseline_seconds" in row else ""))
     return rows
 
 
@@ -205,7 +204,8 @@ def plot(rows, path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
-def main(argv) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("plan", "Planning time vs locale count, cached statement time vs NumPy, and a halo "
                        "exchange with blocking vs non-blocking transfers.")
     p.add_argument("--counts", type=lambda s: [int(x) for x in s.split(",")], default=list(COUNTS),
@@ -218,7 +218,12 @@ def main(argv) -> int:
     p.add_argument("--halo-size", type=int, default=512, help="extent of the 9-point stencil (default 512)")
     p.add_argument("--plot", default=None, help="write a PNG of the planning times here")
     p.add_argument("--skip-scaling", action="store_true", help="only the measurements at this job's locales")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; see the module docstring."""
+    args = make_parser().parse_args(argv)
     rows = []
     if not args.skip_scaling and comm.here() == 0:
         rows = scaling(args)
