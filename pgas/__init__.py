@@ -20,6 +20,9 @@ from .array import (
     sum,
     zeros,
 )
+from .array import (all, amax, amin, any, argmax, argmin, concatenate, count_nonzero, cumprod, cumsum, expand_dims,
+                    flatten, flip, hstack, moveaxis, ravel, reshape, squeeze, stack, std, swapaxes, transpose, var,
+                    vstack)
 from .array.expr import where
 from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
@@ -32,6 +35,9 @@ __all__ = [
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
     "comm_diagnostics", "CommDiagnostics", "LocaleError",
     "where", "forall", "explain", "config",
+    "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
+    "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",
+    "swapaxes", "transpose", "vstack",
 ]
 
 

@@ -19,10 +19,10 @@ from .. import comm
 from ..layout import Distribution, Layout
 from . import engine, irregular, slicing
 from .index import check_dtype, scalar_index
-from .reduce import reduce_all
+from .methods import ArrayMethods
 
 
-class DistArray(NDArrayOperatorsMixin):
+class DistArray(ArrayMethods, NDArrayOperatorsMixin):
     """A distributed array; make one with :func:`pgas.zeros`, :func:`pgas.from_numpy` and friends."""
 
     __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_win", "_me", "__weakref__")
@@ -235,28 +235,6 @@ class DistArray(NDArrayOperatorsMixin):
     def copy(self) -> "DistArray":
         """Collective: a copy with the same distribution."""
         return self.astype(self.dtype)
-
-    # -- reductions --------------------------------------------------------
-    def sum(self, axis=None, dtype=None, out=None, **kw):
-        """Collective: the sum of all elements, on every locale."""
-        return reduce_all(self, np.sum, "sum", axis, dtype, out)
-
-    def prod(self, axis=None, dtype=None, out=None, **kw):
-        """Collective: the product of all elements, on every locale."""
-        return reduce_all(self, np.prod, "prod", axis, dtype, out)
-
-    def min(self, axis=None, out=None, **kw):
-        """Collective: the smallest element, on every locale."""
-        return reduce_all(self, np.min, "min", axis, None, out)
-
-    def max(self, axis=None, out=None, **kw):
-        """Collective: the largest element, on every locale."""
-        return reduce_all(self, np.max, "max", axis, None, out)
-
-    def mean(self, axis=None, dtype=None, out=None, **kw):
-        """Collective: the arithmetic mean of all elements, on every locale."""
-        total = reduce_all(self, np.sum, "sum", axis, dtype if dtype is not None else np.result_type(self.dtype, 0.0), out)
-        return total / self.size
 
 
 engine.register_array(DistArray)

@@ -20,6 +20,7 @@ import numpy as np
 from . import engine
 from .expr import Affine, Lazy, Ref, TraceError
 from .index import name
+from .methods import ArrayMethods
 
 
 def _is_int(k) -> bool:
@@ -87,7 +88,7 @@ def _identity(n: int) -> tuple:
     return tuple(tuple(int(a == b) for b in range(n)) for a in range(n))
 
 
-class View(Lazy):
+class View(ArrayMethods, Lazy):
     """A strided window onto a DistArray; see the module docstring."""
 
     __slots__ = ("base", "shape", "M", "c")
@@ -140,26 +141,6 @@ class View(Lazy):
     def astype(self, dtype):
         """Collective: a new DistArray with the view's elements converted to ``dtype``."""
         return engine.materialise(self, dtype)
-
-    def sum(self, *a, **k):
-        """Collective: sum of the view's elements."""
-        return self.eval().sum(*a, **k)
-
-    def prod(self, *a, **k):
-        """Collective: product of the view's elements."""
-        return self.eval().prod(*a, **k)
-
-    def min(self, *a, **k):
-        """Collective: smallest of the view's elements."""
-        return self.eval().min(*a, **k)
-
-    def max(self, *a, **k):
-        """Collective: largest of the view's elements."""
-        return self.eval().max(*a, **k)
-
-    def mean(self, *a, **k):
-        """Collective: mean of the view's elements."""
-        return self.eval().mean(*a, **k)
 
     def __repr__(self) -> str:
         return f"View(shape={self.shape}, of={self.base!r})"
