@@ -79,7 +79,7 @@ class ArrayMethods:
 
     def transpose(self, *axes):
         """The view with axes permuted (reversed by default); no copy."""
-        return shape.transpose(self, axes or None)
+        return shape.transpose(self, None if axes in ((), (None,)) else axes)
 
     def swapaxes(self, axis1, axis2):
         """The view with two axes interchanged; no copy."""

@@ -191,8 +191,9 @@ def _result_dtype(arrays):
     return np.result_type(*[x.dtype for x in arrays])
 
 
-def concatenate(arrays, axis=0, dtype=None, dist=None):
-    """Collective: a new array joining ``arrays`` along an existing ``axis`` (one statement per input)."""
+def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", dist=None):
+    """Collective: a new array (or ``out``) joining ``arrays`` along an existing ``axis``: one
+    statement per input into a slice of the result."""
     from .construct import empty
 
     views = [as_view(x) for x in arrays]
@@ -212,7 +213,15 @@ def concatenate(arrays, axis=0, dtype=None, dist=None):
     shape = list(views[0].shape)
     shape[ax] = sum(v.shape[ax] for v in views)
     dt = _result_dtype(views) if dtype is None else np.dtype(dtype)
-    R = empty(tuple(shape), dt, like(views[0].base.layout, nd) if dist is None else dist)
+    if any(not np.can_cast(v.dtype, dt if out is None else out.dtype, casting) for v in views):
+        raise TypeError(f"concatenate: cannot cast {[str(v.dtype) for v in views]} to "
+                        f"{dt if out is None else out.dtype} with casting rule {casting!r}")
+    if out is not None:
+        if getattr(out, "shape", None) != tuple(shape) or not hasattr(out, "layout"):
+            raise ValueError(f"concatenate: out= must be a DistArray of shape {tuple(shape)}")
+        R = out
+    else:
+        R = empty(tuple(shape), dt, like(views[0].base.layout, nd) if dist is None else dist)
     pos = 0
     for v in views:
         n = v.shape[ax]
@@ -222,7 +231,7 @@ def concatenate(arrays, axis=0, dtype=None, dist=None):
     return R
 
 
-def stack(arrays, axis=0, dtype=None, dist=None):
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", dist=None):
     """Collective: a new array joining same-shape ``arrays`` along a new ``axis``."""
     views = [as_view(x) for x in arrays]
     if not views:
@@ -230,16 +239,21 @@ def stack(arrays, axis=0, dtype=None, dist=None):
     if any(v.shape != views[0].shape for v in views):
         raise ValueError("all input arrays must have the same shape")
     ax = normalize_axes(axis, views[0].ndim + 1, single=True)[0]
-    return concatenate([expand_dims(v, ax) for v in views], ax, dtype, dist)
+    return concatenate([expand_dims(v, ax) for v in views], ax, out, dtype, casting, dist)
 
 
-def hstack(arrays, dtype=None, dist=None):
+def hstack(arrays, *, dtype=None, casting="same_kind", dist=None):
     """Collective: ``concatenate`` along axis 1 (axis 0 for 1-D inputs)."""
     views = [as_view(x) for x in arrays]
-    return concatenate(views, 0 if views and views[0].ndim == 1 else 1, dtype, dist)
+    return concatenate(views, 0 if views and views[0].ndim == 1 else 1, dtype=dtype, casting=casting, dist=dist)
 
 
-def vstack(arrays, dtype=None, dist=None):
+def vstack(arrays, *, dtype=None, casting="same_kind", dist=None):
     """Collective: ``concatenate`` along axis 0, 1-D inputs taken as rows."""
     views = [as_view(x) for x in arrays]
-    return concatenate([expand_dims(v, 0) if v.ndim == 1 else v for v in views], 0, dtype, dist)
+    return concatenate([expand_dims(v, 0) if v.ndim == 1 else v for v in views], 0, dtype=dtype, casting=casting, dist=dist)
+
+
+NUMPY_FUNCTIONS = {np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.flip: flip,
+                   np.squeeze: squeeze, np.expand_dims: expand_dims, np.reshape: reshape, np.ravel: ravel,
+                   np.concatenate: concatenate, np.stack: stack, np.hstack: hstack, np.vstack: vstack}
