@@ -23,6 +23,7 @@ from .array import (
 from .array import (all, amax, amin, any, argmax, argmin, concatenate, count_nonzero, cumprod, cumsum, expand_dims,
                     flatten, flip, hstack, moveaxis, ravel, reshape, squeeze, stack, std, swapaxes, transpose, var,
                     vstack)
+from .array import asarray, copyto, empty_like, eye, full_like, identity, linspace, ones_like, redistribute, zeros_like
 from .array.expr import where
 from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
@@ -37,7 +38,8 @@ __all__ = [
     "where", "forall", "explain", "config",
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
     "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",
-    "swapaxes", "transpose", "vstack",
+    "swapaxes", "transpose", "vstack", "array", "asarray", "copyto", "empty_like", "eye", "full_like", "identity",
+    "linspace", "ones_like", "redistribute", "zeros_like",
 ]
 
 

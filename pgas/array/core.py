@@ -101,14 +101,32 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
 
 
     # -- collective whole-array access ----------------------------------
-    def to_numpy(self) -> np.ndarray:
-        """Collective: the whole global array, on every locale."""
-        parts = comm.allgatherv(self.local)
+    def to_numpy(self, root: int | None = None) -> np.ndarray | None:
+        """Collective: the whole global array, on every locale; with ``root``, only on locale
+        ``root`` (each locale sends its part there, one message) and None elsewhere."""
+        if root is None:
+            parts = comm.allgatherv(self.local)
+        else:
+            if not isinstance(root, (int, np.integer)) or not 0 <= root < self.layout.num_locales:
+                raise ValueError(f"to_numpy: root must be a locale number in [0, {self.layout.num_locales}), "
+                                 f"got {root!r}")
+            send = [np.empty(0, self.dtype)] * self.layout.num_locales
+            send[root] = self._flat_local
+            parts = comm.alltoallv(send, self.dtype)
+            if self._me != root:
+                return None
         out = np.empty(self.shape, dtype=self.dtype)
         for r, part in enumerate(parts):
             if part.size:
                 out[self.layout.owned_key(r)] = part.reshape(self.layout.local_shape(r))
         return out
+
+    def redistribute(self, dist) -> "DistArray":
+        """Collective: a copy with distribution ``dist`` (one statement: at most one aggregated
+        message per locale pair)."""
+        from .creation import redistribute
+
+        return redistribute(self, dist)
 
     def __getitem__(self, key):
         loc = None if engine.tracing() else self.layout.locate(key) or self._locate_slow(key)

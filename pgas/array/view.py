@@ -134,9 +134,10 @@ class View(ArrayMethods, Lazy):
 
     copy = eval
 
-    def to_numpy(self) -> np.ndarray:
-        """Collective: the view's elements as a global NumPy array, on every locale."""
-        return self.eval().to_numpy()
+    def to_numpy(self, root: int | None = None) -> np.ndarray | None:
+        """Collective: the view's elements as a global NumPy array, on every locale (only on
+        locale ``root``, None elsewhere, if ``root`` is given)."""
+        return self.eval().to_numpy(root)
 
     def astype(self, dtype):
         """Collective: a new DistArray with the view's elements converted to ``dtype``."""
