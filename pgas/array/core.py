@@ -17,7 +17,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..layout import Distribution, Layout
-from . import engine, irregular, slicing
+from . import engine, irregular, printing, slicing
 from .index import check_dtype, scalar_index
 from .methods import ArrayMethods
 
@@ -73,8 +73,13 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         return f"{kind} of shape {self.shape}"
 
     def __repr__(self) -> str:
-        name = f"{self.name!r}, " if self.name else ""
-        return f"DistArray({name}shape={self.shape}, dtype={self.dtype}, dist={self.dist})"
+        """Collective: the values as NumPy shows them (only the elements shown move) and the
+        distribution; call it on every locale alike (see :mod:`pgas.array.printing`)."""
+        return printing.distarray_repr(self)
+
+    def __str__(self) -> str:
+        """Collective: the values as NumPy's ``str`` shows them (see :meth:`__repr__`)."""
+        return printing.distarray_str(self)
 
     def __iter__(self):
         raise TypeError(f"{self.label} is distributed: iterate over A.to_numpy() or use pg.forall")

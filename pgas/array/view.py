@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import engine
+from . import engine, printing
 from .expr import Affine, Lazy, Ref, TraceError
 from .index import name
 from .methods import ArrayMethods
@@ -144,7 +144,13 @@ class View(ArrayMethods, Lazy):
         return engine.materialise(self, dtype)
 
     def __repr__(self) -> str:
-        return f"View(shape={self.shape}, of={self.base!r})"
+        """Collective: the view's values as NumPy shows them (only the elements shown move);
+        call it on every locale alike (see :mod:`pgas.array.printing`)."""
+        return printing.view_repr(self)
+
+    def __str__(self) -> str:
+        """Collective: the view's values as NumPy's ``str`` shows them."""
+        return printing.view_str(self)
 
 
 def select(src, key, for_write: bool = False):
