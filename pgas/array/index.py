@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-SUPPORTED_DTYPES = tuple(np.dtype(t) for t in (bool, np.int32, np.int64, np.float32, np.float64, np.complex128))
+#: The element types with a matching MPI datatype (windows, transfers, accumulate and atomics).
+SUPPORTED_DTYPES = tuple(np.dtype(t) for t in (bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                               np.uint32, np.uint64, np.float32, np.float64, np.complex64,
+                                               np.complex128))
 
 
 def check_dtype(dtype, what: str = "pgas arrays") -> np.dtype:
-    """``dtype`` as a NumPy dtype, if pgas arrays can hold it."""
+    """``dtype`` as a NumPy dtype, if pgas arrays can hold it.
+
+    >>> check_dtype(np.float16)
+    Traceback (most recent call last):
+    ...
+    TypeError: dtype float16 is not supported by pgas arrays: MPI has no float16 datatype (use float32)
+    """
     dt = np.dtype(dtype)
     if dt not in SUPPORTED_DTYPES:
+        if dt == np.float16:
+            raise TypeError(f"dtype float16 is not supported by {what}: MPI has no float16 datatype (use float32)")
         names = ", ".join(str(d) for d in SUPPORTED_DTYPES)
         raise TypeError(f"dtype {dt} is not supported by {what} (supported: {names})")
     return dt

@@ -13,7 +13,7 @@ from util import assert_matches, collective_verdict
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)
-DTYPES = [bool, np.int32, np.int64, np.float32, np.float64, np.complex128]
+DTYPES = [bool, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.float32, np.float64, np.complex64, np.complex128]
 
 
 @st.composite
@@ -46,6 +46,8 @@ def global_array(shape, dtype, seed=0):
         return (g + 1j * rng.integers(-3, 3, size=shape)).astype(dtype)
     if np.dtype(dtype) == bool:
         return g > 0
+    if np.dtype(dtype).kind == "u":
+        return np.abs(g).astype(dtype)
     return g.astype(dtype)
 
 
@@ -80,7 +82,7 @@ def test_reductions_along_axes(layout, dtype, op, data):
                 getattr(pg, op)(A, axis=axis, keepdims=keepdims)
             return
         got = getattr(pg, op)(A, axis=axis, keepdims=keepdims)
-    rtol = 1e-4 if np.dtype(dtype) == np.float32 else 1e-9
+    rtol = 1e-4 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-9
     same(got, want, rtol, f"{op}(axis={axis}, keepdims={keepdims})")
 
 
