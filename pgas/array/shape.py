@@ -187,6 +187,13 @@ def ravel(a, order="C"):
 flatten = ravel
 
 
+def _distributed(a) -> bool:
+    from .core import DistArray
+    from .expr import Lazy
+
+    return isinstance(a, (DistArray, Lazy))
+
+
 def _result_dtype(arrays):
     return np.result_type(*[x.dtype for x in arrays])
 
@@ -196,14 +203,17 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", dist=
     statement per input into a slice of the result."""
     from .construct import empty
 
-    views = [as_view(x) for x in arrays]
+    views = [as_view(x) if _distributed(x) else np.asarray(x) for x in arrays]
     if not views:
         raise ValueError("need at least one array to concatenate")
+    first = next((v for v in views if not isinstance(v, np.ndarray)), None)
+    if first is None:
+        return np.concatenate(views, axis, out=out, dtype=dtype, casting=casting)
     nd = views[0].ndim
     if any(v.ndim != nd for v in views):
         raise ValueError("all the input arrays must have same number of dimensions")
     if axis is None:
-        views = [as_view(ravel(v)) for v in views]
+        views = [v.reshape(-1) if isinstance(v, np.ndarray) else as_view(ravel(v)) for v in views]
         nd, axis = 1, 0
     ax = normalize_axes(axis, nd, single=True)[0]
     for v in views:
@@ -221,7 +231,7 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", dist=
             raise ValueError(f"concatenate: out= must be a DistArray of shape {tuple(shape)}")
         R = out
     else:
-        R = empty(tuple(shape), dt, like(views[0].base.layout, nd) if dist is None else dist)
+        R = empty(tuple(shape), dt, like(first.base.layout, nd) if dist is None else dist)
     pos = 0
     for v in views:
         n = v.shape[ax]
@@ -233,25 +243,27 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", dist=
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", dist=None):
     """Collective: a new array joining same-shape ``arrays`` along a new ``axis``."""
-    views = [as_view(x) for x in arrays]
+    views = [as_view(x) if _distributed(x) else np.asarray(x) for x in arrays]
     if not views:
         raise ValueError("need at least one array to stack")
     if any(v.shape != views[0].shape for v in views):
         raise ValueError("all input arrays must have the same shape")
     ax = normalize_axes(axis, views[0].ndim + 1, single=True)[0]
-    return concatenate([expand_dims(v, ax) for v in views], ax, out, dtype, casting, dist)
+    return concatenate([np.expand_dims(v, ax) if isinstance(v, np.ndarray) else expand_dims(v, ax) for v in views],
+                       ax, out, dtype, casting, dist)
 
 
 def hstack(arrays, *, dtype=None, casting="same_kind", dist=None):
     """Collective: ``concatenate`` along axis 1 (axis 0 for 1-D inputs)."""
-    views = [as_view(x) for x in arrays]
+    views = [as_view(x) if _distributed(x) else np.asarray(x) for x in arrays]
     return concatenate(views, 0 if views and views[0].ndim == 1 else 1, dtype=dtype, casting=casting, dist=dist)
 
 
 def vstack(arrays, *, dtype=None, casting="same_kind", dist=None):
     """Collective: ``concatenate`` along axis 0, 1-D inputs taken as rows."""
-    views = [as_view(x) for x in arrays]
-    return concatenate([expand_dims(v, 0) if v.ndim == 1 else v for v in views], 0, dtype=dtype, casting=casting, dist=dist)
+    views = [as_view(x) if _distributed(x) else np.asarray(x) for x in arrays]
+    rows = [(v[None] if isinstance(v, np.ndarray) else expand_dims(v, 0)) if v.ndim == 1 else v for v in views]
+    return concatenate(rows, 0, dtype=dtype, casting=casting, dist=dist)
 
 
 NUMPY_FUNCTIONS = {np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.flip: flip,

@@ -89,6 +89,8 @@ def test_joins(dist):
     a, b = pg.from_numpy(np.arange(3.0), dist=dist), pg.from_numpy(np.arange(4.0), dist=dist)
     assert_matches(pg.hstack([a, b]), np.hstack([np.arange(3.0), np.arange(4.0)]))
     assert_matches(pg.vstack([a, a]), np.vstack([np.arange(3.0)] * 2))
+    assert_matches(pg.concatenate([A, H]), np.concatenate([G, H]))      # NumPy inputs: replicated
+    assert_matches(pg.vstack([np.arange(4), A]), np.vstack([np.arange(4), G]))
     out = pg.zeros((5, 4), dtype=np.float64)
     r = pg.concatenate([A, B], out=out)
     collective_verdict(r is out)
