@@ -84,6 +84,13 @@ def test_reductions_along_axes(layout, dtype, op, data):
         got = getattr(pg, op)(A, axis=axis, keepdims=keepdims)
     rtol = 1e-4 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-9
     same(got, want, rtol, f"{op}(axis={axis}, keepdims={keepdims})")
+    if np.ndim(want) and data.draw(st.booleans()):                  # into out= of another distribution
+        out = pg.zeros(want.shape, dtype=want.dtype, dist=data.draw(st.sampled_from([pg.Cyclic(), pg.Block()])))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r = getattr(pg, op)(A, axis=axis, keepdims=keepdims, out=out)
+        collective_verdict(r is out)
+        same(out, want, rtol)
 
 
 @SETTINGS
