@@ -33,6 +33,13 @@ def name(label) -> str:
     return label if isinstance(label, str) else label.label
 
 
+def describe_key(k) -> str:
+    """``repr(k)`` for plain index values; only the type name for anything else (the repr of a
+    distributed array is collective, and an error may be raised on one locale alone)."""
+    plain = (int, float, complex, str, slice, type(None), type(Ellipsis), np.generic, np.ndarray, tuple, list)
+    return repr(k) if isinstance(k, plain) else f"a {type(k).__name__}"
+
+
 def _is_int(k) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
@@ -86,5 +93,6 @@ def basic_index(key, shape: tuple[int, ...], label) -> tuple[list[range], tuple[
             sel.append(r)
             out.append(len(r))
         else:
-            raise IndexError(f"{name(label)}: one-sided get/put take integers and slices, got {k!r} in {key}")
+            raise IndexError(f"{name(label)}: one-sided get/put take integers and slices, "
+                             f"got {describe_key(k)}")
     return sel, tuple(out)

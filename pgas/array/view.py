@@ -19,7 +19,7 @@ import numpy as np
 
 from . import engine, printing
 from .expr import Affine, Lazy, Ref, TraceError
-from .index import name
+from .index import describe_key, name
 from .methods import ArrayMethods
 
 
@@ -68,7 +68,7 @@ def index_map(key, shape, label: str = "array"):
             rows[d][-1] = step
             k0.append(start)
         else:
-            raise IndexError(f"{name(label)}: only integers, slices, None and ... are valid indices here, got {k!r}"
+            raise IndexError(f"{name(label)}: only integers, slices, None and ... are valid indices here, got {describe_key(k)}"
                              " (for indirect access use A.gather / A.update)")
         d += 1
     return tuple(tuple(r) for r in rows), tuple(k0), tuple(newshape)
