@@ -20,6 +20,10 @@ from .array import (
     sum,
     zeros,
 )
+from .array import (all, amax, amin, any, argmax, argmin, concatenate, count_nonzero, cumprod, cumsum, expand_dims,
+                    flatten, flip, hstack, moveaxis, ravel, reshape, squeeze, stack, std, swapaxes, transpose, var,
+                    vstack)
+from .array import asarray, copyto, empty_like, eye, full_like, identity, linspace, ones_like, redistribute, zeros_like
 from .array.expr import where
 from .array import linalg
 from .array.linalg import dot, matmul, norm, outer, vdot
@@ -34,6 +38,10 @@ __all__ = [
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
     "comm_diagnostics", "CommDiagnostics", "LocaleError",
     "where", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
+    "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
+    "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",
+    "swapaxes", "transpose", "vstack", "array", "asarray", "copyto", "empty_like", "eye", "full_like", "identity",
+    "linspace", "ones_like", "redistribute", "zeros_like",
 ]
 
 

@@ -1,7 +1,34 @@
-"""Distributed arrays: storage, constructors, scalar and one-sided access, ufuncs, reductions."""
+"""Distributed arrays: storage, constructors, scalar and one-sided access, ufuncs, reductions.
+
+This package is also callable: ``pg.array(x, dtype=None, copy=True, dist=None)`` is
+:func:`pgas.array.creation.array` (NumPy's ``np.array``), while ``pg.array.view`` and the
+other submodules stay reachable as attributes.
+"""
+
+import sys
+import types
 
 from .construct import arange, empty, from_numpy, full, ones, zeros
 from .core import DistArray
-from .reduce import max, mean, min, prod, sum
+from .reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max, mean, min, prod,
+                     std, sum, var)
+from .creation import (array, asarray, copyto, empty_like, eye, full_like, identity, linspace, ones_like,
+                       redistribute, zeros_like)
+from .shape import (concatenate, expand_dims, flatten, flip, hstack, moveaxis, ravel, reshape, squeeze, stack,
+                    swapaxes, transpose, vstack)
 
-__all__ = ["DistArray", "arange", "empty", "from_numpy", "full", "ones", "zeros", "max", "mean", "min", "prod", "sum"]
+__all__ = ["DistArray", "arange", "empty", "from_numpy", "full", "ones", "zeros", "max", "mean", "min", "prod", "sum",
+           "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
+           "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze",
+           "stack", "swapaxes", "transpose", "vstack", "asarray", "copyto", "empty_like", "eye", "full_like",
+           "identity", "linspace", "ones_like", "redistribute", "zeros_like"]
+
+
+class _CallableModule(types.ModuleType):
+    """The ``pgas.array`` module, callable as ``pg.array(x, ...)`` (NumPy's ``np.array``)."""
+
+    def __call__(self, *args, **kwargs):
+        return array(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

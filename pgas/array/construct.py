@@ -51,10 +51,28 @@ def ones(shape, dtype=float, dist: Distribution | None = None, name: str | None 
     return full(shape, 1, dtype, dist, name)
 
 
-def arange(n, dtype=int, dist: Distribution | None = None, name: str | None = None) -> DistArray:
-    """Collective: the 1-D distributed array ``0, 1, ..., n - 1``."""
-    a = empty(int(n), dtype, dist, name)
-    a.local[...] = a.layout.owned(comm.here())[0]
+def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None = None,
+           name: str | None = None) -> DistArray:
+    """Collective: NumPy's ``arange`` as a 1-D distributed array: ``arange(n)``, ``arange(start,
+    stop[, step])``; values ``start + i * step`` (the dtype of the arguments unless ``dtype``)."""
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    args = [x for x in (start, stop, step)]
+    if any(np.ndim(x) for x in args):
+        raise TypeError("arange: start, stop and step must be scalars")
+    dt = np.result_type(*args) if dtype is None else np.dtype(dtype)
+    if all(isinstance(x, (int, np.integer)) for x in args):
+        n = len(range(int(start), int(stop), int(step)))
+    else:
+        n = max(int(np.ceil((stop - start) / step)), 0)
+    a = empty(n, dt, dist, name)
+    i = a.layout.owned(comm.here())[0]
+    first = np.asarray(start).astype(dt)               # as NumPy: value i is first + i * delta, with
+    delta = np.asarray(start + step).astype(dt) - first  # delta taken after casting to the dtype
+    a.local[...] = first + i.astype(dt) * delta
     comm.barrier([a._win])
     return a
 

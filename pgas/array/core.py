@@ -17,12 +17,12 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..layout import Distribution, Layout
-from . import engine, irregular, npapi, slicing
+from . import engine, irregular, npapi, printing, slicing
 from .index import check_dtype, convert, scalar_index
-from .reduce import reduce_all
+from .methods import ArrayMethods
 
 
-class DistArray(NDArrayOperatorsMixin):
+class DistArray(ArrayMethods, NDArrayOperatorsMixin):
     """A distributed array; make one with ``pg.zeros``, ``pg.from_numpy`` and friends.
 
     Every locale holds the same ``DistArray`` object's metadata and its own part of
@@ -119,8 +119,13 @@ class DistArray(NDArrayOperatorsMixin):
         return f"{kind} of shape {self.shape}"
 
     def __repr__(self) -> str:
-        name = f"{self.name!r}, " if self.name else ""
-        return f"DistArray({name}shape={self.shape}, dtype={self.dtype}, dist={self.dist})"
+        """Collective: the values as NumPy shows them (only the elements shown move) and the
+        distribution; call it on every locale alike (see :mod:`pgas.array.printing`)."""
+        return printing.distarray_repr(self)
+
+    def __str__(self) -> str:
+        """Collective: the values as NumPy's ``str`` shows them (see :meth:`__repr__`)."""
+        return printing.distarray_str(self)
 
     def __iter__(self):
         raise TypeError(f"{self.label} is distributed: iterate over A.to_numpy() or use pg.forall")
@@ -147,14 +152,32 @@ class DistArray(NDArrayOperatorsMixin):
 
 
     # -- collective whole-array access ----------------------------------
-    def to_numpy(self) -> np.ndarray:
-        """Collective: the whole global array, on every locale."""
-        parts = comm.allgatherv(self.local)
+    def to_numpy(self, root: int | None = None) -> np.ndarray | None:
+        """Collective: the whole global array, on every locale; with ``root``, only on locale
+        ``root`` (each locale sends its part there, one message) and None elsewhere."""
+        if root is None:
+            parts = comm.allgatherv(self.local)
+        else:
+            if not isinstance(root, (int, np.integer)) or not 0 <= root < self.layout.num_locales:
+                raise ValueError(f"to_numpy: root must be a locale number in [0, {self.layout.num_locales}), "
+                                 f"got {root!r}")
+            send = [np.empty(0, self.dtype)] * self.layout.num_locales
+            send[root] = self._flat_local
+            parts = comm.alltoallv(send, self.dtype)
+            if self._me != root:
+                return None
         out = np.empty(self.shape, dtype=self.dtype)
         for r, part in enumerate(parts):
             if part.size:
                 out[self.layout.owned_key(r)] = part.reshape(self.layout.local_shape(r))
         return out
+
+    def redistribute(self, dist) -> "DistArray":
+        """Collective: a copy with distribution ``dist`` (one statement: at most one aggregated
+        message per locale pair)."""
+        from .creation import redistribute
+
+        return redistribute(self, dist)
 
     def __getitem__(self, key):
         loc = None if engine.tracing() else self.layout.locate(key) or self._locate_slow(key)
@@ -290,28 +313,6 @@ class DistArray(NDArrayOperatorsMixin):
     def copy(self) -> "DistArray":
         """Collective: a copy with the same distribution."""
         return self.astype(self.dtype)
-
-    # -- reductions --------------------------------------------------------
-    def sum(self, axis=None, dtype=None, out=None, **kw):
-        """Collective: the sum of all elements, on every locale."""
-        return reduce_all(self, np.sum, "sum", axis, dtype, out)
-
-    def prod(self, axis=None, dtype=None, out=None, **kw):
-        """Collective: the product of all elements, on every locale."""
-        return reduce_all(self, np.prod, "prod", axis, dtype, out)
-
-    def min(self, axis=None, out=None, **kw):
-        """Collective: the smallest element, on every locale."""
-        return reduce_all(self, np.min, "min", axis, None, out)
-
-    def max(self, axis=None, out=None, **kw):
-        """Collective: the largest element, on every locale."""
-        return reduce_all(self, np.max, "max", axis, None, out)
-
-    def mean(self, axis=None, dtype=None, out=None, **kw):
-        """Collective: the arithmetic mean of all elements, on every locale."""
-        total = reduce_all(self, np.sum, "sum", axis, dtype if dtype is not None else np.result_type(self.dtype, 0.0), out)
-        return total / self.size
 
 
 def _elementwise(ufunc, method, inputs, out, kwargs):

@@ -142,8 +142,21 @@ class Expr(Lazy):
         return self.shape[0]
 
     def __repr__(self) -> str:
+        """Collective (outside ``forall``): the value as NumPy shows it; materialises the expression."""
         name = getattr(self.func, "__name__", str(self.func))
-        return f"Expr({name}, shape={self.shape})"
+        if self._shape is None or engine.tracing():
+            return f"Expr({name}, shape={self.shape})"
+        from . import printing
+
+        v = self.eval()
+        M, c = printing._identity_map(v)
+        return printing.array_repr("Expr", v, v.shape, M, c, f"op={name}, dist={v.dist}")
+
+    def __str__(self) -> str:
+        """Collective (outside ``forall``): the value as NumPy's ``str`` shows it."""
+        if self._shape is None or engine.tracing():
+            return repr(self)
+        return str(self.eval())
 
 
 def where(cond, x, y):

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-SUPPORTED_DTYPES = tuple(np.dtype(t) for t in (bool, np.int32, np.int64, np.float32, np.float64, np.complex128))
+#: The element types with a matching MPI datatype (windows, transfers, accumulate and atomics).
+SUPPORTED_DTYPES = tuple(np.dtype(t) for t in (bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                               np.uint32, np.uint64, np.float32, np.float64, np.complex64,
+                                               np.complex128))
 
 
 def check_dtype(dtype, what: str = "pgas arrays") -> np.dtype:
-    """``dtype`` as a NumPy dtype, if pgas arrays can hold it."""
+    """``dtype`` as a NumPy dtype, if pgas arrays can hold it.
+
+    >>> check_dtype(np.float16)
+    Traceback (most recent call last):
+    ...
+    TypeError: dtype float16 is not supported by pgas arrays: MPI has no float16 datatype (use float32)
+    """
     dt = np.dtype(dtype)
     if dt not in SUPPORTED_DTYPES:
+        if dt == np.float16:
+            raise TypeError(f"dtype float16 is not supported by {what}: MPI has no float16 datatype (use float32)")
         names = ", ".join(str(d) for d in SUPPORTED_DTYPES)
         raise TypeError(f"dtype {dt} is not supported by {what} (supported: {names})")
     return dt
@@ -44,6 +55,13 @@ def name(label) -> str:
     """How an error names the array: ``label`` itself, or its ``.label`` (computed only
     when an error is raised, so hot paths pass the array)."""
     return label if isinstance(label, str) else label.label
+
+
+def describe_key(k) -> str:
+    """``repr(k)`` for plain index values; only the type name for anything else (the repr of a
+    distributed array is collective, and an error may be raised on one locale alone)."""
+    plain = (int, float, complex, str, slice, type(None), type(Ellipsis), np.generic, np.ndarray, tuple, list)
+    return repr(k) if isinstance(k, plain) else f"a {type(k).__name__}"
 
 
 def _is_int(k) -> bool:
@@ -99,5 +117,6 @@ def basic_index(key, shape: tuple[int, ...], label) -> tuple[list[range], tuple[
             sel.append(r)
             out.append(len(r))
         else:
-            raise IndexError(f"{name(label)}: one-sided get/put take integers and slices, got {k!r} in {key}")
+            raise IndexError(f"{name(label)}: one-sided get/put take integers and slices, "
+                             f"got {describe_key(k)}")
     return sel, tuple(out)

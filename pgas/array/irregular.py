@@ -85,9 +85,17 @@ def _scalar_value(A, value):
     into an int array is a TypeError), then NumPy's range check (2**40 into int32 raises)."""
     if np.ndim(value) != 0:
         raise ValueError(f"{A.label}: expected one value, got shape {np.shape(value)}")
-    if not np.can_cast(np.result_type(value), A.dtype, "same_kind"):
+    if not np.can_cast(_weak_type(A, value), A.dtype, "same_kind"):
         raise TypeError(f"{A.label}: cannot update {A.dtype} elements with {np.result_type(value)} value {value!r}")
     return A._element(value, None)
+
+
+def _weak_type(A, value) -> np.dtype:
+    """The dtype ``value`` counts as when stored in ``A``: a Python scalar is weak, as in NumPy's
+    promotion (2 into uint8 is fine, 2.5 into an int array is a float); others are their own."""
+    if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+        return np.result_type(A.dtype, value)
+    return np.result_type(value)
 
 
 def update_one(A, index, value, op: str = "add") -> None:

@@ -17,9 +17,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import engine
+from . import engine, printing
 from .expr import Affine, Lazy, Ref, TraceError
-from .index import name
+from .index import describe_key, name
+from .methods import ArrayMethods
 
 
 def _is_int(k) -> bool:
@@ -67,7 +68,7 @@ def index_map(key, shape, label: str = "array"):
             rows[d][-1] = step
             k0.append(start)
         else:
-            raise IndexError(f"{name(label)}: only integers, slices, None and ... are valid indices here, got {k!r}"
+            raise IndexError(f"{name(label)}: only integers, slices, None and ... are valid indices here, got {describe_key(k)}"
                              " (for indirect access use A.gather / A.update)")
         d += 1
     return tuple(tuple(r) for r in rows), tuple(k0), tuple(newshape)
@@ -87,7 +88,7 @@ def _identity(n: int) -> tuple:
     return tuple(tuple(int(a == b) for b in range(n)) for a in range(n))
 
 
-class View(Lazy):
+class View(ArrayMethods, Lazy):
     """A strided window onto a DistArray; see the module docstring."""
 
     __slots__ = ("base", "shape", "M", "c")
@@ -133,36 +134,23 @@ class View(Lazy):
 
     copy = eval
 
-    def to_numpy(self) -> np.ndarray:
-        """Collective: the view's elements as a global NumPy array, on every locale."""
-        return self.eval().to_numpy()
+    def to_numpy(self, root: int | None = None) -> np.ndarray | None:
+        """Collective: the view's elements as a global NumPy array, on every locale (only on
+        locale ``root``, None elsewhere, if ``root`` is given)."""
+        return self.eval().to_numpy(root)
 
     def astype(self, dtype):
         """Collective: a new DistArray with the view's elements converted to ``dtype``."""
         return engine.materialise(self, dtype)
 
-    def sum(self, *a, **k):
-        """Collective: sum of the view's elements."""
-        return self.eval().sum(*a, **k)
-
-    def prod(self, *a, **k):
-        """Collective: product of the view's elements."""
-        return self.eval().prod(*a, **k)
-
-    def min(self, *a, **k):
-        """Collective: smallest of the view's elements."""
-        return self.eval().min(*a, **k)
-
-    def max(self, *a, **k):
-        """Collective: largest of the view's elements."""
-        return self.eval().max(*a, **k)
-
-    def mean(self, *a, **k):
-        """Collective: mean of the view's elements."""
-        return self.eval().mean(*a, **k)
-
     def __repr__(self) -> str:
-        return f"View(shape={self.shape}, of={self.base!r})"
+        """Collective: the view's values as NumPy shows them (only the elements shown move);
+        call it on every locale alike (see :mod:`pgas.array.printing`)."""
+        return printing.view_repr(self)
+
+    def __str__(self) -> str:
+        """Collective: the view's values as NumPy's ``str`` shows them."""
+        return printing.view_str(self)
 
 
 def select(src, key, for_write: bool = False):

@@ -1,0 +1,348 @@
+"""Reductions along axes: ``A.sum(axis=0)``, ``pg.var(A, axis=(0, 2), ddof=1)``, ``A.argmax(1)``.
+
+Each locale reduces its local block along the reduced axes with NumPy (its
+partial result covers the kept-axes indices it owns); the partial results go,
+as ``(offset, fields)`` records, to the owners of the result elements in ONE
+personalised exchange (at most one message per locale pair), and each owner
+combines what it received in locale order.  The result is a DistArray over the
+kept axes, distributed like the input (same kind, default grid), or into
+``out=``; reducing every axis gives a scalar on every locale (the partials are
+then allgathered: one small message per locale pair).
+
+Partial results are combined with the operation's ufunc (``add``,
+``multiply``, ``minimum``, ``maximum``, ``logical_or``, ``logical_and``);
+``var``/``std`` combine per-locale (count, sum, sum of squared deviations)
+with the parallel-variance formula; ``argmin``/``argmax`` combine (value,
+global index) pairs, NaN first and ties to the smallest index, as NumPy.
+Views and lazy expressions are materialised first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .. import comm
+from .index import check_dtype
+
+_NoValue = np._NoValue
+
+# name: (combining ufunc, local NumPy reduction, has identity)
+_OPS = {"sum": (np.add, np.sum), "prod": (np.multiply, np.prod), "min": (np.minimum, np.min),
+        "max": (np.maximum, np.max), "any": (np.logical_or, np.any), "all": (np.logical_and, np.all),
+        "count_nonzero": (np.add, None)}
+_NO_IDENTITY = ("min", "max")
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def normalize_axes(axis, ndim: int, single: bool = False) -> tuple[int, ...]:
+    """``axis`` (None, an int or a tuple of ints, negative counting from the end) as a
+    sorted tuple of distinct non-negative axes; NumPy's errors for bad ones.
+
+    >>> normalize_axes(-1, 3), normalize_axes((2, 0), 3), normalize_axes(None, 2)
+    ((2,), (0, 2), (0, 1))
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    if single and not _is_int(axis):
+        raise TypeError(f"axis must be None or an integer, got {axis!r}")
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for ax in axes:
+        if not _is_int(ax):
+            raise TypeError(f"axis must be None, an integer or a tuple of integers, got {axis!r}")
+        if not -ndim <= ax < ndim:
+            raise np.exceptions.AxisError(int(ax), ndim)
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in 'axis': {axis!r}")
+    return tuple(sorted(out))
+
+
+def like(layout, ndim: int):
+    """The distribution of a result of ``ndim`` dims made from an array of ``layout``:
+    the same kind, the default grid."""
+    d = layout.dist
+    block = d.block
+    if block is not None and len(block) not in (1, ndim):
+        block = (block[0],)
+    return dataclasses.replace(d, block=block, grid=None)
+
+
+def source(a):
+    """``a`` as a DistArray: views and expressions are materialised (collective)."""
+    from .core import DistArray
+
+    if isinstance(a, DistArray):
+        return a
+    if hasattr(a, "eval"):
+        return a.eval()
+    raise TypeError(f"expected a distributed array, view or expression, got {type(a).__name__}")
+
+
+def _where_local(A, where):
+    """The local part of a ``where=`` mask: a DistArray of A's layout, or a replicated
+    NumPy bool array broadcastable to A's shape."""
+    if where is True:
+        return True
+    from .core import DistArray
+
+    if isinstance(where, DistArray):
+        if where.layout.key != A.layout.key or where.dtype != bool:
+            raise ValueError(f"where= must be a bool array of the shape and distribution of {A.label}")
+        return where.local
+    w = np.asarray(where)
+    if w.dtype != bool:
+        raise TypeError(f"where= must be a boolean mask, got {w.dtype}")
+    try:
+        w = np.broadcast_to(w, A.shape)
+    except ValueError:
+        raise ValueError(f"where= of shape {w.shape} does not broadcast to {A.label}") from None
+    return w[np.ix_(*A.layout.owned(comm.here()))]
+
+
+class _Target:
+    """Where partial results go: the result's shape, layout (None for a scalar) and the
+    global result index of each cell of this locale's partial."""
+
+    def __init__(self, A, axes, keepdims, out, what):
+        self.axes = axes
+        kept = [d for d in range(A.ndim) if d not in axes]
+        self.shape = tuple(1 if d in axes else A.shape[d] for d in range(A.ndim)) if keepdims else \
+            tuple(A.shape[d] for d in kept)
+        owned = A.layout.owned(comm.here())
+        self.contributes = all(len(owned[d]) for d in axes)
+        self.local_shape = tuple(len(owned[d]) for d in kept)
+        if out is not None:
+            from .core import DistArray
+
+            if not isinstance(out, DistArray):
+                raise TypeError(f"{what}: out= must be a DistArray, got {type(out).__name__}")
+            if out.shape != self.shape:
+                raise ValueError(f"{what}: out= has shape {out.shape}, the result has shape {self.shape}")
+            self.layout = out.layout
+        elif self.shape:
+            self.layout = like(A.layout, len(self.shape)).bind(self.shape, comm.num_locales())
+        else:
+            self.layout = None
+        idx = [np.zeros(1, np.int64) if d in axes else owned[d] for d in range(A.ndim)] if keepdims else \
+            [owned[d] for d in kept]
+        self.cols = [g.reshape(-1) for g in np.meshgrid(*idx, indexing="ij")] if idx else []
+
+
+def _exchange(t: _Target, fields: dict) -> tuple[np.ndarray, dict]:
+    """Send each partial cell's ``fields`` to the result owner; returns the received
+    ``(local offsets, fields)``, concatenated in source locale order."""
+    n = int(np.prod(t.local_shape)) if t.contributes else 0
+    rec = np.dtype([("off", np.int64)] + [(k, v.dtype) for k, v in fields.items()])
+    if t.layout is None:                                  # scalar result: everyone gets everything
+        mine = np.empty(1 if t.contributes else 0, rec)
+        mine["off"] = 0
+        for k, v in fields.items():
+            mine[k] = v.reshape(-1)[:len(mine)]
+        got = np.concatenate(comm.allgather(mine))
+    else:
+        records = np.empty(n, rec)
+        P = comm.num_locales()
+        if n:
+            owners = np.asarray(t.layout.owners(tuple(t.cols)), dtype=np.int64).reshape(-1)
+            records["off"] = t.layout.local_flat(tuple(t.cols), owners)
+            for k, v in fields.items():
+                records[k] = v.reshape(-1)
+            order = np.argsort(owners, kind="stable")
+            records = records[order]
+            counts = np.bincount(owners, minlength=P)
+        else:
+            counts = np.zeros(P, np.int64)
+        edges = np.concatenate([[0], np.cumsum(counts)])
+        parts = [records[edges[r]:edges[r + 1]].view(np.uint8) for r in range(P)]
+        got = np.concatenate([p.view(rec) for p in comm.alltoallv(parts, np.uint8)])
+    return got["off"], {k: got[k] for k in fields}
+
+
+def _finish(t: _Target, values: np.ndarray, out, dtype):
+    """Store the combined local values (result layout's local storage order) as the result."""
+    if t.layout is None:
+        return values.astype(dtype, copy=False)[0]
+    from . import engine
+    from .core import DistArray
+
+    if out is None:
+        out = DistArray._create(t.layout, check_dtype(dtype))
+    else:
+        if not np.can_cast(values.dtype, out.dtype, "same_kind"):
+            raise TypeError(f"cannot store a {values.dtype} result in out= {out.label} (casting rule 'same_kind')")
+        engine.before_write(out, None)
+    out._flat_local[...] = values.astype(out.dtype, copy=False)
+    comm.barrier([out._win])
+    return out
+
+
+def _size(t) -> int:
+    return 1 if t.layout is None else int(np.prod(t.layout.local_shape(comm.here())))
+
+
+def _combine(t, ufunc, offs, vals, dtype, initial):
+    """``ufunc`` over the received values of each result element, in locale order."""
+    res = np.empty(_size(t), dtype)
+    if initial is not None:
+        res[...] = initial
+    elif ufunc.identity is not None and ufunc not in (np.minimum, np.maximum):
+        res[...] = ufunc.identity
+    else:                                  # no identity: start from each element's first value
+        res[offs[::-1]] = vals[::-1]
+    if len(offs):
+        with np.errstate(invalid="ignore"):         # NaN propagates quietly, as in NumPy's min / max
+            ufunc.at(res, offs, vals.astype(dtype, copy=False))
+    return res
+
+
+def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """Collective: NumPy's ``op`` (sum, prod, min, max, any, all, count_nonzero) of ``a`` along
+    ``axis``; see the module docstring."""
+    A = source(a)
+    axes = normalize_axes(axis, A.ndim)
+    ufunc, local_fn = _OPS[op]
+    what = f"{op} over {A.label}"
+    if op in ("any", "all", "count_nonzero"):
+        probe_dtype = np.dtype(bool) if op != "count_nonzero" else np.dtype(np.intp)
+    elif op in _NO_IDENTITY:
+        probe_dtype = A.dtype
+    else:
+        probe_dtype = local_fn(np.zeros(1, A.dtype), **({} if dtype is None else {"dtype": dtype})).dtype
+    init = None if initial is _NoValue else initial
+    if op in _NO_IDENTITY and init is None and any(A.shape[d] == 0 for d in axes):
+        raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity ({what})")
+    if op in _NO_IDENTITY and where is not True and init is None:
+        raise ValueError(f"reduction operation '{ufunc.__name__}' does not have an identity, so to use a where "
+                         "mask one has to specify 'initial'")
+    if (out is None and where is True and initial is _NoValue and not keepdims and dtype is None
+            and len(axes) == A.ndim and op in ("sum", "prod", "min", "max")):
+        from .reduce import reduce_all
+
+        return reduce_all(A, local_fn, op, None, None, None)
+    t = _Target(A, axes, keepdims, out, what)
+    mask = _where_local(A, where)
+    if t.contributes:
+        kw = {} if mask is True else {"where": mask}
+        if op == "count_nonzero":
+            part = np.count_nonzero(A.local, axis=axes) if mask is True else \
+                np.sum((A.local != 0) & mask, axis=axes)
+        elif op in ("any", "all"):
+            part = local_fn(A.local, axis=axes, **kw)
+        elif op in _NO_IDENTITY:        # initial is idempotent here, so each locale may apply it
+            part = local_fn(A.local, axis=axes, **kw, **({} if init is None else {"initial": init}))
+        else:                           # initial is applied once, when combining
+            part = local_fn(A.local, axis=axes, dtype=probe_dtype, **kw)
+    else:
+        part = np.empty(0, probe_dtype)
+    offs, f = _exchange(t, {"v": np.asarray(part, dtype=probe_dtype)})
+    res = _combine(t, ufunc, offs, f["v"], probe_dtype, init)
+    if t.layout is None and op == "count_nonzero":
+        return int(res[0])
+    return _finish(t, res, out, probe_dtype)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
+    """Collective: NumPy's ``mean`` along ``axis`` (see :func:`reduce`)."""
+    A = source(a)
+    axes = normalize_axes(axis, A.ndim)
+    sdt = np.dtype(dtype) if dtype is not None else (
+        np.dtype(np.float64) if A.dtype.kind in "biu" else A.dtype)
+    if where is True and out is None and not keepdims and len(axes) == A.ndim:
+        return np.true_divide(reduce(A, "sum", None, sdt), A.size).astype(sdt)
+    t = _Target(A, axes, keepdims, out, f"mean over {A.label}")
+    mask = _where_local(A, where)
+    fields = {"s": np.empty(0, sdt), "n": np.empty(0, np.int64)}
+    if t.contributes:
+        kw = {} if mask is True else {"where": mask}
+        s = np.sum(A.local, axis=axes, dtype=sdt, **kw)
+        n = np.sum(np.broadcast_to(mask, A.local.shape), axis=axes, dtype=np.int64) if mask is not True else \
+            np.full(np.shape(s), int(np.prod([A.local.shape[d] for d in axes])), np.int64)
+        fields = {"s": np.asarray(s, sdt), "n": np.asarray(n, np.int64)}
+    offs, f = _exchange(t, fields)
+    s = _combine(t, np.add, offs, f["s"], sdt, None)
+    n = _combine(t, np.add, offs, f["n"], np.int64, None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = np.true_divide(s, n)
+    return _finish(t, res.astype(sdt, copy=False), out, sdt)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False):
+    """Collective: NumPy's ``var`` (``std`` if ``std``) along ``axis`` with ``ddof``: per-locale
+    (count, sum, squared deviations) combined with the parallel-variance formula."""
+    A = source(a)
+    axes = normalize_axes(axis, A.ndim)
+    cdt = np.dtype(dtype) if dtype is not None else (np.dtype(np.float64) if A.dtype.kind in "biu" else A.dtype)
+    rdt = np.empty(0, cdt).real.dtype if cdt.kind == "c" else cdt
+    t = _Target(A, axes, keepdims, out, f"{'std' if std else 'var'} over {A.label}")
+    fields = {"n": np.empty(0, np.int64), "s": np.empty(0, cdt), "m2": np.empty(0, rdt)}
+    if t.contributes:
+        x = A.local.astype(cdt, copy=False)
+        cnt = int(np.prod([x.shape[d] for d in axes]))
+        s = np.sum(x, axis=axes, keepdims=True)
+        dev = x - s / cnt
+        m2 = np.sum((dev * dev.conj()).real if cdt.kind == "c" else dev * dev, axis=axes)
+        fields = {"n": np.full(m2.shape, cnt, np.int64), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
+    offs, f = _exchange(t, fields)
+    n = _combine(t, np.add, offs, f["n"], np.int64, None)
+    s = _combine(t, np.add, offs, f["s"], cdt, None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = s / n
+        d = f["s"] / np.maximum(f["n"], 1) - mu[offs]
+        extra = f["n"] * ((d * d.conj()).real if cdt.kind == "c" else d * d)
+        m2 = _combine(t, np.add, offs, (f["m2"] + extra).astype(rdt), rdt, None)
+    dof = np.maximum(n - ddof, 0)
+    if np.any(dof == 0):
+        import warnings
+
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = (m2 / dof).astype(rdt)
+    if std:
+        res = np.sqrt(res)
+    return _finish(t, res, out, rdt)
+
+
+def arg(a, op: str, axis=None, out=None, keepdims=False):
+    """Collective: NumPy's ``argmin``/``argmax`` along one ``axis`` (global index along it), or
+    with ``axis=None`` the flat global (C order) index; NaN wins, ties go to the smallest index."""
+    A = source(a)
+    single = normalize_axes(axis, A.ndim, single=True) if axis is not None else None
+    if A.size == 0 or (single is not None and A.shape[single[0]] == 0):
+        raise ValueError(f"attempt to get {op} of an empty sequence ({A.label})")
+    axes = single if single is not None else tuple(range(A.ndim))
+    t = _Target(A, axes, keepdims, out, f"{op} over {A.label}")
+    owned = A.layout.owned(comm.here())
+    fields = {"v": np.empty(0, A.dtype), "i": np.empty(0, np.int64)}
+    fn = np.argmin if op == "argmin" else np.argmax
+    if t.contributes:
+        if single is None:
+            k = int(fn(A.local))
+            loc = np.unravel_index(k, A.local.shape)
+            g = np.ravel_multi_index(tuple(o[j] for o, j in zip(owned, loc)), A.shape)
+            fields = {"v": A.local.reshape(-1)[k:k + 1], "i": np.array([g], np.int64)}
+        else:
+            ax = single[0]
+            pos = fn(A.local, axis=ax, keepdims=True)
+            fields = {"v": np.take_along_axis(A.local, pos, ax).squeeze(ax),
+                      "i": owned[ax][pos.squeeze(ax)].astype(np.int64)}
+    offs, f = _exchange(t, fields)
+    v, i = f["v"], f["i"]
+    isnan = np.isnan(v) if v.dtype.kind in "fc" else np.zeros(len(v), bool)
+    vk = [v.imag, v.real] if v.dtype.kind == "c" else [v.astype(np.int8) if v.dtype == bool else v]
+    if op == "argmin":     # first of each group: NaN, then smallest value, then smallest index
+        order = np.lexsort([i, *vk, ~isnan, offs])
+        pick = np.ones(len(order), bool)
+        pick[1:] = offs[order][1:] != offs[order][:-1]
+    else:                  # last of each group: NaN, then largest value, then smallest index
+        order = np.lexsort([-i, *vk, isnan, offs])
+        pick = np.ones(len(order), bool)
+        pick[:-1] = offs[order][1:] != offs[order][:-1]
+    res = np.zeros(_size(t), np.intp)
+    res[offs[order][pick]] = i[order][pick]
+    return _finish(t, res, out, np.dtype(np.intp))

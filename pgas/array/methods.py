@@ -1,0 +1,102 @@
+"""NumPy's array methods shared by DistArray and View (an expression reaches them through
+its value): reductions along axes, scans and shape changes.  Every one is collective."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import axisreduce, scan, shape
+
+_NoValue = np._NoValue
+
+
+class ArrayMethods:
+    """Mixin of the NumPy array methods; see :mod:`pgas.array.axisreduce`, :mod:`pgas.array.scan`
+    and :mod:`pgas.array.shape`."""
+
+    __slots__ = ()
+
+    # -- reductions --------------------------------------------------------
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
+        """Collective: the sum along ``axis`` (all axes by default): a DistArray over the kept
+        axes, or a scalar on every locale."""
+        return axisreduce.reduce(self, "sum", axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
+        """Collective: the product along ``axis`` (see :meth:`sum`)."""
+        return axisreduce.reduce(self, "prod", axis, dtype, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+        """Collective: the smallest element along ``axis`` (NaN propagates; empty raises)."""
+        return axisreduce.reduce(self, "min", axis, None, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+        """Collective: the largest element along ``axis`` (NaN propagates; empty raises)."""
+        return axisreduce.reduce(self, "max", axis, None, out, keepdims, initial, where)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Collective: whether any element along ``axis`` is true."""
+        return axisreduce.reduce(self, "any", axis, None, out, keepdims, _NoValue, where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        """Collective: whether every element along ``axis`` is true."""
+        return axisreduce.reduce(self, "all", axis, None, out, keepdims, _NoValue, where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        """Collective: the arithmetic mean along ``axis`` (float64 for integer input)."""
+        return axisreduce.mean(self, axis, dtype, out, keepdims, where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """Collective: the variance along ``axis`` with ``ddof`` delta degrees of freedom."""
+        return axisreduce.var(self, axis, dtype, out, ddof, keepdims)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """Collective: the standard deviation along ``axis`` (see :meth:`var`)."""
+        return axisreduce.var(self, axis, dtype, out, ddof, keepdims, std=True)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        """Collective: the global index of the smallest element along ``axis`` (flat C-order
+        index for ``axis=None``); the first one on ties, NaN first."""
+        return axisreduce.arg(self, "argmin", axis, out, keepdims)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        """Collective: the global index of the largest element along ``axis`` (see :meth:`argmin`)."""
+        return axisreduce.arg(self, "argmax", axis, out, keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Collective: the cumulative sum along ``axis`` (of the C-order ravel for ``axis=None``)."""
+        return scan.scan(self, "cumsum", axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Collective: the cumulative product along ``axis`` (see :meth:`cumsum`)."""
+        return scan.scan(self, "cumprod", axis, dtype, out)
+
+    # -- shape ---------------------------------------------------------------
+    @property
+    def T(self):
+        """The transposed view (no copy)."""
+        return shape.transpose(self)
+
+    def transpose(self, *axes):
+        """The view with axes permuted (reversed by default); no copy."""
+        return shape.transpose(self, None if axes in ((), (None,)) else axes)
+
+    def swapaxes(self, axis1, axis2):
+        """The view with two axes interchanged; no copy."""
+        return shape.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        """The view without axes of extent 1; no copy."""
+        return shape.squeeze(self, axis)
+
+    def reshape(self, *newshape, order="C"):
+        """Collective: a new array of ``newshape`` with the elements in C order."""
+        return shape.reshape(self, *newshape, order=order)
+
+    def ravel(self, order="C"):
+        """Collective: the elements in C order as a new 1-D array (a copy)."""
+        return shape.ravel(self, order)
+
+    def flatten(self, order="C"):
+        """Collective: the elements in C order as a new 1-D array (a copy)."""
+        return shape.ravel(self, order)

@@ -1,0 +1,100 @@
+"""Scans along an axis: ``cumsum`` and ``cumprod``.
+
+Along the scanned axis a locale owns blocks of ``b`` consecutive indices (one
+block for Block, ``b = 1`` for Cyclic), stored in increasing global order.
+Each locale scans within each of its blocks with NumPy, sends the block
+totals to the locales of its grid line along the axis (one message per such
+peer), and every locale then knows every block total in global block order:
+its exclusive prefix over the blocks before each of its own blocks is added
+(multiplied) in.  The result has the input's layout.  With Block that is one
+total per kept element; with Cyclic (``b = 1``) the totals are the local
+elements themselves, so a Cyclic scan moves the whole local part to each peer
+of the line.  ``axis=None`` scans the C-order ravel (a 1-D result), as NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import comm
+from .axisreduce import normalize_axes, source
+from .index import check_dtype
+
+_FNS = {"cumsum": (np.cumsum, np.add), "cumprod": (np.cumprod, np.multiply)}
+
+
+def _line_peers(layout, ax: int, me: int) -> list[int]:
+    """The locales whose grid coordinates equal ``me``'s except along ``ax``, in order of that coordinate."""
+    coords = list(layout.coords(me))
+    out = []
+    for q in range(layout.grid[ax]):
+        coords[ax] = q
+        out.append(int(layout.locale_of(coords)))
+    return out
+
+
+def scan(a, op: str, axis=None, dtype=None, out=None):
+    """Collective: NumPy's ``cumsum`` / ``cumprod`` of ``a`` along ``axis``; see the module docstring."""
+    from .core import DistArray
+    from .shape import ravel
+
+    fn, ufunc = _FNS[op]
+    A = source(a)
+    if axis is None and A.ndim > 1:
+        A = ravel(A)
+    ax = 0 if axis is None else normalize_axes(axis, A.ndim, single=True)[0]
+    rdt = check_dtype(fn(np.zeros(1, A.dtype), dtype=dtype).dtype)
+    if out is not None:
+        if not isinstance(out, DistArray):
+            raise TypeError(f"{op}: out= must be a DistArray, got {type(out).__name__}")
+        if out.shape != A.shape:
+            raise ValueError(f"{op}: out= has shape {out.shape}, the result has shape {A.shape}")
+    me = comm.here()
+    m = A.layout.maps[ax]
+    b, p, q = m.b, m.p, A.layout.coords(me)[ax]
+    x = np.moveaxis(A.local, ax, 0)
+    L, rest = x.shape[0], x.shape[1:]
+    k, r = divmod(L, b)
+    within = np.empty(x.shape, rdt)
+    if k:
+        within[:k * b] = fn(x[:k * b].reshape(k, b, *rest), axis=1, dtype=rdt).reshape(k * b, *rest)
+    if r:
+        within[k * b:] = fn(x[k * b:], axis=0, dtype=rdt)
+    ends = [min((j + 1) * b, L) - 1 for j in range(k + (r > 0))]
+    totals = np.ascontiguousarray(within[ends])
+    peers = _line_peers(A.layout, ax, me)
+    send = [np.empty(0, np.uint8)] * comm.num_locales()
+    if totals.size:
+        for t in peers:
+            send[t] = totals.reshape(-1).view(np.uint8)
+    got = comm.alltoallv(send, np.uint8)
+    nblocks = -(-m.n // b)
+    G = np.zeros((nblocks, *rest), rdt)
+    for qq, t in enumerate(peers):
+        if got[t].size:
+            G[qq::p] = got[t].view(rdt).reshape(-1, *rest)
+    incl = fn(G, axis=0, dtype=rdt)
+    excl = np.empty_like(incl)
+    if nblocks:
+        excl[0] = ufunc.identity
+        excl[1:] = incl[:-1]
+    mine = excl[q::p][:len(ends)]
+    sizes = [b] * k + ([r] if r else [])
+    res = ufunc(np.repeat(mine, sizes, axis=0), within) if L else within
+    res = np.moveaxis(res, 0, ax)
+    if out is not None and out.layout.key == A.layout.key:
+        from . import engine
+
+        if not np.can_cast(rdt, out.dtype, "same_kind"):
+            raise TypeError(f"{op}: cannot store a {rdt} result in out= {out.label} (casting rule 'same_kind')")
+        engine.before_write(out, None)
+        out.local[...] = res
+        comm.barrier([out._win])
+        return out
+    R = DistArray._create(A.layout, rdt)
+    R.local[...] = res
+    comm.barrier([R._win])
+    if out is not None:
+        out[...] = R
+        return out
+    return R
