@@ -64,7 +64,7 @@ def test_promotion_like_numpy():
         assert_matches(A + B, G + H, rtol=1e-6)          # different layouts: a statement
         assert_matches(A * pg.from_numpy(H, dist=pg.Cyclic()), G * H, rtol=1e-6)
         assert_matches(A + 1, G + 1)                      # Python scalars are weak
-    with pytest.raises(ValueError):
+    with pytest.raises(OverflowError):
         pg.zeros(4, dtype=np.uint8).update(np.arange(4), 300, "add")
 
 
