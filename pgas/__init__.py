@@ -21,9 +21,14 @@ from .array import (
     zeros,
 )
 from .array.expr import where
+from .array.fromlocal import from_local, fromfunction
+from .array.sort import argsort, sort
+from .array.unique import searchsorted, unique
 from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain, forall
+from . import random
+from .io import load, save
 
 __version__ = "0.1.0"
 
@@ -32,6 +37,7 @@ __all__ = [
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
     "comm_diagnostics", "CommDiagnostics", "LocaleError",
     "where", "forall", "explain", "config",
+    "from_local", "fromfunction", "random", "sort", "argsort", "unique", "searchsorted", "save", "load",
 ]
 
 

@@ -236,6 +236,27 @@ class DistArray(NDArrayOperatorsMixin):
         """Collective: a copy with the same distribution."""
         return self.astype(self.dtype)
 
+    # -- sorting: bodies in pgas.array.sort ---------------------------------
+    def sort(self, axis=-1, kind=None, order=None) -> None:
+        """Collective: sort in place, stably (see :func:`pgas.sort`)."""
+        from .sort import sort_inplace
+
+        sort_inplace(self, axis, kind, order)
+
+    def argsort(self, axis=-1, kind=None, order=None) -> "DistArray":
+        """Collective: the stable sorting indices (see :func:`pgas.argsort`)."""
+        from .sort import argsort
+
+        return argsort(self, axis, kind, order)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """``np.sort``, ``np.argsort``, ``np.unique`` and ``np.searchsorted`` of a
+        DistArray run pgas's distributed versions; other functions behave as before."""
+        from .sort import array_function
+
+        impl = array_function(func)
+        return (impl or func._implementation)(*args, **kwargs)
+
     # -- reductions --------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, **kw):
         """Collective: the sum of all elements, on every locale."""
