@@ -76,7 +76,7 @@ def save(path, A: DistArray) -> None:
                     f.truncate(len(header) + A.size * A.dtype.itemsize)
         except OSError as e:
             err = e
-    comm.agree(err)
+    _alike(err)
     if A.size:
         _collective(write_darray, path, len(header), A.layout, A.local)
 
@@ -85,9 +85,18 @@ def _collective(fn, path, offset, layout, buf, **kw) -> None:
     err = None
     try:
         fn(path, offset, layout.shape, layout.grid, layout.blocks, buf, **kw)
-    except Exception as e:                # noqa: BLE001 - MPI errors, raised on every locale by agree
+    except Exception as e:                # noqa: BLE001 - MPI errors, raised on every locale below
         err = OSError(f"{path}: {e}")
-    comm.agree(err)
+    _alike(err)
+
+
+def _alike(err: Exception | None) -> None:
+    """Collective: raise the first locale's error, with its type, on every locale."""
+    seen = comm.allgather(None if err is None else (type(err), str(err)))
+    first = next((s for s in seen if s is not None), None)
+    if first is not None:
+        kind, text = first
+        raise err if err is not None and type(err) is kind else kind(text)
 
 
 def _read_header(path: str):
