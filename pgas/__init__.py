@@ -28,7 +28,7 @@ from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain, forall
 from . import random
-from .io import load, save
+from .io import from_zarr, load, save, to_zarr
 
 __version__ = "0.1.0"
 
@@ -38,6 +38,7 @@ __all__ = [
     "comm_diagnostics", "CommDiagnostics", "LocaleError",
     "where", "forall", "explain", "config",
     "from_local", "fromfunction", "random", "sort", "argsort", "unique", "searchsorted", "save", "load",
+    "to_zarr", "from_zarr",
 ]
 
 

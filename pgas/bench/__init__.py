@@ -34,6 +34,8 @@ BENCHMARKS: dict[str, str] = {
     "stream": "pgas.bench.stream",
     "isx": "pgas.bench.isx",
     "stmt": "pgas.bench.stmt",
+    "sort": "pgas.bench.sortbench",
+    "io": "pgas.bench.iobench",
 }
 
 
