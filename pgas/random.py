@@ -16,7 +16,10 @@ inside a chunk advances only the lowest counter word, so chunks never overlap.
 Every method is **exact**: the global array is bit-identical on 1, 2, 3, 4 ...
 locales and for every distribution, including ``standard_normal`` and
 ``integers`` whose NumPy algorithms consume a varying number of raw draws
-(each chunk starts from its own counter).  The values are **not** those of
+(each chunk starts from its own counter), for a given NumPy version (NumPy
+may change its Generator's distribution algorithms between versions, NEP 19;
+``random`` and ``integers`` of the raw Philox stream have been stable).
+The values are **not** those of
 ``np.random.default_rng(seed)`` (a different bit generator and chunking);
 :func:`reference` computes the same global array in one process, with NumPy only.
 

@@ -87,8 +87,12 @@ def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.nd
     cuts = np.maximum.accumulate(np.array(cuts))
     rec = np.empty(m, dtype=[("v", v.dtype), ("g", np.int64)])
     rec["v"], rec["g"] = v, g
-    got = np.concatenate(_exchange([rec[cuts[r]:cuts[r + 1]] for r in range(P)]))
-    o = _key_order(got["v"], got["g"])
+    parts = [x for x in _exchange([rec[cuts[r]:cuts[r + 1]] for r in range(P)]) if len(x)]
+    got = np.concatenate(parts) if parts else rec[:0]
+    if all(a["g"].max() < b["g"].min() for a, b in zip(parts, parts[1:])):
+        o = np.argsort(got["v"], kind="stable")          # sources in index order (Block): one merge
+    else:
+        o = _key_order(got["v"], got["g"])
     counts = [int(c) for c in comm.allgather(len(got))]
     return got["v"][o], got["g"][o], sum(counts[:comm.here()]), counts
 
@@ -100,7 +104,7 @@ def place(values: np.ndarray, offset: int, layout, out: DistArray) -> None:
     pos = np.arange(offset, offset + len(values), dtype=np.int64)
     owners = layout.owners((pos,))
     flat = layout.local_flat((pos,), owners)
-    order = np.argsort(owners, kind="stable")
+    order = np.argsort(owners, kind="stable") if np.any(owners[1:] < owners[:-1]) else np.arange(len(owners))
     edges = np.searchsorted(owners[order], np.arange(P + 1))
     rec = np.empty(len(values), dtype=[("o", np.int64), ("v", values.dtype)])
     rec["o"], rec["v"] = flat[order], values[order]

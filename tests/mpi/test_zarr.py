@@ -57,6 +57,12 @@ def test_reads_a_store_written_by_zarr(store):
         assert_matches(pg.from_zarr(store, dist=dist), x, rtol=0)
 
 
+def test_overwrite_leaves_no_stale_chunks(store):
+    pg.to_zarr(pg.from_numpy(np.arange(1.0, 101.0), dist=pg.BlockCyclic(10)), store, chunks=(10,))
+    pg.to_zarr(pg.zeros(100, dist=pg.BlockCyclic(10)), store, chunks=(10,))   # all-fill chunks are not written
+    assert_matches(pg.from_zarr(store), np.zeros(100), rtol=0)
+
+
 def test_errors_alike(store):
     with pytest.raises(Exception):
         pg.from_zarr(store + ".missing")
