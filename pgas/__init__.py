@@ -27,9 +27,14 @@ from .array import asarray, copyto, empty_like, eye, full_like, identity, linspa
 from .array.expr import where
 from .array import linalg
 from .array.linalg import dot, matmul, norm, outer, vdot
+from .array.fromlocal import from_local, fromfunction
+from .array.sort import argsort, sort
+from .array.unique import searchsorted, unique
 from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain, forall
+from . import random
+from .io import from_zarr, load, save, to_zarr
 
 __version__ = "0.1.0"
 
@@ -42,6 +47,8 @@ __all__ = [
     "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",
     "swapaxes", "transpose", "vstack", "array", "asarray", "copyto", "empty_like", "eye", "full_like", "identity",
     "linspace", "ones_like", "redistribute", "zeros_like",
+    "from_local", "fromfunction", "random", "sort", "argsort", "unique", "searchsorted", "save", "load",
+    "to_zarr", "from_zarr",
 ]
 
 

@@ -314,6 +314,19 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         """Collective: a copy with the same distribution."""
         return self.astype(self.dtype)
 
+    # -- sorting: bodies in pgas.array.sort ---------------------------------
+    def sort(self, axis=-1, kind=None, order=None) -> None:
+        """Collective: sort in place, stably (see :func:`pgas.sort`)."""
+        from .sort import sort_inplace
+
+        sort_inplace(self, axis, kind, order)
+
+    def argsort(self, axis=-1, kind=None, order=None) -> "DistArray":
+        """Collective: the stable sorting indices (see :func:`pgas.argsort`)."""
+        from .sort import argsort
+
+        return argsort(self, axis, kind, order)
+
 
 def _elementwise(ufunc, method, inputs, out, kwargs):
     """A plain element-wise ufunc call: local on arrays of one layout, else a statement."""

@@ -27,7 +27,8 @@ import numpy as np
 from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
-MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reduce", "pgas.array.shape", "pgas.array.creation"]
+MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reduce", "pgas.array.shape", "pgas.array.creation",
+           "pgas.array.sort", "pgas.array.unique"]
 
 #: NumPy function -> pgas implementation (built on first use; see :func:`handled`).
 HANDLED: dict = {}

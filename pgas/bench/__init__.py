@@ -40,6 +40,8 @@ BENCHMARKS: dict[str, str] = {
     "stmt": "pgas.bench.stmt",
     "plan": "pgas.bench.plan",
     "matmul": "pgas.bench.matmul",
+    "sort": "pgas.bench.sortbench",
+    "io": "pgas.bench.iobench",
 }
 
 

@@ -1,0 +1,69 @@
+"""``pgas bench sort``: the distributed sample sort (:func:`pgas.sort`) against ``np.sort``.
+
+For each size, every locale holds ``keys`` float64 keys from ``pg.random``
+(Block); the timed step is ``pg.sort(A)`` (slowest locale per trial).  The
+reference is ``np.sort`` of the whole ``keys * P`` array in one process
+(locale 0, alone).  Rates are million keys per second of the whole array.
+Verification (no global copy): every locale's part is sorted, the parts are in
+order across locales, and the key count and sum are preserved.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import pgas as pg
+from pgas import comm
+from pgas.bench import parser, print_table, time_trials, write_result
+
+LOCALES = 4
+
+
+def verify(A, S) -> bool:
+    """Collective: ``S`` is ``A`` sorted (local order, order across locales, count and sum)."""
+    part = S.local
+    ok = bool(np.all(part[1:] >= part[:-1]))
+    edges = comm.allgather((part[:1], part[-1:]))
+    seq = [e for pair in edges for e in pair if len(e)]
+    ok &= all(a[0] <= b[0] for a, b in zip(seq, seq[1:]))
+    sums = comm.allreduce(np.array([A.local.sum(), S.local.sum()]), "sum")
+    ok &= S.size == A.size and bool(np.isclose(sums[0], sums[1], rtol=1e-9))
+    return bool(comm.allreduce(np.int32(ok), "min"))
+
+
+def main(argv: list[str]) -> int:
+    p = parser("sort", __doc__.split("\n\n")[0])
+    p.add_argument("--keys", default="65536,262144,1048576", help="keys per locale, comma-separated "
+                   "(default 2^16,2^18,2^20)")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    P = pg.num_locales
+    rows, ok = [], True
+    for n in [int(k) for k in args.keys.split(",") if k]:
+        A = pg.random.default_rng(args.seed).random(n * P)
+        S = pg.sort(A)
+        good = verify(A, S)
+        ok &= good
+        t = time_trials(lambda: pg.sort(A), args.trials, args.warmup)
+        ref = None
+        if comm.here() == 0:
+            x = np.random.default_rng(args.seed).random(n * P)
+            times = []
+            for _ in range(args.trials):
+                t0 = time.perf_counter()
+                np.sort(x)
+                times.append(time.perf_counter() - t0)
+            ref = min(times)
+        ref = comm.bcast(ref, 0)
+        rows.append({"keys_per_locale": n, "keys": n * P, "seconds": t.summary(), "np_sort_seconds": ref,
+                     "mkeys_per_s": n * P / t.min / 1e6, "np_sort_mkeys_per_s": n * P / ref / 1e6,
+                     "verified": good})
+    path = write_result("sort", {"locales": P, "sizes": rows, "verified": ok}, args.out)
+    print_table(["keys/locale", "pg.sort s", "Mkeys/s", "np.sort Mkeys/s (1 process)", "verified"],
+                [[r["keys_per_locale"], r["seconds"]["min"], r["mkeys_per_s"], r["np_sort_mkeys_per_s"],
+                  "yes" if r["verified"] else "NO"] for r in rows])
+    if comm.here() == 0:
+        print(f"results written to {path}")
+    return 0 if ok else 1

@@ -1,0 +1,9 @@
+"""Data in and out at scale: parallel ``.npy`` files (:func:`save`, :func:`load`), zarr v3
+stores (:func:`to_zarr`, :func:`from_zarr`, needing ``pgas[io]``) and HDF5 (:func:`to_hdf5`,
+:func:`from_hdf5`: only with a parallel h5py)."""
+
+from .hdf5 import from_hdf5, to_hdf5
+from .npy import load, save
+from .zarr import from_zarr, to_zarr
+
+__all__ = ["load", "save", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5"]
