@@ -26,11 +26,17 @@ from pgas.bench import parser, print_table, time_trials, write_result
 LOCALES = 4
 
 
-def main(argv: list[str]) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("io", __doc__.split("\n\n")[0])
     p.add_argument("--mb", default="8,64", help="MiB per locale, comma-separated (default 8,64)")
     p.add_argument("--dir", default=None, help="directory for the files (default: a temporary one)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; see the module docstring."""
+    args = make_parser().parse_args(argv)
     P = pg.num_locales
     made = args.dir is None
     where = comm.bcast(tempfile.mkdtemp(prefix="pgas-io-") if made and comm.here() == 0 else args.dir, 0)

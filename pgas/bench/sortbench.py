@@ -33,12 +33,18 @@ def verify(A, S) -> bool:
     return bool(comm.allreduce(np.int32(ok), "min"))
 
 
-def main(argv: list[str]) -> int:
+def make_parser():
+    """The benchmark's argument parser (no MPI needed)."""
     p = parser("sort", __doc__.split("\n\n")[0])
     p.add_argument("--keys", default="65536,262144,1048576", help="keys per locale, comma-separated "
                    "(default 2^16,2^18,2^20)")
-    p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)
+    p.add_argument("--seed", type=int, default=0, help="seed of pg.random for the keys (default 0)")
+    return p
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; see the module docstring."""
+    args = make_parser().parse_args(argv)
     P = pg.num_locales
     rows, ok = [], True
     for n in [int(k) for k in args.keys.split(",") if k]:
