@@ -21,7 +21,8 @@ from .array import (
     zeros,
 )
 from .array.expr import where
-from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
+from .comm import CollectiveMismatch, CommDiagnostics, LocaleError, comm_diagnostics
+from .comm.check import barrier
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain, forall
 
@@ -30,7 +31,7 @@ __version__ = "0.1.0"
 __all__ = [
     "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
-    "comm_diagnostics", "CommDiagnostics", "LocaleError",
+    "comm_diagnostics", "CommDiagnostics", "LocaleError", "CollectiveMismatch",
     "where", "forall", "explain", "config",
 ]
 

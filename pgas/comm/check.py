@@ -1,0 +1,186 @@
+"""Collective call checking: locales agree on which collective comes next.
+
+Every locale of an SPMD program must make the same collective calls in the
+same order.  When they do not (``if pg.here == 0: print(A[1, 2])``), MPI pairs
+unrelated operations: the job hangs or, worse, returns a wrong value.  With
+checking on (``$PGAS_CHECK=1`` or ``pg.config(check=True)``, the same on every
+locale), each collective entry point first calls :func:`collective` with its
+*signature*: what it is (a template such as ``"{0}.sum()"``, the ``{k}``
+standing for its arrays), the arrays' identities (creation number, shape,
+dtype), its relevant arguments, and the user's call site (the first stack
+frame outside the ``pgas`` package).  The locales compare a 64-bit hash of it
+in ONE small allreduce; only on a mismatch do they exchange the signatures, and
+every locale raises the same :class:`CollectiveMismatch` naming what each group
+of locales called and where::
+
+    locale 0 called A.to_numpy() at job.py:12; locales 1-3 called A.sum() at job.py:14
+
+This layer knows nothing of arrays: callers pass plain strings and integers
+(and, for naming, the Python ``id`` of each array, looked up among the
+caller's variables only when a message is written).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+
+import numpy as np
+
+from . import runtime
+
+#: Whether collective calls are checked (set through ``pg.config(check=...)``).
+enabled = os.environ.get("PGAS_CHECK", "0").strip().lower() not in ("", "0", "false", "no", "off")
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep      # operators forward through its mixins
+_MASK = (1 << 62) - 1
+_LOW = np.iinfo(np.int64).min
+
+
+class CollectiveMismatch(RuntimeError):
+    """Locales made different collective calls (or the same call with different
+    arguments) at the same point of the program; raised on every locale alike."""
+
+
+def set_enabled(on: bool) -> None:
+    """Turn checking on or off (every locale must do the same)."""
+    global enabled
+    enabled = bool(on)
+
+
+def call_site():
+    """The user's frame: the first one outside the ``pgas`` package (and NumPy, whose
+    operator mixins forward ``A += 1`` to pgas); None if none."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith((_PKG, _NUMPY)):
+        f = f.f_back
+    return f
+
+
+def _where(frame) -> str:
+    if frame is None:
+        return "<pgas>"
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+def _hash(obj) -> int:
+    return int.from_bytes(hashlib.blake2b(repr(obj).encode(), digest_size=8).digest(), "little") & _MASK
+
+
+def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | None = None, show=None) -> None:
+    """Collective: agree that every locale is making this call; raise otherwise.
+
+    Parameters
+    ----------
+    op : str
+        What the call is, as shown in messages: a template whose ``{0}``, ``{1}``...
+        stand for ``arrays`` (``"{0}.sum()"``).  Part of the signature.
+    arrays : tuple
+        Per array a plain tuple ``(number, shape, dtype, id, name)``: the first three
+        are the signature, ``id`` (the Python object id) and ``name`` only name it.
+    args : tuple
+        Further plain values that must agree (part of the signature).
+    detail : hashable, optional
+        Arguments compared only once every locale is known to make this call without
+        an ``error`` (a scalar index): a difference is a mismatch too.
+    error : BaseException, optional
+        An error this locale already has for this call (an index out of range): if
+        the signatures agree, it is raised on every locale (see :func:`runtime.agree`).
+    show : callable, optional
+        Makes the displayed call (``op`` with ``detail`` filled in) on a mismatch.
+    """
+    frame = call_site()
+    site = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+    h = _hash((op, tuple(a[:3] for a in arrays), args, site))
+    k = 0 if error is not None or detail is None else _hash(detail)
+    e = int(error is not None)
+    out = runtime.allreduce(np.array([h, -h, e, k, -k], dtype=np.int64), "max")
+    if out[0] != -out[1]:
+        _mismatch(op if show is None or error is not None else show(), arrays, frame, error, args)
+    if out[2]:
+        runtime.raise_agreed(error)
+    if out[3] != -out[4]:
+        _mismatch(op if show is None else show(), arrays, frame, error, args)
+
+
+def element(kind: str, op: str, array: tuple, loc, error, value: np.ndarray | None, show):
+    """Collective, without checking on: a scalar read (``value`` from the owner) or
+    write (``value`` None) of element ``loc = (owner, offset)`` of ``array``.
+
+    One allreduce agrees on the kind, the array and the element, spreads any
+    ``error`` (a bad index or value on some locale, raised on all alike) and, for
+    a read, carries the owner's value.  Returns the value read (or None)."""
+    me = runtime.here()
+    owner, flat = (-1, -1) if loc is None else loc
+    code = 1 if kind == "read" else 2
+    buf = np.full(11, _LOW, dtype=np.int64)
+    buf[:9] = [int(error is not None), code, -code, array[0], -array[0], owner, -owner, flat, -flat]
+    if value is not None and owner == me:
+        raw = np.zeros(16, dtype=np.uint8)
+        raw[:value.nbytes] = value.view(np.uint8)
+        buf[9:] = raw.view(np.int64)
+    out = runtime.allreduce(buf, "max")
+    if out[0]:
+        runtime.raise_agreed(error)
+    if any(out[i] != -out[i + 1] for i in (1, 3, 5, 7)):
+        _mismatch(show(), (array,), call_site(), None)
+    if value is None:
+        return None
+    if out[5] == me:
+        runtime.record_to_all(me, value.itemsize)
+    return out[9:].view(np.uint8)[:value.itemsize].view(value.dtype)[0]
+
+
+def _mismatch(shown: str, arrays, frame, error, args=()) -> None:
+    """Collective: exchange what each locale called and raise :class:`CollectiveMismatch`."""
+    def calls(name) -> list[str]:
+        try:
+            text = shown.format(*[name(a) for a in arrays])
+        except (IndexError, KeyError, ValueError):
+            text = shown
+        if error is not None:
+            text += f" ({type(error).__name__}: {error})"
+        return runtime.allgather(f"{text} at {_where(frame)}")
+
+    seen = calls(lambda a: _name(a, frame))
+    if all(c == seen[0] for c in seen):     # the same text everywhere: name the arrays in full
+        seen = calls(lambda a: f"{_name(a, frame)} (array #{a[0]}, {np.dtype(a[2])} of shape {a[1]})")
+        if all(c == seen[0] for c in seen):
+            seen = [f"{c} with arguments {x!r}" for c, x in zip(seen, runtime.allgather(args))]
+    groups: dict[str, list[int]] = {}
+    for r, c in enumerate(seen):
+        groups.setdefault(c, []).append(r)
+    raise CollectiveMismatch("; ".join(f"{_locales(rs)} called {c}" for c, rs in groups.items()))
+
+
+def _name(array: tuple, frame) -> str:
+    """The caller's variable bound to the array with this id, else its name or number."""
+    number, _, _, ident, name = array
+    if frame is not None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for var, val in scope.items():
+                if id(val) == ident and not var.startswith("_"):
+                    return var
+    return name if name else f"array#{number}"
+
+
+def _locales(ranks: list[int]) -> str:
+    """``locale 0``, ``locales 1-3``, ``locales 0, 2``."""
+    if len(ranks) == 1:
+        return f"locale {ranks[0]}"
+    runs, start = [], ranks[0]
+    for a, b in zip(ranks, ranks[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}-{a}" if a > start else f"{a}")
+            start = b
+    return "locales " + ", ".join(runs)
+
+
+def barrier() -> None:
+    """Collective: wait for every locale; writes made before it (local stores and one-sided
+    puts) are visible after it.  (``pg.barrier``; checked like every collective.)"""
+    if enabled:
+        collective("pg.barrier()")
+    runtime.barrier()
