@@ -22,9 +22,11 @@ caller's variables only when a message is written).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -61,8 +63,34 @@ def call_site():
 
 def _where(frame) -> str:
     if frame is None:
-        return "<pgas>"
-    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+        return ""
+    return f" at {os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+_hooked = False
+_END = "the end of the program"
+
+
+def _hook_exit() -> None:
+    """Arrange a last check at interpreter exit, so a locale still waiting in a collective
+    that the others never made gets a :class:`CollectiveMismatch` instead of hanging
+    while they end.  It must run before the ``atexit`` handlers (freeing windows is
+    collective too), so it goes where Python runs exit calls before them."""
+    global _hooked
+    _hooked = True
+    try:
+        threading._register_atexit(_at_exit)
+    except (AttributeError, RuntimeError):           # not CPython >= 3.9, or already shutting down
+        atexit.register(_at_exit)
+
+
+def _at_exit() -> None:
+    if not enabled or runtime._MPI is None or runtime.mpi().Is_finalized():
+        return
+    try:
+        collective(_END)
+    except CollectiveMismatch as e:
+        runtime.report_and_abort(e)
 
 
 def _hash(obj) -> int:
@@ -91,14 +119,16 @@ def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | 
     show : callable, optional
         Makes the displayed call (``op`` with ``detail`` filled in) on a mismatch.
     """
-    frame = call_site()
+    if not _hooked:
+        _hook_exit()
+    frame = call_site() if op != _END else None
     site = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
     h = _hash((op, tuple(a[:3] for a in arrays), args, site))
     k = 0 if error is not None or detail is None else _hash(detail)
     e = int(error is not None)
     out = runtime.allreduce(np.array([h, -h, e, k, -k], dtype=np.int64), "max")
     if out[0] != -out[1]:
-        _mismatch(op if show is None or error is not None else show(), arrays, frame, error, args)
+        _mismatch(op if show is None else show(), arrays, frame, error, args)
     if out[2]:
         runtime.raise_agreed(error)
     if out[3] != -out[4]:
@@ -142,7 +172,7 @@ def _mismatch(shown: str, arrays, frame, error, args=()) -> None:
             text = shown
         if error is not None:
             text += f" ({type(error).__name__}: {error})"
-        return runtime.allgather(f"{text} at {_where(frame)}")
+        return runtime.allgather(f"{text}{_where(frame)}")
 
     seen = calls(lambda a: _name(a, frame))
     if all(c == seen[0] for c in seen):     # the same text everywhere: name the arrays in full
