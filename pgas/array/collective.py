@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import comm
 from ..comm import check
 from . import engine as _engine  # noqa: F401 - loads expr and view in the order their imports need
 from .expr import Affine, Expr, Ref, probe, probe_errors
@@ -109,8 +110,8 @@ def _slices(view) -> str:
     return ", ".join(out)
 
 
-def _statement_check(op: str, sig: _Sig, args) -> None:
-    check.collective(op, tuple(ident(a) for a in sig.arrays), args)
+def _statement_check(kind: str, sig: _Sig, key, show) -> None:
+    check.collective(kind, tuple(ident(a) for a in sig.arrays), key, show=show)
 
 
 def statement(target, value, checking: bool = True) -> None:
@@ -119,7 +120,7 @@ def statement(target, value, checking: bool = True) -> None:
     if check.enabled and checking:
         sig = _Sig()
         key = (sig.key(target), sig.key(value))
-        _statement_check(f"{sig.show(target)} = {sig.show(value)}", sig, key)
+        _statement_check("statement", sig, key, lambda: f"{sig.show(target)} = {sig.show(value)}")
     if isinstance(value, Expr):
         value.dtype                                       # noqa: B018 - probes the tree (cached)
     probe_assign(target.dtype, value)
@@ -130,7 +131,7 @@ def materialise(x, checking: bool = True) -> None:
     if check.enabled and checking:
         sig = _Sig()
         key = sig.key(x)
-        _statement_check(f"evaluation of {sig.show(x)} into a new array", sig, key)
+        _statement_check("evaluation", sig, key, lambda: f"evaluation of {sig.show(x)} into a new array")
 
 
 def forall(domain, body, records) -> None:
@@ -140,8 +141,8 @@ def forall(domain, body, records) -> None:
         sig = _Sig()
         key = (tuple((r.start, r.stop, r.step) for r in domain),
                tuple((sig.key(t), sig.key(v), getattr(uf, "__name__", None)) for t, v, uf, _ in records))
-        dom = ", ".join(repr(r) for r in domain)
-        _statement_check(f"pg.forall(({dom}), {getattr(body, '__qualname__', 'body')})", sig, key)
+        _statement_check("forall", sig, key, lambda: f"pg.forall(({', '.join(repr(r) for r in domain)}), "
+                                                     f"{getattr(body, '__qualname__', 'body')})")
     for target, value, _, _ in records:
         if isinstance(value, Expr):
             probe(value)
@@ -153,20 +154,22 @@ def ufunc(uf, inputs, outs) -> None:
     check the call when on; raise data errors on every locale (``X ** -1``)."""
     if check.enabled:
         sig = _Sig()
-        args = [sig.slot(x) if hasattr(x, "_seq") else sig.key(x) for x in inputs]
-        res = [sig.slot(o) for o in outs]
-        shown = [f"{{{a}}}" if isinstance(a, int) else sig.show(x) for a, x in zip(args, inputs)]
-        name = uf.__name__
-        if name in _SYMBOLS and len(shown) == 2:
-            text = f"{shown[0]} {_SYMBOLS[name]} {shown[1]}"
-            if res and res[0] == args[0]:
-                text = f"{shown[0]} {_SYMBOLS[name]}= {shown[1]}"
-            elif res:
-                text = f"{{{res[0]}}} = {text}"
-        else:
-            text = f"np.{name}({', '.join(shown)}{', out=...' if res else ''})"
-        _statement_check(text, sig, (name, tuple(args), tuple(res)))
-    probe_errors(uf, [np.empty(0, x.dtype) if hasattr(x, "_seq") else x for x in inputs])
+        args = tuple(sig.slot(x) if hasattr(x, "_seq") else sig.key(x) for x in inputs)
+        res = tuple(sig.slot(o) for o in outs)
+        _statement_check("ufunc", sig, (uf.__name__, args, res), lambda: _show_ufunc(sig, uf, inputs, args, res))
+    if uf is np.power:
+        probe_errors(uf, [np.empty(0, x.dtype) if hasattr(x, "_seq") else x for x in inputs])
+
+
+def _show_ufunc(sig: _Sig, uf, inputs, args, res) -> str:
+    shown = [f"{{{a}}}" if isinstance(a, int) else sig.show(x) for a, x in zip(args, inputs)]
+    name = uf.__name__
+    if name in _SYMBOLS and len(shown) == 2:
+        text = f"{shown[0]} {_SYMBOLS[name]} {shown[1]}"
+        if res and res[0] == args[0]:
+            return f"{shown[0]} {_SYMBOLS[name]}= {shown[1]}"
+        return f"{{{res[0]}}} = {text}" if res else text
+    return f"np.{name}({', '.join(shown)}{', out=...' if res else ''})"
 
 
 def probe_assign(dtype, value) -> None:
@@ -200,18 +203,14 @@ def _shown(key) -> str:
 
 def read(A, key, loc):
     """Collective: element ``key`` of ``A`` on every locale (``loc`` its location, if known)."""
-    from .. import comm
-
     loc, err = _locate(A, key, loc)
-    op = "{0}[" + _shown(key) + "]"
+    show = lambda: "{0}[" + _shown(key) + "]"          # noqa: E731 - built only for a message
     if check.enabled:
-        check.collective("{0}[...]", (ident(A),), detail=loc, error=err, show=lambda: op)
+        check.collective("{0}[...]", (ident(A),), detail=loc, error=err, show=show)
         owner, flat = loc
         return comm.bcast_value(A._flat_local[flat] if owner == A._me else 0, A.dtype, owner)
-    value = np.empty(1, A.dtype)
-    if loc is not None and loc[0] == A._me:
-        value[0] = A._flat_local[loc[1]]
-    return check.element("read", op, ident(A), loc, err, value, lambda: op)
+    mine = loc is not None and loc[0] == A._me
+    return check.element(1, ident(A), loc, err, A._flat_local[loc[1]:loc[1] + 1] if mine else None, A.dtype, show)
 
 
 def write(A, key, loc, value, before_write) -> None:
@@ -222,11 +221,11 @@ def write(A, key, loc, value, before_write) -> None:
             value = A._element(value, key)
         except (TypeError, ValueError, OverflowError) as e:
             err = e
-    op = "{0}[" + _shown(key) + "] = ..."
+    show = lambda: "{0}[" + _shown(key) + "] = ..."    # noqa: E731
     if check.enabled:
-        check.collective("{0}[...] = ...", (ident(A),), detail=loc, error=err, show=lambda: op)
+        check.collective("{0}[...] = ...", (ident(A),), detail=loc, error=err, show=show)
     else:
-        check.element("write", op, ident(A), loc, err, None, lambda: op)
+        check.element(2, ident(A), loc, err, None, A.dtype, show)
     before_write(A, None)
     owner, flat = loc
     if owner == A._me:

@@ -126,41 +126,48 @@ def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | 
     h = _hash((op, tuple(a[:3] for a in arrays), args, site))
     k = 0 if error is not None or detail is None else _hash(detail)
     e = int(error is not None)
-    out = runtime.allreduce(np.array([h, -h, e, k, -k], dtype=np.int64), "max")
-    if out[0] != -out[1]:
+    h0, h1, failed, k0, k1 = _max([h, -h, e, k, -k])
+    if h0 != -h1:
         _mismatch(op if show is None else show(), arrays, frame, error, args)
-    if out[2]:
+    if failed:
         runtime.raise_agreed(error)
-    if out[3] != -out[4]:
+    if k0 != -k1:
         _mismatch(op if show is None else show(), arrays, frame, error, args)
 
 
-def element(kind: str, op: str, array: tuple, loc, error, value: np.ndarray | None, show):
-    """Collective, without checking on: a scalar read (``value`` from the owner) or
-    write (``value`` None) of element ``loc = (owner, offset)`` of ``array``.
+def _max(values: list[int]) -> list[int]:
+    """The element-wise maximum over locales of a list of int64 values (one allreduce)."""
+    buf = np.array(values, dtype=np.int64)
+    out = np.empty_like(buf)
+    runtime.comm().Allreduce(buf, out, op=runtime.mpi().MAX)
+    return out.tolist()
+
+
+def element(code: int, array: tuple, loc, error, value, dtype, show):
+    """Collective, without checking on: a scalar read (``code`` 1; ``value`` the owner's
+    element as a 1-element array, else None) or write (``code`` 2) of element
+    ``loc = (owner, offset)`` of ``array``.
 
     One allreduce agrees on the kind, the array and the element, spreads any
     ``error`` (a bad index or value on some locale, raised on all alike) and, for
     a read, carries the owner's value.  Returns the value read (or None)."""
-    me = runtime.here()
     owner, flat = (-1, -1) if loc is None else loc
-    code = 1 if kind == "read" else 2
-    buf = np.full(11, _LOW, dtype=np.int64)
-    buf[:9] = [int(error is not None), code, -code, array[0], -array[0], owner, -owner, flat, -flat]
-    if value is not None and owner == me:
-        raw = np.zeros(16, dtype=np.uint8)
-        raw[:value.nbytes] = value.view(np.uint8)
-        buf[9:] = raw.view(np.int64)
-    out = runtime.allreduce(buf, "max")
+    n = array[0]
+    head = [int(error is not None), code, -code, n, -n, owner, -owner, flat, -flat]
+    if value is None:
+        head += [_LOW, _LOW]
+    else:
+        head += np.frombuffer(value.tobytes().ljust(16, b"\0"), dtype=np.int64).tolist()
+    out = _max(head)
     if out[0]:
         runtime.raise_agreed(error)
-    if any(out[i] != -out[i + 1] for i in (1, 3, 5, 7)):
+    if out[1] != -out[2] or out[3] != -out[4] or out[5] != -out[6] or out[7] != -out[8]:
         _mismatch(show(), (array,), call_site(), None)
-    if value is None:
-        return None
-    if out[5] == me:
-        runtime.record_to_all(me, value.itemsize)
-    return out[9:].view(np.uint8)[:value.itemsize].view(value.dtype)[0]
+    if code == 1:
+        if value is not None:
+            runtime.record_to_all(owner, dtype.itemsize)
+        return np.frombuffer(np.array(out[9:], dtype=np.int64).tobytes()[:dtype.itemsize], dtype=dtype)[0]
+    return None
 
 
 def _mismatch(shown: str, arrays, frame, error, args=()) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import counters, runtime
+from . import check, counters, runtime
 
 
 class CommDiagnostics:
@@ -37,6 +37,8 @@ class CommDiagnostics:
     def __enter__(self) -> "CommDiagnostics":
         if counters.enabled():
             raise RuntimeError("comm_diagnostics() blocks do not nest")
+        if check.enabled:
+            check.collective("start of a pg.comm_diagnostics() block")
         runtime.barrier()
         counters.start(runtime.num_locales())
         return self
@@ -45,6 +47,8 @@ class CommDiagnostics:
         msgs, nbytes = counters.stop()
         if exc[0] is not None:
             return
+        if check.enabled:
+            check.collective("end of a pg.comm_diagnostics() block")
         runtime.barrier()
         rows = runtime.allgather((msgs, nbytes))
         self.matrix = np.array([r[0] for r in rows])

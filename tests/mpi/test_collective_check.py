@@ -48,6 +48,15 @@ def checking():
         pg.config()
 
 
+@pytest.fixture
+def unchecked():
+    pg.config(check=False)
+    try:
+        yield
+    finally:
+        pg.config()
+
+
 def raised_everywhere(fn, kind=pg.CollectiveMismatch) -> str:
     """Collective: run ``fn``; it must raise ``kind`` on every locale with the same text.
     Returns the text."""
@@ -134,7 +143,7 @@ def test_different_scalar_index(checking):
 
 
 @several
-def test_different_scalar_index_unchecked():
+def test_different_scalar_index_unchecked(unchecked):
     A = pg.arange(8)
 
     def job():
@@ -227,6 +236,35 @@ def test_irregular_ops(checking):
 
     text = raised_everywhere(job)
     expect(text, f"locale 0 called A.gather(...) {at('gather')}", f"{others()} called A.scatter(...) {at('scatter')}")
+
+
+@several
+def test_diagnostics_block_on_one_locale(checking):
+    A = pg.ones(4)
+
+    def job():
+        if pg.here == 0:
+            with pg.comm_diagnostics():  # diagnostics
+                pass
+        A.sum()  # sum-diag
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called start of a pg.comm_diagnostics() block {at('diagnostics')}",
+           f"{others()} called A.sum() {at('sum-diag')}")
+
+
+@several
+def test_read_against_write_unchecked(unchecked):
+    A = pg.zeros(4)
+
+    def job():
+        if pg.here == 0:
+            return A[1]  # read-unchecked
+        A[1] = 2.0  # write-unchecked
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A[1] {at('read-unchecked')}", f"{others()} called A[1] = ... {at('write-unchecked')}")
+    assert_matches(A, np.zeros(4))
 
 
 @several
