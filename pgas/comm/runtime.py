@@ -186,12 +186,17 @@ def raise_agreed(error: BaseException | None) -> None:
     """Collective, once every locale knows some locale failed: raise ``error`` here, or
     on a locale without one the first failing locale's error, as an instance of a
     subclass of both its type and :class:`LocaleError`, with the original message and
-    ``.locale`` (the failing locale); plain :class:`LocaleError` if the type cannot be
-    subclassed or made from a message."""
+    ``.locale`` (the first failing locale, also set on the failing locales' own
+    errors); plain :class:`LocaleError` if the type cannot be subclassed or made
+    from a message."""
     msgs = comm().allgather(None if error is None else
                             (type(error).__module__, type(error).__qualname__, str(error)))
     first = next(i for i, m in enumerate(msgs) if m is not None)
     if error is not None:
+        try:
+            error.locale = first
+        except AttributeError:
+            pass
         raise error
     module, qualname, text = msgs[first]
     exc = _typed(module, qualname, text)
