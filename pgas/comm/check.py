@@ -126,7 +126,7 @@ def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | 
     h = _hash((op, tuple(a[:3] for a in arrays), args, site))
     k = 0 if error is not None or detail is None else _hash(detail)
     e = int(error is not None)
-    h0, h1, failed, k0, k1 = _max([h, -h, e, k, -k])
+    h0, h1, failed, k0, k1 = _max(np.array([h, -h, e, k, -k], dtype=np.int64)).tolist()
     if h0 != -h1:
         _mismatch(op if show is None else show(), arrays, frame, error, args)
     if failed:
@@ -135,12 +135,11 @@ def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | 
         _mismatch(op if show is None else show(), arrays, frame, error, args)
 
 
-def _max(values: list[int]) -> list[int]:
-    """The element-wise maximum over locales of a list of int64 values (one allreduce)."""
-    buf = np.array(values, dtype=np.int64)
+def _max(buf: np.ndarray) -> np.ndarray:
+    """The element-wise maximum over locales of an int64 array (one allreduce)."""
     out = np.empty_like(buf)
     runtime.comm().Allreduce(buf, out, op=runtime.mpi().MAX)
-    return out.tolist()
+    return out
 
 
 def element(code: int, array: tuple, loc, error, value, dtype, show):
@@ -150,24 +149,26 @@ def element(code: int, array: tuple, loc, error, value, dtype, show):
 
     One allreduce agrees on the kind, the array and the element, spreads any
     ``error`` (a bad index or value on some locale, raised on all alike) and, for
-    a read, carries the owner's value.  Returns the value read (or None)."""
+    a read, carries the owner's value (its bytes in the last two words; the others
+    put the smallest int64 there).  Returns the value read (or None)."""
     owner, flat = (-1, -1) if loc is None else loc
     n = array[0]
-    head = [int(error is not None), code, -code, n, -n, owner, -owner, flat, -flat]
-    if value is None:
-        head += [_LOW, _LOW]
-    else:
-        head += np.frombuffer(value.tobytes().ljust(16, b"\0"), dtype=np.int64).tolist()
-    out = _max(head)
-    if out[0]:
+    buf = np.array([int(error is not None), code, -code, n, -n, owner, -owner, flat, -flat, _LOW, _LOW],
+                   dtype=np.int64)
+    if value is not None:
+        buf[9:] = 0
+        buf.view(np.uint8)[72:72 + value.itemsize] = value.view(np.uint8)
+    out = _max(buf)
+    o = out[:9].tolist()
+    if o[0]:
         runtime.raise_agreed(error)
-    if out[1] != -out[2] or out[3] != -out[4] or out[5] != -out[6] or out[7] != -out[8]:
+    if o[1] != -o[2] or o[3] != -o[4] or o[5] != -o[6] or o[7] != -o[8]:
         _mismatch(show(), (array,), call_site(), None)
-    if code == 1:
-        if value is not None:
-            runtime.record_to_all(owner, dtype.itemsize)
-        return np.frombuffer(np.array(out[9:], dtype=np.int64).tobytes()[:dtype.itemsize], dtype=dtype)[0]
-    return None
+    if code != 1:
+        return None
+    if value is not None:
+        runtime.record_to_all(owner, dtype.itemsize)
+    return out.view(np.uint8)[72:72 + dtype.itemsize].view(dtype)[0]
 
 
 def _mismatch(shown: str, arrays, frame, error, args=()) -> None:

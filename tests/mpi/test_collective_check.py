@@ -428,3 +428,22 @@ def test_locale_ranges():
     assert _locales([0, 2]) == "locales 0, 2"
     assert _locales([0, 1, 3]) == "locales 0-1, 3"
     assert re.fullmatch(r"locales \d.*", _locales([1, 2]))
+
+
+@pytest.mark.parametrize("check", [False, True])
+@pytest.mark.parametrize("dtype", [bool, np.int32, np.int64, np.float32, np.float64, np.complex128])
+def test_scalar_read_every_dtype(check, dtype):
+    pg.config(check=check)
+    try:
+        a = (np.arange(7) * 3 - 5).astype(dtype)
+        if dtype is np.complex128:
+            a = a + 1j * np.arange(7)
+        A = pg.from_numpy(a, dist=pg.Cyclic())
+        got = [A[i] for i in range(7)] + [A[-1]]
+        ok = all(type(g) is type(a[i]) and g == a[i] for i, g in enumerate(got[:7])) and got[7] == a[-1]
+        collective_verdict(ok, f"read {got}, expected {a}")
+        with pg.comm_diagnostics() as d:
+            A[6]
+        collective_verdict(d.messages == P - 1, f"{d.messages} messages for one read")
+    finally:
+        pg.config()
