@@ -1,13 +1,14 @@
 """Run the whole test suite: the pure tests (and the package's doctests) once
 without MPI, then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4.
 
-    python tests/run_mpi.py [--ranks 1,2,3,4] [--per-test 120] [--per-run 600]
+    python tests/run_mpi.py [--ranks 1,2,3,4] [--per-test 120] [--per-run 600] [--check]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
 which ends the job).  Stops at the first failing run.  The last line is
 ``P passed, F failed`` (counts over all runs); the exit status is 0 only if
-nothing failed.
+nothing failed.  ``--check`` runs ``tests/mpi`` with collective call checking
+(``PGAS_CHECK=1``).
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ def pure_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
     return passed, max(failed, int(status != 0)), status
 
 
-def mpi_run(n: int, per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+def mpi_run(n: int, per_test: int, per_run: int, tmp: str, check: bool = False) -> tuple[int, int, int]:
     """``(passed, failed, status)`` of ``tests/mpi`` on ``n`` locales."""
     counts = os.path.join(tmp, f"mpi{n}.json")
-    env = dict(os.environ, PGAS_TEST_COUNTS=counts)
+    env = dict(os.environ, PGAS_TEST_COUNTS=counts, **({"PGAS_CHECK": "1"} if check else {}))
     cmd = [sys.executable, "-m", "pgas.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
            "-q", "-x", "tests/mpi", f"--timeout={per_test}", "--timeout-method=thread"]
     status = _call(cmd, per_run + 30, env)
@@ -67,12 +68,13 @@ def main() -> int:
     p.add_argument("--ranks", default="1,2,3,4", help="locale counts for tests/mpi (default 1,2,3,4)")
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
     p.add_argument("--per-run", type=int, default=600, help="seconds allowed per pytest run (default 600)")
+    p.add_argument("--check", action="store_true", help="check collective calls in tests/mpi (PGAS_CHECK=1)")
     args = p.parse_args()
     passed = failed = 0
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         runs = [("pure", lambda: pure_run(args.per_test, args.per_run, tmp))]
-        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp))
+        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, args.check))
                  for n in args.ranks.split(",")]
         for name, run in runs:
             start = time.time()
