@@ -30,7 +30,8 @@ from .array.linalg import dot, matmul, norm, outer, vdot
 from .array.fromlocal import from_local, fromfunction
 from .array.sort import argsort, sort
 from .array.unique import searchsorted, unique
-from .comm import CommDiagnostics, LocaleError, barrier, comm_diagnostics
+from .comm import CollectiveMismatch, CommDiagnostics, LocaleError, comm_diagnostics
+from .comm.check import barrier
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain, forall
 from . import random
@@ -41,7 +42,7 @@ __version__ = "0.1.0"
 __all__ = [
     "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
-    "comm_diagnostics", "CommDiagnostics", "LocaleError",
+    "comm_diagnostics", "CommDiagnostics", "LocaleError", "CollectiveMismatch",
     "where", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
     "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",

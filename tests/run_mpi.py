@@ -5,13 +5,14 @@ without MPI, then the fault tests (``tests/faults``: hangs and dead locales unde
 on 2 locales), then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4, then
 the scale stage: the runtime and scale tests at 8 and 16 oversubscribed locales.
 
-    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600] [--no-docs]
+    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600] [--no-docs] [--check]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
 which ends the job).  Stops at the first failing run.  The last line is
 ``P passed, F failed`` (counts over all runs); the exit status is 0 only if
-nothing failed.
+nothing failed.  ``--check`` runs ``tests/mpi`` with collective call checking
+(``PGAS_CHECK=1``).
 """
 
 from __future__ import annotations
@@ -60,10 +61,11 @@ def faults_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
 SCALE_TESTS = ["tests/mpi/test_scale.py", "tests/mpi/test_runtime.py"]
 
 
-def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=("tests/mpi",)) -> tuple[int, int, int]:
+def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=("tests/mpi",),
+            check: bool = False) -> tuple[int, int, int]:
     """``(passed, failed, status)`` of ``paths`` (default ``tests/mpi``) on ``n`` locales."""
     counts = os.path.join(tmp, f"mpi{n}.json")
-    env = dict(os.environ, PGAS_TEST_COUNTS=counts)
+    env = dict(os.environ, PGAS_TEST_COUNTS=counts, **({"PGAS_CHECK": "1"} if check else {}))
     cmd = [sys.executable, "-m", "pgas.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
            "-q", "-x", *paths, f"--timeout={per_test}", "--timeout-method=thread"]
     status = _call(cmd, per_run + 30, env)
@@ -90,6 +92,7 @@ def main() -> int:
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
     p.add_argument("--per-run", type=int, default=600, help="seconds allowed per pytest run (default 600)")
     p.add_argument("--no-docs", action="store_true", help="skip building the docs and running their examples")
+    p.add_argument("--check", action="store_true", help="check collective calls in tests/mpi (PGAS_CHECK=1)")
     args = p.parse_args()
     passed = failed = 0
     t0 = time.time()
@@ -98,9 +101,9 @@ def main() -> int:
                 ("faults", lambda: faults_run(args.per_test, args.per_run, tmp))]
         if not args.no_docs:
             runs.append(("docs", lambda: docs_run(args.per_test, args.per_run, tmp)))
-        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp))
+        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=args.check))
                  for n in args.ranks.split(",")]
-        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS))
+        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, args.check))
                  for n in args.scale.split(",") if n]
         for name, run in runs:
             start = time.time()

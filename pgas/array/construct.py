@@ -7,7 +7,9 @@ import zlib
 import numpy as np
 
 from .. import comm
+from ..comm import check
 from ..layout import Block, Distribution
+from .collective import checked
 from .core import DistArray
 from .index import check_dtype, convert
 
@@ -20,8 +22,21 @@ def _layout(shape, dist: Distribution | None):
     return dist.bind(shape, comm.num_locales())
 
 
+def _check(fn: str, shape, dtype, dist, name, value=None) -> None:
+    """Collective call checking (when on) for a constructor."""
+    if not check.enabled:
+        return
+    shown = f"pg.{fn}({shape!r}{'' if value is None else ', ' + repr(value)}, dtype={np.dtype(dtype)})"
+    checked(shown, args=(repr(dist), name))
+
+
 def empty(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
     """Collective: a distributed array of ``shape`` with uninitialised elements."""
+    _check("empty", shape, dtype, dist, name)
+    return _empty(shape, dtype, dist, name)
+
+
+def _empty(shape, dtype, dist, name) -> DistArray:
     return DistArray._create(_layout(shape, dist), check_dtype(dtype), name)
 
 
@@ -29,13 +44,18 @@ def full(shape, value, dtype=None, dist: Distribution | None = None, name: str |
     """Collective: a distributed array of ``shape`` filled with ``value``.  Like every
     initialising constructor it ends with a barrier, so one-sided access may follow at once."""
     dtype = check_dtype(np.asarray(value).dtype if dtype is None else dtype)
+    _check("full", shape, dtype, dist, name, value)
+    return _full(shape, value, dtype, dist, name)
+
+
+def _full(shape, value, dtype, dist, name) -> DistArray:
     layout = _layout(shape, dist)
     fill = convert(value, dtype, "full")                 # replicated: checked alike everywhere
     try:
         fill = np.broadcast_to(fill, layout.shape)
     except ValueError:
         raise ValueError(f"full: cannot broadcast a fill value of shape {fill.shape} to shape {layout.shape}") from None
-    a = DistArray._create(layout, dtype, name)
+    a = DistArray._create(layout, check_dtype(dtype), name)
     a.local[...] = fill if fill.ndim == 0 else fill[np.ix_(*layout.owned(comm.here()))]
     comm.barrier([a._win])
     return a
@@ -43,12 +63,14 @@ def full(shape, value, dtype=None, dist: Distribution | None = None, name: str |
 
 def zeros(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
     """Collective: a distributed array of zeros."""
-    return full(shape, 0, dtype, dist, name)
+    _check("zeros", shape, dtype, dist, name)
+    return _full(shape, 0, dtype, dist, name)
 
 
 def ones(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
     """Collective: a distributed array of ones."""
-    return full(shape, 1, dtype, dist, name)
+    _check("ones", shape, dtype, dist, name)
+    return _full(shape, 1, dtype, dist, name)
 
 
 def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None = None,
@@ -68,7 +90,8 @@ def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None
         n = len(range(int(start), int(stop), int(step)))
     else:
         n = max(int(np.ceil((stop - start) / step)), 0)
-    a = empty(n, dt, dist, name)
+    _check("arange", (start, stop, step), dt, dist, name)
+    a = _empty(n, dt, dist, name)
     i = a.layout.owned(comm.here())[0]
     first = np.asarray(start).astype(dt)               # as NumPy: value i is first + i * delta, with
     delta = np.asarray(start + step).astype(dt) - first  # delta taken after casting to the dtype
@@ -80,6 +103,7 @@ def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None
 def from_numpy(array, dist: Distribution | None = None, name: str | None = None) -> DistArray:
     """Collective: distribute a global NumPy array that every locale holds (the same on each)."""
     array = np.asarray(array)
+    checked("pg.from_numpy(...)", args=(repr(dist), name))
     digest = zlib.crc32(np.ascontiguousarray(array).view(np.uint8).reshape(-1)) if array.ndim else 0
     seen = comm.allgather((array.shape, array.dtype.str, digest))      # agree first, then check alike
     if any(s[:2] != seen[0][:2] for s in seen):
@@ -92,7 +116,7 @@ def from_numpy(array, dist: Distribution | None = None, name: str | None = None)
     if array.ndim == 0:
         raise ValueError("from_numpy needs an array of at least one dimension, got a scalar")
     check_dtype(array.dtype)
-    a = empty(array.shape, array.dtype, dist, name)
+    a = _empty(array.shape, array.dtype, dist, name)
     a.local[...] = array[np.ix_(*a.layout.owned(comm.here()))]
     comm.barrier([a._win])
     return a

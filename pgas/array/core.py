@@ -10,6 +10,7 @@ messages; scalar ``A[i, j]`` reads and writes are collective; ``A.get`` and
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -17,9 +18,11 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..layout import Distribution, Layout
-from . import engine, irregular, npapi, printing, slicing
+from . import collective, engine, irregular, npapi, printing, slicing
 from .index import check_dtype, convert, scalar_index
 from .methods import ArrayMethods
+
+_created = itertools.count()      # creation is collective: every locale numbers arrays alike
 
 
 class DistArray(ArrayMethods, NDArrayOperatorsMixin):
@@ -67,7 +70,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
     (2, array([1, 3, 5, 7]))
     """
 
-    __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_win", "_me", "_writes", "__weakref__")
+    __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_win", "_me", "_writes", "_seq", "__weakref__")
 
     def __init__(self, *args, **kwargs) -> None:
         raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
@@ -86,6 +89,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         self.local = self._flat_local.reshape(shape)
         self._me = comm.here()
         self._writes = 0                       # collective writes seen (lazy expressions check it)
+        self._seq = next(_created)
         return self
 
     # -- metadata ---------------------------------------------------------
@@ -155,6 +159,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
     def to_numpy(self, root: int | None = None) -> np.ndarray | None:
         """Collective: the whole global array, on every locale; with ``root``, only on locale
         ``root`` (each locale sends its part there, one message) and None elsewhere."""
+        collective.checked("{0}.to_numpy()", self, args=(repr(root),))
         if root is None:
             parts = comm.allgatherv(self.local)
         else:
@@ -180,22 +185,17 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         return redistribute(self, dist)
 
     def __getitem__(self, key):
-        loc = None if engine.tracing() else self.layout.locate(key) or self._locate_slow(key)
-        if loc is not None:
-            owner, flat = loc
-            value = self._flat_local[flat] if owner == self._me else 0
-            return comm.bcast_value(value, self.dtype, owner)
+        if not engine.tracing():
+            loc = self.layout.locate(key)
+            if loc is not None or collective.is_element(key, self.ndim):
+                return collective.read(self, key, loc)     # errors raised on every locale alike
         return engine.getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
-        loc = None if engine.tracing() else self.layout.locate(key) or self._locate_slow(key)
-        if loc is not None:
-            value = self._element(value, key)          # checked on every locale alike
-            engine.before_write(self, None)
-            owner, flat = loc
-            if owner == self._me:
-                self._flat_local[flat] = value[0]
-            return
+        if not engine.tracing():
+            loc = self.layout.locate(key)
+            if loc is not None or collective.is_element(key, self.ndim):
+                return collective.write(self, key, loc, value, engine.before_write)
         engine.setitem(self, key, value)
 
     # -- one-sided access ------------------------------------------------
@@ -266,19 +266,23 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
 
     def index_plan(self, indices) -> "irregular.IndexPlan":
         """Collective: inspect an index pattern once, for repeated gather / scatter / update."""
+        collective.checked("{0}.index_plan(...)", self)
         return irregular.index_plan(self, indices)
 
     def update(self, indices, values, op: str = "add") -> None:
         """Collective: ``A[i] op= v`` for every locale's (index, value) pairs, repeats included."""
+        collective.checked(f"{{0}}.update(..., op={op!r})", self)
         engine.before_write(self, None)
         irregular.update(self, indices, values, op)
 
     def gather(self, indices) -> np.ndarray:
         """Collective: the values at this locale's indices (or index plan), in order."""
+        collective.checked("{0}.gather(...)", self)
         return irregular.gather(self, indices)
 
     def scatter(self, indices, values) -> None:
         """Collective: ``A[i] = v`` for every locale's pairs (last value wins on repeats)."""
+        collective.checked("{0}.scatter(...)", self)
         engine.before_write(self, None)
         irregular.scatter(self, indices, values)
 
@@ -306,6 +310,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
 
     def astype(self, dtype) -> "DistArray":
         """Collective: a copy converted to ``dtype`` (same distribution)."""
+        collective.checked("{0}.astype(...)", self, args=(str(dtype),))
         res = DistArray._create(self.layout, check_dtype(dtype))
         res.local[...] = self.local
         return res
@@ -336,6 +341,7 @@ def _elementwise(ufunc, method, inputs, out, kwargs):
     if any(a.layout.key != layout.key for a in arrays) or any(
             not isinstance(x, DistArray) and not engine.is_scalar(x) for x in inputs + tuple(outs)):
         return engine.ufunc(ufunc, method, inputs, out, kwargs)
+    collective.ufunc(ufunc, inputs, outs)          # check the call; raise data errors everywhere
     args = [x.local if isinstance(x, DistArray) else x for x in inputs]
     if outs:
         for o in outs:

@@ -192,6 +192,8 @@ def probe(node):
     """Evaluate the tree on empty arrays of the leaves' dtypes: NumPy's result dtype
     (and NumPy's errors) without touching any data."""
     if isinstance(node, Expr):
+        if node.func is np.power:
+            probe_errors(node.func, node.args)
         return node.func(*[probe(a) for a in node.args], **node.kwargs)
     if isinstance(node, Affine):
         return np.empty(0, dtype=np.int64)
@@ -200,6 +202,18 @@ def probe(node):
     if isinstance(node, np.ndarray) and node.ndim:
         return np.empty(0, dtype=node.dtype)
     return node
+
+
+def probe_errors(func, args) -> None:
+    """Raise the errors NumPy raises only on data that follow from dtypes and replicated
+    values alone: an integer power with a negative exponent (``X ** -1``), probed on one
+    element, so it is raised on every locale, not only where ``X`` has elements."""
+    if func is np.power and len(args) == 2:
+        base, exp = args
+        if isinstance(exp, (int, np.integer, np.ndarray)) and not isinstance(exp, (bool, np.bool_)):
+            b = probe(base)
+            if np.result_type(b, exp).kind in "iu":
+                func(np.ones(1, np.result_type(b)), exp)
 
 
 def _not_affine(what):

@@ -10,12 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
+from .collective import checked
 
 _NoValue = np._NoValue
 
 
-def reduce_all(a, fn, op: str, axis, dtype, out):
-    """Reduce all elements of ``a`` with NumPy ``fn`` locally, then combine over locales with ``op``."""
+def reduce_all(a, fn, op: str, axis, dtype, out, what: str | None = None):
+    """Reduce all elements of ``a`` with NumPy ``fn`` locally, then combine over locales with ``op``
+    (``what``: the method the user called, for collective checking; default ``op``)."""
+    checked(f"{{0}}.{what or op}()", a, args=(str(dtype),))
     if axis is not None or out is not None:
         raise NotImplementedError(f"{op} over {a.label}: only whole-array reductions (axis=None, out=None)")
     kw = {} if dtype is None else {"dtype": dtype}

@@ -1,5 +1,7 @@
 """The only layer that talks to MPI (through mpi4py); it knows nothing of arrays."""
 
+from . import check
+from .check import CollectiveMismatch
 from .diagnostics import CommDiagnostics, comm_diagnostics
 from .runtime import (
                       LocaleError,
@@ -23,6 +25,6 @@ from .runtime import (
 )
 from .window import Window, allocate
 
-__all__ = ["CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",
+__all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",
            "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
            "notify", "expect", "wait"]

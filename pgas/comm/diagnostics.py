@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import counters, runtime
+from . import check, counters, runtime
 
 
 class CommDiagnostics:
@@ -42,6 +42,8 @@ class CommDiagnostics:
     def __enter__(self) -> "CommDiagnostics":
         if counters.enabled():
             raise RuntimeError("comm_diagnostics() blocks do not nest")
+        if check.enabled:
+            check.collective("start of a pg.comm_diagnostics() block")
         runtime.barrier()
         counters.start(runtime.num_locales())
         return self
@@ -50,6 +52,8 @@ class CommDiagnostics:
         msgs, nbytes, syncs, barriers = counters.stop()
         if exc[0] is not None:
             return
+        if check.enabled:
+            check.collective("end of a pg.comm_diagnostics() block")
         runtime.barrier()
         rows = runtime.allgather((msgs, nbytes, syncs, barriers))
         self.matrix = np.array([r[0] for r in rows])

@@ -215,16 +215,66 @@ def agree(error: BaseException | None) -> None:
 
     Use where locales may see different inputs (their own indices, say); errors
     that follow from replicated arguments are raised directly, with no messages.
+    A locale that passed an error raises it; the others raise an instance of the
+    same type that is also a :class:`LocaleError` (see :func:`raise_agreed`), so
+    ``except IndexError`` catches it on every locale.
     """
     failed = comm().allreduce(0 if error is None else 1, op=mpi().SUM)
-    if not failed:
-        return
-    msgs = comm().allgather(None if error is None else (type(error).__name__, str(error)))
+    if failed:
+        raise_agreed(error)
+
+
+def raise_agreed(error: BaseException | None) -> None:
+    """Collective, once every locale knows some locale failed: raise ``error`` here, or
+    on a locale without one the first failing locale's error, as an instance of a
+    subclass of both its type and :class:`LocaleError`, with the original message and
+    ``.locale`` (the first failing locale, also set on the failing locales' own
+    errors); plain :class:`LocaleError` if the type cannot be subclassed or made
+    from a message."""
+    msgs = comm().allgather(None if error is None else
+                            (type(error).__module__, type(error).__qualname__, str(error)))
     first = next(i for i, m in enumerate(msgs) if m is not None)
-    kind, text = msgs[first]
     if error is not None:
+        try:
+            error.locale = first
+        except AttributeError:
+            pass
         raise error
-    raise LocaleError(f"{kind} on locale {first}: {text}")
+    module, qualname, text = msgs[first]
+    exc = _typed(module, qualname, text)
+    if exc is None:
+        exc = LocaleError(f"{qualname} on locale {first}: {text}")
+    exc.locale = first
+    raise exc
+
+
+_TYPED: dict = {}
+
+
+def _typed(module: str, qualname: str, text: str):
+    """An instance of the ``LocaleError`` subclass of the named exception type, or None."""
+    try:
+        cls = sys.modules[module]
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+        if not (isinstance(cls, type) and issubclass(cls, Exception)):
+            return None
+        if issubclass(cls, LocaleError):
+            return cls(text)
+        sub = _TYPED.get(cls)
+        if sub is None:
+            sub = _TYPED[cls] = type(cls.__name__, (cls, LocaleError), {"__module__": "pgas.comm"})
+        return sub(text)
+    except Exception:  # noqa: BLE001 - a layout conflict, a constructor needing other arguments...
+        return None
+
+
+def record_to_all(root: int, nbytes: int) -> None:
+    """Count a broadcast of ``nbytes`` from ``root`` as one message to every other locale."""
+    if here() == root:
+        for r in range(num_locales()):
+            if r != root:
+                record(r, nbytes)
 
 
 def abort(code: int = 1) -> None:

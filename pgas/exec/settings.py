@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import os
 
+from ..comm import check
 from ..plan import OWNER_POLICIES
+
+_OFF = ("0", "false", "no", "off")
 
 
 def _defaults() -> dict:
-    return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in ("0", "false", "no", "off"),
-            "owner": "write", "nonblocking": True}
+    return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in _OFF,
+            "owner": "write", "nonblocking": True,
+            "check": os.environ.get("PGAS_CHECK", "0").strip().lower() not in _OFF + ("",)}
 
 
 _settings = _defaults()
+check.set_enabled(_settings["check"])
 
 
 def config(**kw) -> dict:
@@ -31,6 +36,11 @@ def config(**kw) -> dict:
     - ``nonblocking`` (default True): a statement starts all its transfers before
       waiting for any; False completes each before starting the next (for
       measuring what overlap gains).
+    - ``check`` (default False, or ``$PGAS_CHECK=1`` for True): before every
+      collective operation the locales agree, with one small allreduce, that they
+      are all making the same call (operation, arrays, arguments, call site);
+      otherwise every locale raises the same ``pg.CollectiveMismatch`` naming
+      what each group of locales called and where (see :mod:`pgas.comm.check`).
 
     >>> config(aggregate=False)["aggregate"]
     False
@@ -40,13 +50,15 @@ def config(**kw) -> dict:
     global _settings
     if not kw:
         _settings = _defaults()
+        check.set_enabled(_settings["check"])
         return dict(_settings)
     for k, v in kw.items():
         if k not in _settings:
             raise TypeError(f"pg.config: unknown setting {k!r} (known: {', '.join(sorted(_settings))})")
         if k == "owner" and v not in OWNER_POLICIES:
             raise ValueError(f"pg.config: owner must be one of {OWNER_POLICIES}, got {v!r}")
-        _settings[k] = bool(v) if k in ("aggregate", "nonblocking") else v
+        _settings[k] = bool(v) if k in ("aggregate", "nonblocking", "check") else v
+    check.set_enabled(_settings["check"])
     return dict(_settings)
 
 

@@ -9,7 +9,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import comm
-from ..array import engine
+from ..array import collective, engine
 from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
@@ -26,12 +26,14 @@ class Executor:
     """Plans and runs statements for :mod:`pgas.array.engine`."""
 
     def assign(self, target: View, value, casting: str) -> None:
+        collective.statement(target, value, not _explaining)     # call check; errors on every locale
         if casting == "same_kind" and isinstance(value, Expr):
             value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
         before_write(target.base, value)
         execute(lower_view(target, value))
 
     def materialise(self, x, dtype=None):
+        collective.materialise(x, not _explaining)
         shape = x.shape
         if not shape:
             raise ValueError("a 0-dimensional expression cannot be a DistArray: read elements with A[i, j]")
@@ -253,6 +255,7 @@ def forall(domain, body) -> None:
         body(*[Affine([int(v == w) for w in range(m)]) for v in range(m)])
     finally:
         engine.trace_pop()
+    collective.forall(dom, body, tracer.records)
     for target, value, uf, other in tracer.records:
         _run_record(dom, target, value, uf, other)
 

@@ -1,0 +1,232 @@
+"""The array side of collective call checking (:mod:`pgas.comm.check`), scalar
+element access, and errors that must be raised on every locale alike.
+
+- :func:`checked` / :func:`statement` / :func:`forall`: with checking on, every
+  locale first agrees that it is making the same call (operation, arrays by
+  creation number and shape, arguments, call site); otherwise each raises the
+  same :class:`~pgas.comm.check.CollectiveMismatch`.
+- :func:`read` / :func:`write`: a scalar ``A[i]`` read or write, with the
+  locales agreeing on the array and the element and spreading a bad index or
+  value to every locale (an ``IndexError`` on every locale, not a hang), with
+  checking on or off.
+- :func:`statement` also probes the statement (see :func:`pgas.array.expr.probe`)
+  so errors that depend only on dtypes and scalars (``int32_array + 2**31``,
+  ``int_array ** -1``) are raised on every locale, not only on those owning
+  elements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import comm
+from ..comm import check
+from . import engine as _engine  # noqa: F401 - loads expr and view in the order their imports need
+from .expr import Affine, Expr, Ref, probe, probe_errors
+
+
+def ident(a) -> tuple:
+    """The plain description of array ``a`` that :mod:`pgas.comm.check` takes."""
+    return (a._seq, a.shape, a.dtype.str, id(a), a.name)
+
+
+def checked(op: str, *arrays, args=()) -> None:
+    """Collective when checking is on: agree on the call ``op`` (``{k}`` naming ``arrays[k]``)."""
+    if check.enabled:
+        check.collective(op, tuple(ident(a) for a in arrays), args)
+
+
+# -- statements -----------------------------------------------------------------
+_SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "floor_divide": "//",
+            "power": "**", "remainder": "%", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
+            "left_shift": "<<", "right_shift": ">>", "less": "<", "less_equal": "<=", "greater": ">",
+            "greater_equal": ">=", "equal": "==", "not_equal": "!=", "matmul": "@"}
+
+
+class _Sig:
+    """Signature key and display of statement operands, arrays numbered in order of appearance."""
+
+    def __init__(self) -> None:
+        self.arrays: list = []
+
+    def slot(self, base) -> int:
+        for k, a in enumerate(self.arrays):
+            if a is base:
+                return k
+        self.arrays.append(base)
+        return len(self.arrays) - 1
+
+    def key(self, x):
+        if isinstance(x, Expr):
+            name = getattr(x.func, "__name__", repr(x.func))
+            return (name, tuple(self.key(a) for a in x.args), repr(sorted(x.kwargs.items())))
+        if isinstance(x, Ref):
+            return ("ref", self.slot(x.base), x.M, x.c)
+        if isinstance(x, Affine):
+            return ("aff", x.coefs, x.const)
+        if hasattr(x, "base") and hasattr(x, "M"):                        # a View
+            return ("view", self.slot(x.base), x.shape, x.M, x.c)
+        if isinstance(x, np.ndarray) and x.ndim:
+            return ("np", x.shape, x.dtype.str)
+        return ("const", type(x).__name__, repr(x))
+
+    def show(self, x, top: bool = True) -> str:
+        if isinstance(x, Expr):
+            name = getattr(x.func, "__name__", repr(x.func))
+            args = [self.show(a, False) for a in x.args]
+            if name in _SYMBOLS and len(args) == 2 and not x.kwargs:
+                text = f"{args[0]} {_SYMBOLS[name]} {args[1]}"
+                return text if top else f"({text})"
+            return f"np.{name}({', '.join(args)})"
+        if isinstance(x, Ref):
+            return f"{{{self.slot(x.base)}}}[...]"
+        if isinstance(x, Affine):
+            return repr(x)
+        if hasattr(x, "base") and hasattr(x, "M"):
+            k = self.slot(x.base)
+            if x.shape == x.base.shape and all(r == tuple(int(i == d) for i in range(len(x.shape)))
+                                               for d, r in enumerate(x.M)) and not any(x.c):
+                return f"{{{k}}}[:]"
+            return f"{{{k}}}[{_slices(x)}]"
+        if isinstance(x, np.ndarray) and x.ndim:
+            return f"<{x.dtype} array of shape {x.shape}>"
+        return repr(x)
+
+
+def _slices(view) -> str:
+    """The basic index that gives ``view`` from its base, as written (``1:4, 2``)."""
+    out = []
+    for row, c in zip(view.M, view.c):
+        cols = [j for j, a in enumerate(row) if a]
+        if not cols:
+            out.append(str(c))
+        elif len(cols) == 1:
+            s, n = row[cols[0]], view.shape[cols[0]]
+            stop = c + s * n
+            text = f"{c}:{stop}" if s == 1 else (f"{c}:{stop}:{s}" if stop >= 0 else f"{c}::{s}")
+            out.append(text)
+        else:
+            return "..."
+    return ", ".join(out)
+
+
+def _statement_check(kind: str, sig: _Sig, key, show) -> None:
+    check.collective(kind, tuple(ident(a) for a in sig.arrays), key, show=show)
+
+
+def statement(target, value, checking: bool = True) -> None:
+    """Top of a statement ``target = value``: check the call (when on), then raise, on
+    every locale alike, what NumPy would raise computing it (see :func:`pgas.array.expr.probe_errors`)."""
+    if check.enabled and checking:
+        sig = _Sig()
+        key = (sig.key(target), sig.key(value))
+        _statement_check("statement", sig, key, lambda: f"{sig.show(target)} = {sig.show(value)}")
+    if isinstance(value, Expr):
+        value.dtype                                       # noqa: B018 - probes the tree (cached)
+    probe_assign(target.dtype, value)
+
+
+def materialise(x, checking: bool = True) -> None:
+    """Top of evaluating view or expression ``x`` into a new array."""
+    if check.enabled and checking:
+        sig = _Sig()
+        key = sig.key(x)
+        _statement_check("evaluation", sig, key, lambda: f"evaluation of {sig.show(x)} into a new array")
+
+
+def forall(domain, body, records) -> None:
+    """After tracing a ``pg.forall`` body: check the call (the domain and every traced
+    assignment) when on, then probe every assignment for errors."""
+    if check.enabled:
+        sig = _Sig()
+        key = (tuple((r.start, r.stop, r.step) for r in domain),
+               tuple((sig.key(t), sig.key(v), getattr(uf, "__name__", None)) for t, v, uf, _ in records))
+        _statement_check("forall", sig, key, lambda: f"pg.forall(({', '.join(repr(r) for r in domain)}), "
+                                                     f"{getattr(body, '__qualname__', 'body')})")
+    for target, value, _, _ in records:
+        if isinstance(value, Expr):
+            probe(value)
+        probe_assign(target.dtype, value)
+
+
+def ufunc(uf, inputs, outs) -> None:
+    """Top of a ufunc on whole arrays of one layout (computed locally, no statement):
+    check the call when on; raise data errors on every locale (``X ** -1``)."""
+    if check.enabled:
+        sig = _Sig()
+        args = tuple(sig.slot(x) if hasattr(x, "_seq") else sig.key(x) for x in inputs)
+        res = tuple(sig.slot(o) for o in outs)
+        _statement_check("ufunc", sig, (uf.__name__, args, res), lambda: _show_ufunc(sig, uf, inputs, args, res))
+    if uf is np.power:
+        probe_errors(uf, [np.empty(0, x.dtype) if hasattr(x, "_seq") else x for x in inputs])
+
+
+def _show_ufunc(sig: _Sig, uf, inputs, args, res) -> str:
+    shown = [f"{{{a}}}" if isinstance(a, int) else sig.show(x) for a, x in zip(args, inputs)]
+    name = uf.__name__
+    if name in _SYMBOLS and len(shown) == 2:
+        text = f"{shown[0]} {_SYMBOLS[name]} {shown[1]}"
+        if res and res[0] == args[0]:
+            return f"{shown[0]} {_SYMBOLS[name]}= {shown[1]}"
+        return f"{{{res[0]}}} = {text}" if res else text
+    return f"np.{name}({', '.join(shown)}{', out=...' if res else ''})"
+
+
+def probe_assign(dtype, value) -> None:
+    """Raise what storing ``value`` (a scalar or an expression) in ``dtype`` elements would."""
+    if not isinstance(value, Expr) and not hasattr(value, "base"):
+        np.empty(0, dtype)[...] = probe(value)
+
+
+# -- scalar element access --------------------------------------------------------
+def is_element(key, ndim: int) -> bool:
+    """True if ``key`` is all integers, at least one per dimension (one element, or too many)."""
+    key = key if isinstance(key, tuple) else (key,)
+    return len(key) >= ndim and all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+                                    for k in key)
+
+
+def _locate(A, key, loc):
+    if loc is not None:
+        return loc, None
+    try:
+        loc = A._locate_slow(key)
+    except IndexError as e:
+        return None, e
+    return loc, None if loc is not None else IndexError(f"{A.label}: {key!r} does not name one element")
+
+
+def _shown(key) -> str:
+    key = key if isinstance(key, tuple) else (key,)
+    return ", ".join(str(int(k)) for k in key)
+
+
+def read(A, key, loc):
+    """Collective: element ``key`` of ``A`` on every locale (``loc`` its location, if known)."""
+    loc, err = _locate(A, key, loc)
+    show = lambda: "{0}[" + _shown(key) + "]"          # noqa: E731 - built only for a message
+    if check.enabled:
+        check.collective("{0}[...]", (ident(A),), detail=loc, error=err, show=show)
+        owner, flat = loc
+        return comm.bcast_value(A._flat_local[flat] if owner == A._me else 0, A.dtype, owner)
+    mine = loc is not None and loc[0] == A._me
+    return check.element(1, ident(A), loc, err, A._flat_local[loc[1]:loc[1] + 1] if mine else None, A.dtype, show)
+
+
+def write(A, key, loc, value, before_write) -> None:
+    """Collective: ``A[key] = value`` (``before_write`` materialises readers of ``A``)."""
+    loc, err = _locate(A, key, loc)
+    if err is None:
+        try:
+            value = A._element(value, key)
+        except (TypeError, ValueError, OverflowError) as e:
+            err = e
+    show = lambda: "{0}[" + _shown(key) + "] = ..."    # noqa: E731
+    if check.enabled:
+        check.collective("{0}[...] = ...", (ident(A),), detail=loc, error=err, show=show)
+    else:
+        check.element(2, ident(A), loc, err, None, A.dtype, show)
+    before_write(A, None)
+    owner, flat = loc
+    if owner == A._me:
+        A._flat_local[flat] = value[0]

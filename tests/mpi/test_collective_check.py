@@ -1,0 +1,449 @@
+"""Collective call checking (``pg.config(check=True)``), errors by type on every
+locale, scalar access with per-locale indices, and statement errors raised
+everywhere.  Each mismatch must raise the same error on EVERY locale (never a
+hang); every test catches it on every locale and goes on, so the locales stay
+in step."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import pgas as pg
+from pgas import comm
+from util import assert_matches, collective_verdict
+
+FILE = os.path.basename(__file__)
+P = comm.num_locales()
+several = pytest.mark.skipif(P == 1, reason="a mismatch needs two locales")
+
+
+def line(marker: str) -> int:
+    """The line of this file holding ``# <marker>``."""
+    with open(__file__) as f:
+        for n, text in enumerate(f, 1):
+            if text.rstrip().endswith(f"# {marker}"):
+                return n
+    raise LookupError(marker)
+
+
+def at(marker: str) -> str:
+    return f"at {FILE}:{line(marker)}"
+
+
+def others() -> str:
+    """How messages name locales 1..P-1."""
+    return "locale 1" if P == 2 else f"locales 1-{P - 1}"
+
+
+@pytest.fixture
+def checking():
+    pg.config(check=True)
+    try:
+        yield
+    finally:
+        pg.config()
+
+
+@pytest.fixture
+def unchecked():
+    pg.config(check=False)
+    try:
+        yield
+    finally:
+        pg.config()
+
+
+def raised_everywhere(fn, kind=pg.CollectiveMismatch) -> str:
+    """Collective: run ``fn``; it must raise ``kind`` on every locale with the same text.
+    Returns the text."""
+    try:
+        fn()
+        got = None
+    except kind as e:
+        got = str(e)
+    texts = comm.allgather(got)
+    collective_verdict(all(t is not None for t in texts), f"{kind.__name__} not raised everywhere: {texts}")
+    collective_verdict(all(t == texts[0] for t in texts), f"different texts: {texts}")
+    return got
+
+
+def expect(text: str, *parts: str) -> None:
+    missing = [p for p in parts if p not in text]
+    collective_verdict(not missing, f"{missing} not in {text!r}")
+
+
+# -- collective mismatches -----------------------------------------------------------
+@several
+def test_scalar_read_on_one_locale(checking):
+    A = pg.zeros((3, 4))
+
+    def job():
+        if pg.here == 0:
+            print(A[1, 2])  # read-one
+        A.sum()  # sum-all
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A[1, 2] {at('read-one')}", f"{others()} called A.sum() {at('sum-all')}")
+    assert A.sum() == 0.0                   # in step again
+
+
+@several
+def test_to_numpy_on_one_locale(checking):
+    A = pg.ones(5)
+
+    def job():
+        if pg.here == 0:
+            A.to_numpy()  # to-numpy
+        A.sum()  # sum-after
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A.to_numpy() {at('to-numpy')}", f"{others()} called A.sum() {at('sum-after')}")
+
+
+@several
+def test_sum_on_one_locale(checking):
+    A = pg.ones(5)
+
+    def job():
+        if pg.here == 0:
+            A.sum()  # sum-one
+        A.to_numpy()  # to-numpy-all
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A.sum() {at('sum-one')}", f"{others()} called A.to_numpy() {at('to-numpy-all')}")
+
+
+@several
+def test_assignment_on_some_locales(checking):
+    A = pg.zeros(6)
+
+    def job():
+        if pg.here != 0:
+            A[:] = 1  # assign-some
+        return A.sum()  # sum-total
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A.sum() {at('sum-total')}", f"{others()} called A[:] = 1 {at('assign-some')}")
+    assert_matches(A, np.zeros(6))
+
+
+@several
+def test_different_scalar_index(checking):
+    A = pg.arange(8)
+
+    def job():
+        return A[pg.here]  # own-index
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A[0] {at('own-index')}", f"locale 1 called A[1] {at('own-index')}")
+
+
+@several
+def test_different_scalar_index_unchecked(unchecked):
+    A = pg.arange(8)
+
+    def job():
+        return A[pg.here]  # own-index-unchecked
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A[0] {at('own-index-unchecked')}", f"locale 1 called A[1]")
+    assert A[3] == 3
+
+
+@several
+def test_scalar_write_different_index(checking):
+    A = pg.zeros(8)
+
+    def job():
+        A[pg.here] = 5.0  # write-own
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A[0] = ... {at('write-own')}")
+    assert_matches(A, np.zeros(8))
+
+
+@several
+def test_different_arrays_same_call(checking):
+    A = pg.zeros(4)
+    B = pg.zeros(4)
+
+    def job():
+        X = A if pg.here == 0 else B
+        return X.sum()  # which-array
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called X (array #{A._seq}", f"called X (array #{B._seq}", at("which-array"))
+
+
+@several
+def test_statement_differs(checking):
+    A = pg.zeros(6)
+    B = pg.ones(6)
+
+    def job():
+        if pg.here == 0:
+            A[1:] = B[:-1] + 1  # stmt-a
+        else:
+            A[:-1] = B[1:] * 2  # stmt-b
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A[1:6] = B[0:5] + 1 {at('stmt-a')}", f"{others()} called A[0:5] = B[1:6] * 2 {at('stmt-b')}")
+
+
+@several
+def test_inplace_and_constructor(checking):
+    A = pg.zeros(4)
+
+    def job():
+        nonlocal A
+        if pg.here == 0:
+            A += 1  # inplace
+        else:
+            pg.zeros(3)  # construct
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A += 1 {at('inplace')}", f"{others()} called pg.zeros(3, dtype=float64) {at('construct')}")
+
+
+@several
+def test_forall_and_barrier(checking):
+    A = pg.zeros(4)
+
+    def job():
+        if pg.here == 0:
+            pg.forall(range(4), lambda i: A.__setitem__(i, i))  # forall-one
+        pg.barrier()  # barrier
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called pg.forall((range(0, 4)), ", at("forall-one"),
+           f"{others()} called pg.barrier() {at('barrier')}")
+
+
+@several
+def test_irregular_ops(checking):
+    A = pg.zeros(4)
+    idx = np.array([0, 3])
+
+    def job():
+        if pg.here == 0:
+            A.gather(idx)  # gather
+        else:
+            A.scatter(idx, 1.0)  # scatter
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A.gather(...) {at('gather')}", f"{others()} called A.scatter(...) {at('scatter')}")
+
+
+@several
+def test_diagnostics_block_on_one_locale(checking):
+    A = pg.ones(4)
+
+    def job():
+        if pg.here == 0:
+            with pg.comm_diagnostics():  # diagnostics
+                pass
+        A.sum()  # sum-diag
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called start of a pg.comm_diagnostics() block {at('diagnostics')}",
+           f"{others()} called A.sum() {at('sum-diag')}")
+
+
+@several
+def test_read_against_write_unchecked(unchecked):
+    A = pg.zeros(4)
+
+    def job():
+        if pg.here == 0:
+            return A[1]  # read-unchecked
+        A[1] = 2.0  # write-unchecked
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A[1] {at('read-unchecked')}", f"{others()} called A[1] = ... {at('write-unchecked')}")
+    assert_matches(A, np.zeros(4))
+
+
+@several
+def test_same_line_other_arguments(checking):
+    def job():
+        return pg.zeros(4 + pg.here)  # sizes
+
+    text = raised_everywhere(job)
+    expect(text, "locale 0 called pg.zeros(4, dtype=float64)", "locale 1 called pg.zeros(5, dtype=float64)")
+
+
+# -- errors by type on every locale ------------------------------------------------------
+class Custom(ValueError):
+    pass
+
+
+class NeedsTwo(Exception):
+    def __init__(self, a, b):
+        super().__init__(f"{a} {b}")
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda: IndexError("index 9 out of range"), IndexError),
+    (lambda: OverflowError("too big"), OverflowError),
+    (lambda: Custom("custom"), Custom),
+    (lambda: NeedsTwo("x", "y"), pg.LocaleError),
+    (lambda: FileNotFoundError("nothing here"), pg.LocaleError),
+])
+def test_agree_raises_the_type_everywhere(make, kind):
+    failing = P - 1
+    try:
+        comm.agree(make() if pg.here == failing else None)
+        got = None
+    except Exception as e:  # noqa: BLE001 - checked below
+        got = e
+    if pg.here == failing:
+        ok = type(got) is type(make())
+    else:
+        ok = isinstance(got, kind) and isinstance(got, pg.LocaleError) and got.locale == failing
+        if kind is not pg.LocaleError:
+            ok = ok and str(got) == str(make())
+    collective_verdict(ok, f"{got!r}")
+
+
+def test_agree_no_error_is_silent():
+    comm.agree(None)
+
+
+# -- scalar access errors on every locale --------------------------------------------------
+@pytest.mark.parametrize("check", [False, True])
+def test_scalar_read_out_of_range_on_one_locale(check):
+    pg.config(check=check)
+    try:
+        A = pg.arange(6)
+        bad = P - 1
+        for attempt in range(2):               # caught and continued: still in step
+            try:
+                A[99 if pg.here == bad else 2]
+                got = None
+            except IndexError as e:
+                got = str(e)
+            collective_verdict(got is not None and "out of bounds" in got, f"got {got!r}")
+        assert A[5] == 5
+    finally:
+        pg.config()
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_scalar_write_errors_on_one_locale(check):
+    pg.config(check=check)
+    try:
+        A = pg.zeros(6, dtype=np.int32)
+        bad = P - 1
+        with pytest.raises(IndexError, match="out of bounds"):
+            A[(99 if pg.here == bad else 1)] = 3
+        with pytest.raises(OverflowError):
+            A[1] = 2**40 if pg.here == bad else 3
+        with pytest.raises(IndexError, match="too many indices"):
+            A[(1, 2) if pg.here == bad else 1] = 3
+        A[2] = 7
+        assert_matches(A, np.array([0, 0, 7, 0, 0, 0], dtype=np.int32))
+    finally:
+        pg.config()
+
+
+# -- statement compute errors on every locale (2 elements: some locales own none) -----------
+@pytest.mark.parametrize("check", [False, True])
+def test_statement_errors_everywhere(check):
+    pg.config(check=check)
+    try:
+        C = pg.zeros(2, dtype=np.int32)
+        D = pg.ones(2, dtype=np.int32)
+        X = pg.arange(2)
+        with pytest.raises(OverflowError):
+            C[:] = D[:] + 2**31
+        with pytest.raises(OverflowError):
+            C[:] = 2**40
+        with pytest.raises(ValueError, match="negative integer powers"):
+            X ** -1
+        with pytest.raises(ValueError, match="negative integer powers"):
+            C[:] = D[:] ** -2
+        with pytest.raises(ValueError, match="negative integer powers"):
+            pg.forall(range(2), lambda i: C.__setitem__(i, D[i] ** -1))
+        with pytest.raises(OverflowError):
+            pg.forall(range(2), lambda i: C.__setitem__(i, D[i] + 2**31))
+        with pytest.raises(OverflowError):
+            C += 2**31
+        C[:] = D[:] ** 2 + 1
+        assert_matches(C, np.array([2, 2], dtype=np.int32))
+        assert_matches(X ** 2, np.array([0, 1]))
+        assert_matches((D[:] * 1.5).eval(), np.array([1.5, 1.5]))
+    finally:
+        pg.config()
+
+
+# -- correct programs are unaffected ----------------------------------------------------------
+@pytest.mark.parametrize("check", [False, True])
+def test_correct_program_same_results(check):
+    pg.config(check=check)
+    try:
+        a = np.arange(12.0).reshape(3, 4)
+        A = pg.from_numpy(a, dist=pg.Cyclic())
+        B = pg.zeros((3, 4), dist=pg.BlockCyclic(2))
+        B[:, 1:] = A[:, :-1] * 2 + 1
+        b = np.zeros((3, 4))
+        b[:, 1:] = a[:, :-1] * 2 + 1
+        assert_matches(B, b)
+        A += 1
+        a += 1
+        assert A.sum() == a.sum() and A.max() == a.max() and A.mean() == a.mean()
+        assert A[2, 3] == a[2, 3]
+        A[0, 0] = -1.0
+        a[0, 0] = -1.0
+        np.testing.assert_array_equal(A.to_numpy(), a)
+        v = pg.arange(6)
+        pg.forall(range(5), lambda i: v.__setitem__(i, v[i + 1] * 2))
+        assert_matches(v, np.array([2, 4, 6, 8, 10, 5]))
+        w = pg.zeros(6, dtype=np.int64)
+        w.update(np.array([1, 1, 4]), 1)
+        got = w.gather(np.array([1, 4]))
+        collective_verdict(list(got) == [2 * P, P], f"gather {got}")
+        pg.barrier()
+        assert (A[1:] + A[:-1]).sum() == (a[1:] + a[:-1]).sum()
+    finally:
+        pg.config()
+
+
+def test_config_check_setting():
+    assert pg.config(check=True)["check"] is True
+    assert comm.check.enabled
+    assert pg.config(check=False)["check"] is False
+    assert not comm.check.enabled
+    pg.config()
+    assert comm.check.enabled == (os.environ.get("PGAS_CHECK", "0") not in ("", "0", "false", "no", "off"))
+
+
+def test_locale_ranges():
+    from pgas.comm.check import _locales
+    assert _locales([0]) == "locale 0"
+    assert _locales([1, 2, 3]) == "locales 1-3"
+    assert _locales([0, 2]) == "locales 0, 2"
+    assert _locales([0, 1, 3]) == "locales 0-1, 3"
+    assert re.fullmatch(r"locales \d.*", _locales([1, 2]))
+
+
+@pytest.mark.parametrize("check", [False, True])
+@pytest.mark.parametrize("dtype", [bool, np.int32, np.int64, np.float32, np.float64, np.complex128])
+def test_scalar_read_every_dtype(check, dtype):
+    pg.config(check=check)
+    try:
+        a = (np.arange(7) * 3 - 5).astype(dtype)
+        if dtype is np.complex128:
+            a = a + 1j * np.arange(7)
+        A = pg.from_numpy(a, dist=pg.Cyclic())
+        got = [A[i] for i in range(7)] + [A[-1]]
+        ok = all(type(g) is type(a[i]) and g == a[i] for i, g in enumerate(got[:7])) and got[7] == a[-1]
+        collective_verdict(ok, f"read {got}, expected {a}")
+        with pg.comm_diagnostics() as d:
+            A[6]
+        collective_verdict(d.messages == P - 1, f"{d.messages} messages for one read")
+    finally:
+        pg.config()
