@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-from pgas.comm import abort, here, report_and_abort
+from pgas.comm import abort, check, here, report_and_abort
 
 _SKIP = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
 
@@ -180,6 +180,7 @@ def main() -> None:
     if job:
         sys.stdout.flush()
         job.ended(how)
+        check.at_end()                 # with PGAS_CHECK: a locale left in a collective is told so
         _wait_for_all()
 
 

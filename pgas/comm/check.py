@@ -68,6 +68,7 @@ def _where(frame) -> str:
 
 
 _hooked = False
+_ended = False
 _END = "the end of the program"
 
 
@@ -85,12 +86,21 @@ def _hook_exit() -> None:
 
 
 def _at_exit() -> None:
-    if not enabled or runtime._MPI is None or runtime.mpi().Is_finalized():
+    global _ended
+    if _ended or not enabled or runtime._MPI is None or runtime.mpi().Is_finalized():
         return
+    _ended = True
     try:
         collective(_END)
     except CollectiveMismatch as e:
         runtime.report_and_abort(e)
+
+
+def at_end() -> None:
+    """The last check (once), when a locale's script ends: under ``pgas run`` before it
+    waits for the others, so a locale left in a collective they never made gets a
+    :class:`CollectiveMismatch` rather than the watchdog's hang report."""
+    _at_exit()
 
 
 def _hash(obj) -> int:
