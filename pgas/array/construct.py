@@ -82,7 +82,8 @@ def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None
     step = 1 if step is None else step
     if step == 0:
         raise ZeroDivisionError("arange: step must not be zero")
-    args = [x for x in (start, stop, step)]
+    args = [int(x) if isinstance(x, np.integer) else x for x in (start, stop, step)]   # as NumPy 2:
+    start, stop, step = args                        # integer scalars count as Python ints (no int8 wrap)
     if any(np.ndim(x) for x in args):
         raise TypeError("arange: start, stop and step must be scalars")
     dt = np.result_type(*args) if dtype is None else np.dtype(dtype)

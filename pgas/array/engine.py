@@ -79,8 +79,8 @@ def setitem(src, key, value) -> None:
 
 def assign(target, value, casting: str = "unsafe") -> None:
     """Run ``target = value`` (``target`` a View, or a Ref inside forall)."""
-    if not isinstance(value, (np.ndarray, np.generic, _expr.Lazy, _expr.Affine)) and not is_array(value):
-        value = _python_value(target, value)
+    if not isinstance(value, (np.ndarray, _expr.Lazy, _expr.Affine)) and not is_array(value):
+        value = _python_value(target, value)           # Python and NumPy scalars, lists
     if isinstance(target, _expr.Ref):
         if isinstance(value, _expr.Ref) and target.same(value):
             return
@@ -95,8 +95,9 @@ def assign(target, value, casting: str = "unsafe") -> None:
 
 
 def _python_value(target, value):
-    """A Python scalar or list converted to the target's dtype as NumPy converts it
-    (``2**40`` into int32 raises OverflowError, ``1j`` into float TypeError)."""
+    """A Python or NumPy scalar or a list converted to the target's dtype as NumPy converts
+    it (``2**40`` or ``np.int64(2**40)`` into int32 raises OverflowError, ``1j`` into float
+    TypeError)."""
     from .index import convert
     out = convert(value, target.dtype, target.base)
     return out[()] if out.ndim == 0 else out

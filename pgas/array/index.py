@@ -42,7 +42,9 @@ def convert(value, dtype, label, same_kind: bool = False) -> np.ndarray:
     if same_kind and arr.dtype != dtype and not np.can_cast(arr.dtype, dtype, casting="same_kind"):
         if not (arr.ndim == 0 and np.can_cast(np.min_scalar_type(arr), dtype, "same_kind")):
             raise TypeError(f"{name(label)}: cannot store {arr.dtype} values in a {dtype} array")
-    if isinstance(value, (np.ndarray, np.generic)):
+    if isinstance(value, np.integer) and dtype.kind in "iu":
+        value = int(value)            # NumPy range-checks an integer scalar as it does a Python int
+    elif isinstance(value, (np.ndarray, np.generic)):
         return arr.astype(dtype, copy=False)
     try:
         return np.array(value, dtype=dtype)

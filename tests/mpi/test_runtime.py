@@ -10,7 +10,7 @@ from util import assert_matches, collective_verdict
 import pgas as pg
 from pgas import comm
 from pgas.array.engine import StaleExpression
-from pgas.exec import settings
+from pgas.exec import settings as engine_settings
 
 P = pg.num_locales
 me = pg.here
@@ -45,7 +45,7 @@ def test_a_locale_that_is_no_peer_runs_ahead():
     A = pg.zeros(n, dist=pg.Block())
     B = pg.from_numpy(np.arange(n, dtype=float), dist=pg.Block())
     last = P - 1
-    checking = settings.get("check")
+    checking = engine_settings.get("check")
     pg.config(check=False)                    # checking agrees on every statement: a global collective
     try:
         if me == 0:
