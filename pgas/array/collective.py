@@ -230,3 +230,4 @@ def write(A, key, loc, value, before_write) -> None:
     owner, flat = loc
     if owner == A._me:
         A._flat_local[flat] = value[0]
+    comm.statement_done()

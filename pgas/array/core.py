@@ -206,7 +206,10 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         loc = self.layout.locate(index) or self._locate_slow(index)
         if loc is not None:
             owner, flat = loc
-            return self._flat_local[flat] if owner == self._me else self._win.get1(owner, flat)
+            if owner == self._me:
+                return self._flat_local[flat]
+            comm.await_target(owner)
+            return self._win.get1(owner, flat)
         return slicing.get_slice(self, index)
 
     def put(self, index, value) -> None:
@@ -221,6 +224,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         if owner == self._me:
             self._flat_local[flat] = value[0]
         else:
+            comm.await_target(owner)
             self._win.put(owner, flat, value)
 
     def get_async(self, index) -> "slicing.Pending":
@@ -347,6 +351,7 @@ def _elementwise(ufunc, method, inputs, out, kwargs):
         for o in outs:
             engine.before_write(o, None)
         _local_call(ufunc, args, tuple(o.local for o in outs), kwargs)
+        comm.statement_done()
         return outs[0] if len(outs) == 1 else outs
     probe = ufunc(*[np.empty(0, x.dtype) if isinstance(x, DistArray) else x for x in inputs], **kwargs)
     probe = probe if isinstance(probe, tuple) else (probe,)

@@ -77,6 +77,8 @@ def _target(A, index) -> tuple[int, int]:
     loc = A.layout.locate(index) or A._locate_slow(index)
     if loc is None:
         raise IndexError(f"{A.label}: {index!r} does not name one element")
+    if loc[0] != A._me:
+        comm.await_target(loc[0])        # never race with a statement still running there
     return loc
 
 

@@ -16,6 +16,8 @@ import itertools
 
 import numpy as np
 
+from .. import comm
+
 from ..layout import c_strides, var_segments
 from .index import basic_index
 
@@ -98,6 +100,7 @@ def start_get(A, key) -> Pending:
             value = A._flat_local[flat]
             return Pending(lambda: value)
         one = np.empty(1, dtype=A.dtype)
+        comm.await_target(owner)
         A._win.get(owner, flat, one, flush=False)
         return Pending(lambda: _flushed(A, [owner], lambda: one[0]))
     out_shape, full, parts = _plan(A, key)
@@ -110,6 +113,7 @@ def start_get(A, key) -> Pending:
                 _view(flat, obox)[...] = _view(A._flat_local, lbox)
             continue
         buf = np.empty(sum(int(np.prod(lb[1])) for _, lb in boxes), dtype=A.dtype)
+        comm.await_target(target)
         A._win.get_regions(target, [lb for _, lb in boxes], buf, flush=False)
         remote.append((target, boxes, buf))
 
@@ -148,6 +152,7 @@ def start_put(A, key, value) -> Pending:
         if owner == A._me:
             A._flat_local[flat] = data[0]
             return Pending(lambda: None)
+        comm.await_target(owner)
         A._win.put(owner, flat, data, flush=False)
         return Pending(lambda: _flushed(A, [owner], lambda: None))
     out_shape, full, parts = _plan(A, key)
@@ -164,6 +169,7 @@ def start_put(A, key, value) -> Pending:
                 _view(A._flat_local, lbox)[...] = _view(value, obox)
             continue
         data = np.concatenate([_view(value, obox).reshape(-1) for obox, _ in boxes])
+        comm.await_target(target)
         A._win.put_regions(target, [lb for _, lb in boxes], data, flush=False)
         sent.append((target, data))          # the buffer stays alive until the flush
     return Pending(lambda: _flushed(A, [t for t, _ in sent], lambda: None))

@@ -21,10 +21,12 @@ from .runtime import (
                       notify,
                       num_locales,
                       report_and_abort,
+                      statement_done,
+                      await_target,
                       wait,
 )
 from .window import Window, allocate
 
 __all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",
            "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
-           "notify", "expect", "wait"]
+           "notify", "expect", "wait", "statement_done", "await_target"]

@@ -361,3 +361,4 @@ def free_all() -> None:
         _live.pop(wid)._free()
     _released.clear()
     _pool.clear()
+    runtime._epochs.close()

@@ -145,6 +145,7 @@ def run(low, plan, aggregate: bool) -> None:
         _run_inspector(low, plan, aggregate)
     else:
         _run_pieces(low, plan, aggregate)
+    comm.statement_done()                 # one-sided operations towards here may now proceed
 
 
 def _combine(stmt):

@@ -134,7 +134,8 @@ def _describe(low, layouts, at: int) -> str:
     """One locale's plan (``at``), with totals over all locales: exact up to
     :data:`EXPLAIN_EXACT` locales, else estimated from a sample."""
     P = layouts[0].num_locales
-    at = at % P
+    if not 0 <= at < P:
+        raise ValueError(f"pg.explain: locale={at} is not one of the {P} locales")
     sample = list(range(P)) if P <= EXPLAIN_EXACT else sorted(
         {round(k * (P - 1) / 15) for k in range(16)} | {at})
     cands = candidates(low.stmt, layouts, _policy(low))
@@ -178,7 +179,8 @@ def explain(fn, locales: int | None = None, locale: int = 0) -> str:
     as the text says).  With ``locales=N`` the arrays' distributions are re-bound
     to N locales (the planner is pure, so any N works in one process).  Explaining
     is local: it may be called on one locale only, unless ``fn`` itself makes
-    collective calls (creating arrays, scalar reads).
+    collective calls (creating arrays, whole-array arithmetic such as ``A * 2``,
+    which computes a new array at once, scalar reads).
 
     >>> print(pg.explain(lambda: A.__setitem__(slice(1, None), A[:-1]), locales=1024))  # doctest: +SKIP
     """

@@ -84,7 +84,7 @@ def test_from_local_errors_alike():
         with pytest.raises(ValueError, match="different dtypes"):
             pg.from_local(np.zeros(good, dtype=np.int64 if ME == 0 else np.float64), shape)
     with pytest.raises(TypeError, match="not supported"):
-        pg.from_local(np.zeros(good, dtype=np.uint8), shape)
+        pg.from_local(np.zeros(good, dtype=np.float16), shape)
 
 
 @pytest.mark.parametrize("shape", [(0,), (13,), (5, 6), (2, 3, 4)])
@@ -159,8 +159,8 @@ def test_npy_errors_alike(shared_dir):
     on_zero(lambda: open(bad, "wb").write(b"not an npy file at all"))
     with pytest.raises(ValueError):
         pg.load(bad)
-    u8 = os.path.join(shared_dir, "u8.npy")
-    on_zero(lambda: np.save(u8, np.arange(4, dtype=np.uint8)))
+    u8 = os.path.join(shared_dir, "f16.npy")
+    on_zero(lambda: np.save(u8, np.arange(4, dtype=np.float16)))
     with pytest.raises(TypeError, match="not supported"):
         pg.load(u8)
     short = os.path.join(shared_dir, "short.npy")
