@@ -8,6 +8,7 @@ a plain ``import pgas`` gives one locale.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import time
@@ -85,6 +86,7 @@ class _Epochs:
         self.count = np.frombuffer(self.win.tomemory(), dtype=np.int64)
         self.count[0] = 0
         self.win.Sync()
+        atexit.register(self.close)             # collective, like the array windows' free at exit
 
     def done(self) -> None:
         self.mine += 1
