@@ -156,12 +156,11 @@ def test_out_of_range_scalars_raise_on_every_write_path():
 def test_one_dtype_policy():
     F32 = pg.zeros(4, dtype=np.float32)
     Bo = pg.zeros(4, dtype=bool)
-    with pytest.raises(TypeError, match="complex64 is not supported.*supported: "):
-        F32 * 1j
-    with pytest.raises(TypeError, match="float16 is not supported"):
+    assert_matches(F32 * 1j, np.zeros(4, np.float32) * 1j)       # complex64 has an MPI type
+    with pytest.raises(TypeError, match="float16"):
         Bo + np.float16(1)
-    with pytest.raises(TypeError, match="complex64 is not supported"):
-        (F32[1:] * 1j).to_numpy()
+    with pytest.raises(TypeError, match="float16"):
+        (Bo[1:] + np.float16(1)).to_numpy()
     assert_matches(F32 * 2.5, np.full(4, 0, np.float32))
 
 
@@ -206,8 +205,7 @@ def test_numpy_functions_dispatch():
     assert np.allclose(A, B) and np.array_equal(A, B + 0) and not np.array_equal(A, B + 1)
     assert np.allclose(A, G) and not np.allclose(A, G + 1)
     assert np.any(A > 10) and not np.all(A > 10)
-    with pytest.raises(TypeError, match=r"np.cumsum is not supported on pgas arrays: distributed scans"):
-        np.cumsum(A)
+    assert_matches(np.cumsum(A), np.cumsum(G))
     with pytest.raises(TypeError, match=r"np.median is not supported on pgas arrays: use A.to_numpy"):
         np.median(A)
     with pytest.raises(TypeError, match=r"np.add.accumulate is not supported"):
@@ -250,6 +248,6 @@ def test_lazy_operands_reach_the_same_entry_points():
     _same(np.linalg.norm(A[:, 1] + 1), np.linalg.norm(G[:, 1] + 1))
     assert np.allclose(A[1:] * 2, G[1:] * 2)
     with pytest.raises(TypeError, match="not supported on pgas arrays"):
-        np.cumsum(A[1:])
+        np.median(A[1:])
     with pytest.raises(TypeError, match="Python scalar"):
         float(A[1:] + 1)
