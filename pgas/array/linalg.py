@@ -22,7 +22,6 @@ Communication (``p`` locales):
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
@@ -48,19 +47,7 @@ def _dist(x, like=None):
     arr = np.asarray(x)
     if arr.ndim == 0:
         return arr
-    return from_numpy(arr, dist=_like(like, arr.ndim) if like is not None else None)
-
-
-def _like(base, ndim: int):
-    """A distribution of ``base``'s kind for an ``ndim``-dimensional result (same grid if
-    the dimensions agree)."""
-    d = base.layout.dist
-    if base.ndim == ndim:
-        return dataclasses.replace(d, grid=base.layout.grid)
-    block = d.block
-    if block is not None and len(block) not in (1, ndim):
-        block = (block[0],)
-    return dataclasses.replace(d, block=block, grid=None)
+    return from_numpy(arr, dist=like.layout.like(arr.ndim) if like is not None else None)
 
 
 def _operands(a, b, what: str):
@@ -118,7 +105,7 @@ def _matmul2(A, B, dtype):
     from .construct import empty
     M, K = A.shape
     N = B.shape[1]
-    C = empty((M, N), dtype, _like(A, 2))
+    C = empty((M, N), dtype, A.layout.like(2))
     comm.barrier(_wins(A, B))
     me = comm.here()
     rows, cols = C.layout.owned_ranges(me)
@@ -149,7 +136,7 @@ def _reduce_partial(partial: np.ndarray, dtype):
 
 def _vec_result(total: np.ndarray, model, dtype):
     from .construct import empty
-    y = empty(total.shape, dtype, _like(model, 1))
+    y = empty(total.shape, dtype, model.layout.like(1))
     y.local[...] = total[y.layout.owned(comm.here())[0]]
     comm.barrier([y._win])
     return y

@@ -13,7 +13,6 @@ from ..array import collective, engine
 from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
-from ..layout import Distribution
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
 from . import settings
 from .lower import lower_ref, lower_view
@@ -38,25 +37,13 @@ class Executor:
         if not shape:
             raise ValueError("a 0-dimensional expression cannot be a DistArray: read elements with A[i, j]")
         first = next((leaf.base for leaf in _leaves(x) if isinstance(leaf, View)), None)
-        out = empty(shape, x.dtype if dtype is None else dtype, _like(first, len(shape)))
+        out = empty(shape, x.dtype if dtype is None else dtype, first.layout.like(len(shape)))
         execute(lower_view(View.whole(out), x))
         return out
 
 
 def _leaves(x):
     return x.leaves() if isinstance(x, Expr) else [x]
-
-
-def _like(base, ndim: int) -> Distribution:
-    """The distribution of a result of ``ndim`` dims made from ``base``: same kind,
-    same grid when the dims agree, else the default grid."""
-    d = base.layout.dist
-    if base.ndim == ndim:
-        return dataclasses.replace(d, grid=base.layout.grid)
-    block = d.block
-    if block is not None and len(block) not in (1, ndim):
-        block = (block[0],)
-    return dataclasses.replace(d, block=block, grid=None)
 
 
 def before_write(base, value) -> None:

@@ -19,6 +19,7 @@ Cyclic 8 x 8 over a 2 x 2 grid (locale numbers)::
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
@@ -225,6 +226,18 @@ class Layout:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    def like(self, ndim: int) -> "Distribution":
+        """The distribution of an ``ndim``-dimensional result made from an array of this
+        layout: the same kind, on the same grid when the dimensions agree, else on the
+        default grid (a per-dimension block size is cut to its first entry)."""
+        d = self.dist
+        if self.ndim == ndim:
+            return dataclasses.replace(d, grid=self.grid)
+        block = d.block
+        if block is not None and len(block) not in (1, ndim):
+            block = (block[0],)
+        return dataclasses.replace(d, block=block, grid=None)
 
     @property
     def num_locales(self) -> int:
