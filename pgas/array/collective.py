@@ -90,7 +90,7 @@ class _Sig:
             return f"{{{k}}}[{_slices(x)}]"
         if isinstance(x, np.ndarray) and x.ndim:
             return f"<{x.dtype} array of shape {x.shape}>"
-        return repr(x)
+        return repr(x.item()) if isinstance(x, np.generic) else repr(x)
 
 
 def _slices(view) -> str:

@@ -127,7 +127,7 @@ def test_assignment_on_some_locales(checking):
         return A.sum()  # sum-total
 
     text = raised_everywhere(job)
-    expect(text, f"locale 0 called A.sum() {at('sum-total')}", f"{others()} called A[:] = 1 {at('assign-some')}")
+    expect(text, f"locale 0 called A.sum() {at('sum-total')}", f"{others()} called A[:] = 1.0 {at('assign-some')}")
     assert_matches(A, np.zeros(6))
 
 
