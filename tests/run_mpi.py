@@ -5,14 +5,18 @@ without MPI, then the fault tests (``tests/faults``: hangs and dead locales unde
 on 2 locales), then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4, then
 the scale stage: the runtime and scale tests at 8 and 16 oversubscribed locales.
 
-    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600] [--no-docs] [--check]
+    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600] [--no-docs]
+                            [--check 2,4,8,16]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
 which ends the job).  Stops at the first failing run.  The last line is
 ``P passed, F failed`` (counts over all runs); the exit status is 0 only if
-nothing failed.  ``--check`` runs ``tests/mpi`` with collective call checking
-(``PGAS_CHECK=1``).
+nothing failed.  The MPI runs at the locale counts in ``--check`` (default 2, 4,
+8 and 16) have collective call checking on (``PGAS_CHECK=1``): a test that makes
+locales disagree fails with a :class:`CollectiveMismatch` naming the call sites
+instead of hanging.  The runs at 1 and 3 locales keep the default, unchecked path
+under test (``--check ''`` turns checking off everywhere).
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=("tests/mpi",),
 
 
 def _call(cmd: list[str], limit: float, env=None) -> int:
-    print("$ " + " ".join(cmd), flush=True)
+    print("$ " + ("PGAS_CHECK=1 " if (env or {}).get("PGAS_CHECK") == "1" else "") + " ".join(cmd), flush=True)
     try:
         return subprocess.run(cmd, cwd=ROOT, env=env, timeout=limit).returncode
     except subprocess.TimeoutExpired:
@@ -92,8 +96,10 @@ def main() -> int:
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
     p.add_argument("--per-run", type=int, default=600, help="seconds allowed per pytest run (default 600)")
     p.add_argument("--no-docs", action="store_true", help="skip building the docs and running their examples")
-    p.add_argument("--check", action="store_true", help="check collective calls in tests/mpi (PGAS_CHECK=1)")
+    p.add_argument("--check", default="2,4,8,16",
+                   help="locale counts whose MPI runs check collective calls (PGAS_CHECK=1; default 2,4,8,16; '' for none)")
     args = p.parse_args()
+    checked = {int(n) for n in args.check.split(",") if n}
     passed = failed = 0
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
@@ -101,9 +107,9 @@ def main() -> int:
                 ("faults", lambda: faults_run(args.per_test, args.per_run, tmp))]
         if not args.no_docs:
             runs.append(("docs", lambda: docs_run(args.per_test, args.per_run, tmp)))
-        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=args.check))
+        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=n in checked))
                  for n in args.ranks.split(",")]
-        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, args.check))
+        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, n in checked))
                  for n in args.scale.split(",") if n]
         for name, run in runs:
             start = time.time()

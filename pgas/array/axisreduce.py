@@ -277,6 +277,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False):
     (count, sum, squared deviations) combined with the parallel-variance formula."""
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
+    if dtype is not None and np.dtype(dtype).kind in "biu":
+        # NumPy truncates the mean to that dtype and sums the squares with wrap-around:
+        # not what the parallel formula below computes, and not something worth copying.
+        raise TypeError(f"{'std' if std else 'var'}(dtype={np.dtype(dtype)}) of {A.label} is not supported "
+                        "(NumPy computes it with a truncated mean and wrapping sums); use a floating dtype, "
+                        "e.g. dtype=np.float64")
     cdt = np.dtype(dtype) if dtype is not None else (np.dtype(np.float64) if A.dtype.kind in "biu" else A.dtype)
     rdt = np.empty(0, cdt).real.dtype if cdt.kind == "c" else cdt
     t = _Target(A, axes, keepdims, out, f"{'std' if std else 'var'} over {A.label}")
@@ -313,10 +319,13 @@ def arg(a, op: str, axis=None, out=None, keepdims=False):
     with ``axis=None`` the flat global (C order) index; NaN wins, ties go to the smallest index."""
     A = source(a)
     single = normalize_axes(axis, A.ndim, single=True) if axis is not None else None
-    if A.size == 0 or (single is not None and A.shape[single[0]] == 0):
-        raise ValueError(f"attempt to get {op} of an empty sequence ({A.label})")
     axes = single if single is not None else tuple(range(A.ndim))
+    n_out = int(np.prod([A.shape[d] for d in range(A.ndim) if d not in axes]))
+    if n_out and (A.size == 0 or any(A.shape[d] == 0 for d in axes)):
+        raise ValueError(f"attempt to get {op} of an empty sequence ({A.label})")
     t = _Target(A, axes, keepdims, out, f"{op} over {A.label}")
+    if not n_out:     # an empty result (another axis has length 0): nothing to reduce
+        return _finish(t, np.zeros(_size(t), np.intp), out, np.dtype(np.intp))
     owned = A.layout.owned(comm.here())
     fields = {"v": np.empty(0, A.dtype), "i": np.empty(0, np.int64)}
     fn = np.argmin if op == "argmin" else np.argmax

@@ -310,7 +310,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if ord == 1:
         return mag.sum()
     if ord is not None and not isinstance(ord, str) and np.isinf(ord):
-        return mag.max() if ord > 0 else mag.min()
+        return mag.max(initial=0) if ord > 0 else mag.min()     # NumPy: the max-norm of [] is 0
     if x.dtype.kind == "c":
         return np.sqrt(_dist(mag * mag).sum())
     return np.sqrt(_dot1(x, x, x.dtype) if x.ndim == 1 else _flat_vdot(x, x))

@@ -120,6 +120,8 @@ def squeeze(a, axis=None):
 def expand_dims(a, axis):
     """The view with new axes of extent 1 at positions ``axis``; no copy."""
     v = as_view(a)
+    if axis is None:       # normalize_axes reads None as "every axis"; NumPy refuses it here
+        raise TypeError("'NoneType' object cannot be interpreted as an integer (expand_dims needs an axis)")
     n = v.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1)
     new = normalize_axes(axis, n)
     cols, shape, it = [], [], iter(range(v.ndim))
@@ -248,6 +250,8 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", dist=Non
         raise ValueError("need at least one array to stack")
     if any(v.shape != views[0].shape for v in views):
         raise ValueError("all input arrays must have the same shape")
+    if axis is None:
+        raise TypeError("'NoneType' object cannot be interpreted as an integer (stack needs an axis)")
     ax = normalize_axes(axis, views[0].ndim + 1, single=True)[0]
     return concatenate([np.expand_dims(v, ax) if isinstance(v, np.ndarray) else expand_dims(v, ax) for v in views],
                        ax, out, dtype, casting, dist)
