@@ -1,13 +1,14 @@
 # make venv   - create .venv and install pgas (with its MPI: the mpich wheel) and the test tools
 # make demo   - run the demo on 4 local locales
 # make test   - the whole test suite: pure tests, the docs, then tests/mpi on 1, 2, 3 and 4 locales
+# make conformance - regenerate docs/conformance.md (the NumPy conformance table) at 4 locales
 # make docs   - build the documentation site into build/docs (MkDocs, warnings are errors)
 
 PYTHON ?= python3
 VENV   := .venv
 DEMO   ?= examples/jacobi.py
 
-.PHONY: venv demo test docs
+.PHONY: venv demo test docs conformance
 
 venv: $(VENV)/.installed
 
@@ -26,3 +27,6 @@ test: venv
 
 docs: venv
 	$(VENV)/bin/mkdocs build --strict
+
+conformance: venv
+	PGAS_CONFORMANCE_TABLE=docs/conformance.md $(VENV)/bin/pgas run -n 4 -m pytest -q tests/mpi/test_conformance.py -k every_ufunc || true

@@ -4,8 +4,13 @@ functions and Python operators, on small distributed arrays (float, int, bool).
 For each case the verdict is "works" (the result equals NumPy's on the global
 arrays: same shape, dtype and values) or "raises" (a TypeError, ValueError or
 NotImplementedError with advice); a different result is a failure, as is a
-verdict that differs between locales.  With ``PGAS_CONFORMANCE_TABLE=path`` locale
-0 writes the table (entry point, dtype, verdict, the error's advice) as Markdown.
+verdict that differs between locales.
+
+The documentation's table, ``docs/conformance.md``, is this test's output: with
+``PGAS_CONFORMANCE_TABLE=path`` locale 0 writes the page (entry point, dtype,
+verdict, the error's advice; ``make conformance`` regenerates it at 4 locales),
+and every run checks that each verdict in the committed page is still the one it
+finds, so the page cannot fall out of date silently.
 """
 
 import os
@@ -212,16 +217,41 @@ def _function_cases(table):
                 _case(table, name, kind, fn, args, (ga, gb, gm, gx, gy))
 
 
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                   "docs", "conformance.md")
+
+
 def _write(table, path):
     works = sum(1 for r in table if r[2] == "works")
     raises = sum(1 for r in table if r[2] == "raises")
-    lines = [f"{works} cases compute NumPy's result, {raises} raise with advice, "
+    lines = ["# NumPy conformance", "",
+             "Every NumPy ufunc with each of its methods, and a list of common NumPy functions and",
+             "Python operators, applied to small distributed arrays (float, int and bool) and",
+             "compared with NumPy on the same global arrays. Each case either **works** (same",
+             "shape, dtype and values as NumPy) or **raises** a clear error on every locale, whose",
+             "advice is shown; a different result would be a test failure. This page is the output",
+             "of `tests/mpi/test_conformance.py` (`make conformance` regenerates it), and every test",
+             "run checks that its verdicts are still true.", "",
+             f"{works} cases compute NumPy's result, {raises} raise with advice, "
              f"{len(table) - works - raises} fail ({comm.num_locales()} locales).", "",
              "| entry point | dtype | verdict | advice |", "|---|---|---|---|"]
     esc = lambda t: t.replace("|", "\\|")               # noqa: E731 - Markdown table cells
     lines += [f"| `{esc(n)}` | {k} | {v} | {esc(a)} |" for n, k, v, a in table]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def _stale(table) -> list:
+    """The cases whose verdict in the committed ``docs/conformance.md`` differs from ``table``."""
+    documented = {}
+    with open(DOC) as f:
+        for line in f:
+            cells = [c.strip() for c in line.split(" | ")]
+            if line.startswith("| `") and len(cells) >= 3:
+                documented[(cells[0][3:-1].replace("\\|", "|"), cells[1])] = cells[2]
+    found = {(n, k): v for n, k, v, _ in table}
+    return sorted(f"{n} [{k}]: {documented.get((n, k), 'absent')} -> {found.get((n, k), 'absent')}"
+                  for n, k in set(documented) | set(found) if documented.get((n, k)) != found.get((n, k)))
 
 
 def test_conformance_every_ufunc_method_and_common_functions():
@@ -232,6 +262,9 @@ def test_conformance_every_ufunc_method_and_common_functions():
     if path and comm.here() == 0:
         _write(table, path)
     fails = [r for r in table if r[2].startswith("FAIL")]
+    stale = _stale(table)
+    collective_verdict(not stale, lambda: f"docs/conformance.md is out of date ({len(stale)} verdicts changed, "
+                       f"e.g. {stale[:4]}): run `make conformance`")
     collective_verdict(not fails, lambda: f"{len(fails)} cases differ from NumPy: "
                        + "; ".join(f"{n} [{k}]: {v} {a}" for n, k, v, a in fails[:8]))
     verdicts = [r[2] for r in table]
