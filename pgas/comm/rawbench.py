@@ -66,3 +66,44 @@ class RawWindow:
         self.win.Unlock_all()
         self.local = self._flag = None
         self.win.Free()
+
+
+def alltoallw(send: np.ndarray, recv: np.ndarray, send_runs: list, recv_runs: list):
+    """What an expert writes by hand to move data between two distributions in mpi4py:
+    one ``Alltoallw`` whose per-peer datatypes (``Create_indexed`` of ``(offset, length)``
+    runs in elements) select what goes to each peer from ``send`` and where what comes
+    from each peer lands in ``recv`` (both float64, this locale's local storage).
+
+    ``send_runs[r]`` / ``recv_runs[r]`` are ``(offsets, lengths)`` arrays for peer ``r``.
+    The datatypes are built and committed here, once; the returned function does one
+    exchange, and ``.free()`` on it frees the datatypes (collective use only)."""
+    MPI = runtime.mpi()
+    c = runtime.comm()
+
+    def types(runs):
+        out = []
+        for offs, lens in runs:
+            if len(offs):
+                t = MPI.DOUBLE.Create_indexed([int(x) for x in lens], [int(x) for x in offs])
+                t.Commit()
+            else:
+                t = MPI.DOUBLE
+            out.append(t)
+        return out
+
+    stypes, rtypes = types(send_runs), types(recv_runs)
+    p = c.Get_size()
+    scounts = [1 if len(send_runs[r][0]) else 0 for r in range(p)]
+    rcounts = [1 if len(recv_runs[r][0]) else 0 for r in range(p)]
+    zeros = [0] * p
+
+    def exchange() -> None:
+        c.Alltoallw([send, (scounts, zeros), stypes], [recv, (rcounts, zeros), rtypes])
+
+    def free() -> None:
+        for t in stypes + rtypes:
+            if t != MPI.DOUBLE:
+                t.Free()
+
+    exchange.free = free
+    return exchange

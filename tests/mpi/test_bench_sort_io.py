@@ -1,4 +1,4 @@
-"""``pgas bench sort`` and ``pgas bench io`` at tiny sizes: they run, verify and write JSON
+"""``pgas bench sort``, ``pgas bench io`` and ``pgas bench redist`` at tiny sizes: they run, verify and write JSON
 (no timing is asserted)."""
 
 import json
@@ -26,3 +26,16 @@ def test_io_bench_tiny(tmp_path):
     if pg.here == 0:
         data = json.load(open(d + "/io.json"))
         assert data["verified"] and data["sizes"][0]["save_gb_per_s"] > 0
+
+
+def test_redist_bench_tiny(tmp_path):
+    from pgas.bench import redist
+
+    path = comm.bcast(str(tmp_path / "redist.json"), 0)
+    status = redist.main(["--size", "1001", "--trials", "1", "--warmup", "0", "--out", path])
+    collective_verdict(status == 0, f"status {status}")
+    if pg.here == 0:
+        data = json.load(open(path))
+        assert data["correct"] and len(data["runs"]) == 6
+        # both move exactly the elements that change locale
+        assert all(r["pgas_bytes"] == r["alltoallw_bytes"] for r in data["runs"])
