@@ -1,54 +1,198 @@
-"""HDF5 via h5py: supported only with a parallel (MPI-enabled) h5py build.
+"""HDF5 via h5py: :func:`to_hdf5` and :func:`from_hdf5`, each block moved by its owner.
 
-A serial h5py cannot have several locales write one file, and funnelling the
-array through one locale would need its full copy, which pgas's I/O avoids,
-so without a parallel build these functions raise ``ImportError`` saying how
-to get one::
+With a parallel (MPI-enabled) h5py build every locale opens the file together
+(``driver="mpio"``) and writes or reads its own blocks as hyperslabs at once.  The
+h5py wheels on PyPI are serial builds; a cluster user gets a parallel one with::
 
     HDF5_MPI=ON HDF5_DIR=/path/to/parallel-hdf5 CC=mpicc pip install --no-binary=h5py h5py
 
-(``h5py.get_config().mpi`` must then be True.)  Until then, use
-:func:`pgas.save` / :func:`pgas.load` (``.npy``) or :func:`pgas.to_zarr`.
+(``h5py.get_config().mpi`` must then be True).  With a serial h5py these
+writing raises ``ImportError`` saying so, unless called with ``serial=True``:
+then the locales take turns (locale 0 first, each opening the file after the
+one before it has closed it), which moves the same blocks with the same bounded
+memory but one locale at a time: correct, and slow at many locales.  Reading
+works with either build (read-only opens coexist).
+
+Blocks and chunks work as for zarr (:mod:`pgas.io.blocks`): the dataset is
+chunked like the distribution's blocks, and blocks too small to be chunks go
+through one copy to ``BlockCyclic(chunks)`` first.  No locale ever holds more
+than its own blocks (plus that copy).
 """
 
 from __future__ import annotations
 
+import os
+
+import numpy as np
+
+from .. import comm
+from ..array.construct import _layout, empty
+from ..array.core import DistArray
+from ..array.index import check_dtype
+from ..layout import Block
+from .blocks import _alike, _boxes, _chunked, aligned, direct_layout
+
 _HOW = ("HDF5_MPI=ON HDF5_DIR=/path/to/parallel-hdf5 CC=mpicc pip install --no-binary=h5py h5py "
-        "(h5py.get_config().mpi must be True); or use pg.save / pg.load (.npy) or pg.to_zarr")
+        "(h5py.get_config().mpi must be True); or pass serial=True (the locales take turns: slow at "
+        "many locales), or use pg.save / pg.load (.npy) or pg.to_zarr")
+_TURN = 21          # notice tag: "your turn" in serial mode
 
 
-def _parallel_h5py():
+def _h5py(serial: bool):
+    """h5py, and whether it is a parallel build; ImportError when it cannot serve."""
     try:
         import h5py
     except ImportError:
-        raise ImportError(f"pgas HDF5 I/O needs a parallel h5py, and h5py is not installed: {_HOW}") from None
-    if not h5py.get_config().mpi:
+        raise ImportError(f"pgas HDF5 I/O needs h5py (pip install 'pgas[io]'; for a parallel build: {_HOW})") from None
+    parallel = bool(h5py.get_config().mpi)
+    if not parallel and not serial:
         raise ImportError(f"pgas HDF5 I/O needs a parallel h5py; the installed h5py {h5py.__version__} "
                           f"is a serial build: {_HOW}")
-    return h5py
+    return h5py, parallel
 
 
-def to_hdf5(A, path, dataset: str = "data") -> None:
-    """Collective: write ``A`` to dataset ``dataset`` of the HDF5 file ``path``.
+def _each_in_turn(fn) -> None:
+    """Collective: call ``fn()`` on locale 0, then 1, ...: each waits for the one before
+    it (one notice), so only one locale has the file open at a time.  Errors are
+    agreed afterwards."""
+    me, p = comm.here(), comm.num_locales()
+    err = None
+    if me > 0:
+        comm.wait(comm.expect([me - 1], _TURN))
+    try:
+        fn()
+    except Exception as e:            # noqa: BLE001 - raised on every locale below
+        err = e
+    if me < p - 1:
+        comm.wait(comm.notify([me + 1], _TURN))
+    _alike(err)
+
+
+def _open(h5py, parallel: bool, path, mode: str):
+    if parallel:
+        from ..comm import runtime
+        return h5py.File(path, mode, driver="mpio", comm=runtime.comm())
+    return h5py.File(path, mode)
+
+
+def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: bool = False) -> None:
+    """Collective: write ``A`` as dataset ``dataset`` of the HDF5 file ``path``, each block by
+    its owner.
+
+    Parameters
+    ----------
+    A : DistArray
+    path : str or os.PathLike
+        Seen by every locale alike (a shared file system).  Created if absent; an
+        existing dataset of that name is replaced, other datasets are kept.
+    dataset : str, optional
+        The dataset's name (default ``"data"``; may contain ``/`` groups).
+    chunks : tuple of int, optional
+        HDF5 chunk shape; by default ``A``'s blocks (see :mod:`pgas.io.blocks`).
+    serial : bool, optional
+        Allow a serial h5py: the locales write one after another (see the module notes).
 
     Raises
     ------
     ImportError
-        Always, unless h5py is a parallel build (see the module notes); parallel
-        HDF5 writing is not implemented yet either, so even then it raises
-        ``NotImplementedError``.
+        h5py is missing, or is a serial build and ``serial`` is False.
     """
-    _parallel_h5py()
-    raise NotImplementedError("pgas HDF5 writing is not implemented yet: use pg.save (.npy) or pg.to_zarr")
+    if not isinstance(A, DistArray):
+        raise TypeError(f"pg.to_hdf5 takes a DistArray, got {type(A).__name__}")
+    h5py, parallel = _h5py(serial)
+    path = os.fspath(path)
+    chunks = _chunked(A.layout, A.shape) if chunks is None else tuple(int(c) for c in np.atleast_1d(chunks))
+    if len(chunks) != A.ndim or any(c < 1 for c in chunks):
+        raise ValueError(f"to_hdf5: chunks {chunks} must be {A.ndim} positive sizes for {A.label}")
+    src = aligned(A, chunks)
+
+    def create(f) -> None:
+        if dataset in f:
+            del f[dataset]
+        f.create_dataset(dataset, shape=A.shape, dtype=A.dtype, chunks=chunks if A.size else None)
+
+    def write(f) -> None:
+        ds = f[dataset]
+        if src.size:
+            for glob, loc in _boxes(src.layout, comm.here()):
+                ds[glob] = src.local[loc]
+
+    err = None
+    if parallel:                      # metadata calls are collective, writes independent
+        try:
+            with _open(h5py, True, path, "a") as f:
+                create(f)
+                write(f)
+        except Exception as e:        # noqa: BLE001
+            err = e
+        _alike(err)
+        return
+
+    def turn() -> None:
+        with _open(h5py, False, path, "a") as f:
+            if comm.here() == 0:
+                create(f)
+            write(f)
+
+    _each_in_turn(turn)
 
 
-def from_hdf5(path, dataset: str = "data", dist=None):
-    """Collective: read dataset ``dataset`` of the HDF5 file ``path`` (see :func:`to_hdf5`).
+def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
+    """Collective: read dataset ``dataset`` of the HDF5 file ``path`` into a DistArray with
+    distribution ``dist`` (Block by default), each block by its owner.
 
-    Raises
-    ------
-    ImportError
-        Unless h5py is a parallel build; ``NotImplementedError`` even then.
+    Parameters
+    ----------
+    path : str or os.PathLike
+    dataset : str, optional
+    dist : Distribution, optional
+    name : str, optional
+
+    Returns
+    -------
+    DistArray
+
+    Notes
+    -----
+    Reading needs no parallel build: read-only opens coexist, so with a serial
+    h5py every locale opens the file itself and reads its own blocks.
     """
-    _parallel_h5py()
-    raise NotImplementedError("pgas HDF5 reading is not implemented yet: use pg.load (.npy) or pg.from_zarr")
+    h5py, parallel = _h5py(True)
+    path = os.fspath(path)
+    err, meta = None, None
+    try:
+        with h5py.File(path, "r") as f:       # every locale reads the metadata (read-only opens coexist)
+            if dataset not in f or not isinstance(f[dataset], h5py.Dataset):
+                raise KeyError(f"{path}: no dataset {dataset!r}")
+            ds = f[dataset]
+            meta = (tuple(ds.shape), ds.dtype, ds.chunks)
+            check_dtype(meta[1])
+            if not meta[0]:
+                raise ValueError(f"{path}:{dataset} holds a 0-d array; pgas arrays have at least one dimension")
+    except Exception as e:            # noqa: BLE001
+        err = e
+    _alike(err)
+    shape, dtype, chunks = meta
+    layout, direct = direct_layout(shape, dist, chunks or _layout(shape, Block()).blocks)
+    tmp = DistArray._create(layout, dtype, name)
+
+    def read(f) -> None:
+        ds = f[dataset]
+        if tmp.size:
+            for glob, loc in _boxes(tmp.layout, comm.here()):
+                tmp.local[loc] = ds[glob]
+
+    err = None
+    try:
+        with _open(h5py, parallel, path, "r") as f:
+            read(f)
+    except Exception as e:            # noqa: BLE001
+        err = e
+    _alike(err)
+    comm.barrier([tmp._win])
+    if direct:
+        return tmp
+    out = empty(shape, dtype, dist, name)
+    out[...] = tmp
+    return out
+

@@ -17,20 +17,16 @@ Locale 0 writes the array metadata; the store must be one every locale sees
 
 from __future__ import annotations
 
-import itertools
-import math
 import os
 
 import numpy as np
 
 from .. import comm
-from ..array.construct import _layout, empty
+from ..array.construct import empty
 from ..array.core import DistArray
 from ..array.index import check_dtype
-from ..layout import Block, BlockCyclic, Distribution
-
-#: Blocks of fewer elements are not used as chunks directly (see the module notes).
-MIN_CHUNK = 4096
+from ..layout import Distribution
+from .blocks import MIN_CHUNK, _alike, _boxes, _chunked, aligned, direct_layout  # noqa: F401 - MIN_CHUNK documented here
 
 
 def _zarr():
@@ -45,30 +41,6 @@ def _zarr():
 
 def _store(store):
     return os.fspath(store) if isinstance(store, os.PathLike) else store
-
-
-def _boxes(layout, locale: int):
-    """This locale's blocks: (global slices, local slices) per block."""
-    per_dim = []
-    for m, q in zip(layout.maps, layout.coords(locale)):
-        per_dim.append([(slice(s, min(s + m.b, m.n)), slice(k * m.b, k * m.b + min(m.b, m.n - s)))
-                        for k, s in enumerate(m.block_starts(q))])
-    for combo in itertools.product(*per_dim):
-        yield tuple(c[0] for c in combo), tuple(c[1] for c in combo)
-
-
-def _chunked(layout, shape) -> tuple[int, ...]:
-    """Default chunks: the blocks, or Block's blocks when the blocks are too small."""
-    if math.prod(layout.blocks) >= MIN_CHUNK or all(b >= n for b, n in zip(layout.blocks, shape)):
-        return tuple(min(b, max(n, 1)) for b, n in zip(layout.blocks, shape))
-    return tuple(min(b, max(n, 1)) for b, n in zip(_layout(shape, Block()).blocks, shape))
-
-
-def _alike(err) -> None:
-    seen = comm.allgather(None if err is None else (type(err), str(err)))
-    first = next((s for s in seen if s is not None), None)
-    if first is not None:
-        raise err if err is not None and type(err) is first[0] else first[0](first[1])
 
 
 def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) -> None:
@@ -99,10 +71,7 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
     chunks = _chunked(A.layout, A.shape) if chunks is None else tuple(int(c) for c in np.atleast_1d(chunks))
     if len(chunks) != A.ndim or any(c < 1 for c in chunks):
         raise ValueError(f"to_zarr: chunks {chunks} must be {A.ndim} positive sizes for {A.label}")
-    src = A
-    if any(b % c and b < n for b, c, n in zip(A.layout.blocks, chunks, A.shape)):
-        src = empty(A.shape, A.dtype, BlockCyclic(chunks))
-        src[...] = A
+    src = aligned(A, chunks)
     err = None
     if comm.here() == 0:
         try:
@@ -154,9 +123,8 @@ def from_zarr(store, dist: Distribution | None = None, name: str | None = None) 
     except Exception as e:                # noqa: BLE001
         err = e
     _alike(err)
-    layout = _layout(z.shape, dist)
-    direct = math.prod(layout.blocks) >= MIN_CHUNK or all(b >= n for b, n in zip(layout.blocks, z.shape))
-    tmp = DistArray._create(layout if direct else _layout(z.shape, BlockCyclic(z.chunks)), z.dtype, name)
+    layout, direct = direct_layout(z.shape, dist, z.chunks)
+    tmp = DistArray._create(layout, z.dtype, name)
     err = None
     try:
         if tmp.size:
