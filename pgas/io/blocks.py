@@ -32,9 +32,15 @@ def _boxes(layout, locale: int):
         yield tuple(c[0] for c in combo), tuple(c[1] for c in combo)
 
 
+def big_blocks(layout, shape) -> bool:
+    """Whether ``layout``'s blocks are big enough to move one by one (at least
+    :data:`MIN_CHUNK` elements, or whole axes)."""
+    return math.prod(layout.blocks) >= MIN_CHUNK or all(b >= n for b, n in zip(layout.blocks, shape))
+
+
 def _chunked(layout, shape) -> tuple[int, ...]:
     """Default chunks: the blocks, or Block's blocks when the blocks are too small."""
-    if math.prod(layout.blocks) >= MIN_CHUNK or all(b >= n for b, n in zip(layout.blocks, shape)):
+    if big_blocks(layout, shape):
         return tuple(min(b, max(n, 1)) for b, n in zip(layout.blocks, shape))
     return tuple(min(b, max(n, 1)) for b, n in zip(_layout(shape, Block()).blocks, shape))
 
@@ -61,6 +67,6 @@ def direct_layout(shape, dist, chunks):
     """``(layout, direct)``: the layout to read chunks into, and whether it is ``dist``'s own
     (else ``BlockCyclic(chunks)``, to be copied to ``dist`` after reading)."""
     layout = _layout(shape, dist)
-    if math.prod(layout.blocks) >= MIN_CHUNK or all(b >= n for b, n in zip(layout.blocks, shape)):
+    if big_blocks(layout, shape):
         return layout, True
     return _layout(shape, BlockCyclic(chunks)), False

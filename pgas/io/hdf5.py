@@ -13,10 +13,10 @@ one before it has closed it), which moves the same blocks with the same bounded
 memory but one locale at a time: correct, and slow at many locales.  Reading
 works with either build (read-only opens coexist).
 
-Blocks and chunks work as for zarr (:mod:`pgas.io.blocks`): the dataset is
-chunked like the distribution's blocks, and blocks too small to be chunks go
-through one copy to ``BlockCyclic(chunks)`` first.  No locale ever holds more
-than its own blocks (plus that copy).
+The dataset is contiguous unless ``chunks=`` is given; each locale writes its
+blocks as hyperslabs, and blocks too small to be worth a hyperslab go through
+one copy to ``BlockCyclic(chunks)`` first, as for zarr (:mod:`pgas.io.blocks`).
+No locale ever holds more than its own blocks (plus that copy).
 """
 
 from __future__ import annotations
@@ -88,7 +88,10 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
     dataset : str, optional
         The dataset's name (default ``"data"``; may contain ``/`` groups).
     chunks : tuple of int, optional
-        HDF5 chunk shape; by default ``A``'s blocks (see :mod:`pgas.io.blocks`).
+        HDF5 chunk shape.  By default the dataset is contiguous (no chunk cache, and
+        parallel writers never share a chunk), and each locale writes its blocks as
+        hyperslabs; blocks too small for that (see :mod:`pgas.io.blocks`) are first
+        copied to ``BlockCyclic(Block's blocks)``.
     serial : bool, optional
         Allow a serial h5py: the locales write one after another (see the module notes).
 
@@ -101,6 +104,7 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
         raise TypeError(f"pg.to_hdf5 takes a DistArray, got {type(A).__name__}")
     h5py, parallel = _h5py(serial)
     path = os.fspath(path)
+    layout_chunks = chunks is None
     chunks = _chunked(A.layout, A.shape) if chunks is None else tuple(int(c) for c in np.atleast_1d(chunks))
     if len(chunks) != A.ndim or any(c < 1 for c in chunks):
         raise ValueError(f"to_hdf5: chunks {chunks} must be {A.ndim} positive sizes for {A.label}")
@@ -109,7 +113,7 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
     def create(f) -> None:
         if dataset in f:
             del f[dataset]
-        f.create_dataset(dataset, shape=A.shape, dtype=A.dtype, chunks=chunks if A.size else None)
+        f.create_dataset(dataset, shape=A.shape, dtype=A.dtype, chunks=None if layout_chunks or not A.size else chunks)
 
     def write(f) -> None:
         ds = f[dataset]
@@ -180,7 +184,7 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
         ds = f[dataset]
         if tmp.size:
             for glob, loc in _boxes(tmp.layout, comm.here()):
-                tmp.local[loc] = ds[glob]
+                ds.read_direct(tmp.local, source_sel=glob, dest_sel=loc)     # no intermediate block
 
     err = None
     try:

@@ -16,11 +16,12 @@ import os
 import numpy as np
 
 from .. import comm
-from ..array.construct import _layout
+from ..array.construct import _layout, empty
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..comm.io import read_darray, write_darray
-from ..layout import Distribution
+from ..layout import Block, Distribution
+from .blocks import big_blocks
 
 
 def _header(shape, dtype) -> bytes:
@@ -61,7 +62,12 @@ def save(path, A: DistArray) -> None:
     -----
     Locale 0 writes the header; every locale then writes its own blocks in one
     collective ``MPI_File_write_all``.  Extra memory per locale: the MPI
-    library's collective buffers only (no copy of ``A.local``).
+    library's collective buffers only (no copy of ``A.local``).  Where ``A``'s
+    blocks are tiny (Cyclic, small BlockCyclic blocks) MPI-IO would list every
+    element of such a file view in its own memory (a whole file's worth for a
+    Cyclic array, measured), so ``A`` goes out in strips of rows instead: each
+    strip is copied to a Block array of about :data:`STRIP_BYTES` per locale
+    (one statement) and written, a contiguous range of the file.
     """
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.save takes a DistArray, got {type(A).__name__} (use np.save for NumPy arrays)")
@@ -77,8 +83,31 @@ def save(path, A: DistArray) -> None:
         except OSError as e:
             err = e
     _alike(err)
-    if A.size:
+    if A.size and big_blocks(A.layout, A.shape):
         _collective(write_darray, path, len(header), A.layout, A.local)
+    elif A.size:
+        strips = {}                       # one Block array per strip length (at most two)
+        for start, stop in _strips(A.shape, A.dtype.itemsize):
+            if stop - start not in strips:
+                strips[stop - start] = empty((stop - start,) + A.shape[1:], A.dtype, Block())
+            strip = strips[stop - start]
+            strip[...] = A[start:stop]
+            _collective(write_darray, path, len(header) + start * _row_bytes(A.shape, A.dtype.itemsize),
+                        strip.layout, strip.local)
+
+
+#: Per-locale bytes of one strip when tiny blocks go through Block strips.
+STRIP_BYTES = 1 << 20
+
+
+def _row_bytes(shape, itemsize: int) -> int:
+    return int(np.prod(shape[1:], dtype=np.int64)) * itemsize
+
+
+def _strips(shape, itemsize: int):
+    """``(start, stop)`` row ranges of about :data:`STRIP_BYTES` per locale (at least a row)."""
+    rows = max(1, comm.num_locales() * STRIP_BYTES // max(1, _row_bytes(shape, itemsize)))
+    return [(r, min(r + rows, shape[0])) for r in range(0, shape[0], rows)]
 
 
 def _collective(fn, path, offset, layout, buf, **kw) -> None:
@@ -139,7 +168,10 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
     -----
     Locale 0 reads the header and shares it; every locale reads its own blocks
     in one collective ``MPI_File_read_all`` straight into its storage.  Files in
-    Fortran order take one extra local-block buffer; big-endian files are
+    Fortran order take one extra local-block buffer; distributions with tiny
+    blocks read in strips of rows, each into a Block array of about
+    :data:`STRIP_BYTES` per locale, then copied into place (see :func:`save`);
+    big-endian files are
     byte-swapped in place.  Errors (missing file, bad header, unsupported dtype,
     truncated data) are raised on every locale alike.
     """
@@ -160,6 +192,19 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
     file_dtype = np.dtype(dstr)
     native = file_dtype.newbyteorder("=") if file_dtype.byteorder != "|" else file_dtype
     A = DistArray._create(_layout(shape, dist), native, name)
+    if A.size and not big_blocks(A.layout, shape) and not fortran:
+        strips = {}
+        for start, stop in _strips(shape, native.itemsize):
+            if stop - start not in strips:
+                strips[stop - start] = DistArray._create(_layout((stop - start,) + shape[1:], Block()), native, name)
+            strip = strips[stop - start]
+            _collective(read_darray, path, offset + start * _row_bytes(shape, native.itemsize), strip.layout,
+                        strip.local)
+            if not file_dtype.isnative:
+                strip.local.byteswap(inplace=True)
+            comm.barrier([strip._win])
+            A[start:stop] = strip
+        return A
     if A.size:
         buf = np.empty(A.local.shape, native, order="F") if fortran else A.local
         _collective(read_darray, path, offset, A.layout, buf, fortran=fortran)
