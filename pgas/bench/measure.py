@@ -139,8 +139,8 @@ _TOTALS = re.compile(r"all (\d+) locales: (\d+) messages, (\d+) elements moved \
 def planned(kernel, n: int, dist: str, block: int | None, locales: int, mode: str = "aggregated") -> dict:
     """The messages and elements one step of ``kernel`` would move on ``locales``
     locales, by planning alone (``pg.explain``; exact up to 64 locales, estimated
-    from a sample beyond).  Local: call it on one locale; the kernel's arrays are
-    made on this job's locales (use a 1-locale job)."""
+    from a sample beyond).  Collective: the kernel's arrays are made on this
+    job's locales (the suite plans in a 1-locale job)."""
     row = {"kernel": kernel.name, "n": int(n), "dist": dist, "block": block, "locales": int(locales), "mode": mode}
     pg.config(**_mode_settings(mode))
     try:
