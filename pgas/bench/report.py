@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections import defaultdict
+import sys
 
 from pgas.bench.measure import dist_label
 
@@ -237,7 +237,7 @@ def main(argv, Parser) -> int:
     try:
         files = build(args.path, plots=not args.no_plots)
     except (FileNotFoundError, ValueError, PlotsUnavailable) as e:
-        print(f"pgas report: {e}", file=__import__("sys").stderr)
+        print(f"pgas report: {e}", file=sys.stderr)
         return 1
     print("wrote " + ", ".join(files))
     return 0

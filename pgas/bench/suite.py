@@ -188,14 +188,18 @@ def main(argv=None) -> int:
         if status:
             failed.append(f"the job on {P} locale(s) ended with status {status}")
     from pgas.bench import environment_plain
-    from pgas.bench.report import build
+    from pgas.bench.report import PlotsUnavailable, build
 
     data = {"benchmark": "suite", "environment": environment_plain(), "preset": args.preset, "locales": N,
             "steps": steps, "seconds": round(time.time() - t0, 1), "runs": rows, "failures": failed}
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(data, f, indent=1)
         f.write("\n")
-    written = build(args.out, plots=not args.no_plots)
+    try:
+        written = build(args.out, plots=not args.no_plots)
+    except PlotsUnavailable as e:
+        print(f"[suite] no plots: {e}", file=sys.stderr)
+        written = build(args.out, plots=False)
     print(f"wrote {os.path.join(args.out, 'results.json')} and {', '.join(written)}")
     wrong = [r for r in rows if r.get("correct") is False]
     for r in wrong:
