@@ -100,3 +100,12 @@ def test_explain_plot_draws_the_statements_footprints(tmp_path):
     collective_verdict(ok, text)
     with pytest.raises(ValueError, match="locale=7 is not one of the 4"):
         pg.explain(step, locales=4, locale=7, plot=png)
+
+
+def test_show_a_kernel_step(capsys):
+    from pgas.cli import main as cli_main
+
+    status = cli_main(["show", "--kernel", "fdtd-2d", "--size", "8", "--locales", "4", "--locale", "1"])
+    out = capsys.readouterr().out
+    ok = status == 0 and "Cyclic, 8x8 on 4 locales" in out and out.count("statement:") == 4 and "plan: locale 1" in out
+    collective_verdict(ok, out[-2000:])

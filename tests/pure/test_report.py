@@ -4,6 +4,7 @@ and footprints match the paper's Figures 1-3 and 6 and the planner; the CLI piec
 import json
 import math
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -191,3 +192,17 @@ def test_suite_configurations_cover_every_figure():
     assert len(kern) == 2 * 3 * 3 and {c["mode"] for c in kern} == {"baseline", "aggregated", "auto"}
     assert all(c["kernel"] == "jacobi2D" for c in allc if c["study"] in ("strong", "weak", "planned"))
     assert {c["locales"] for c in jobs[1] if c["study"] == "planned"} == {16, 64, 256, 1024}
+
+
+def test_suite_driver_runs_jobs_merges_and_reports(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "pgas.cli", "bench", "suite", "--out", str(tmp_path), "--locales", "2",
+                          "--kernels", "jacobi1D", "--studies", "kernels,strong", "--steps", "1", "--no-plots",
+                          "--timeout", "240"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    data = json.loads((tmp_path / "results.json").read_text())
+    runs = data["runs"]
+    assert {r["locales"] for r in runs} == {1, 2} and data["failures"] == [] and len(runs) == 9 + 4 + 4
+    assert all(r["correct"] for r in runs)
+    assert {r["messages_per_step"] for r in runs if r["locales"] == 1} == {0.0}
+    md = (tmp_path / "report.md").read_text()
+    assert f"All {len(runs)} measured runs matched their NumPy reference." in md and "### jacobi1D" in md
