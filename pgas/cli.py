@@ -162,6 +162,25 @@ def _bench_list() -> str:
     return "\n".join(lines)
 
 
+def _kernel_list() -> str:
+    from pgas.bench.kernels import KERNELS
+
+    return "\n".join(f"  {k.name:13} {k.description} (paper size {k.paper}, test size {k.tiny})"
+                     for k in KERNELS.values())
+
+
+def cmd_report(argv: list[str]) -> int:
+    from pgas.bench.report import main as report_main
+
+    return report_main(argv, _Parser)
+
+
+def cmd_show(argv: list[str]) -> int:
+    from pgas.plot import main as show_main
+
+    return show_main(argv, _Parser)
+
+
 def bench_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pgas bench", usage="pgas bench [-h] [NAME [-n N] [options]]",
                 description="Run a benchmark on local locales (it starts the job itself) and write its\n"
@@ -179,6 +198,7 @@ def cmd_bench(argv: list[str]) -> int:
         if argv[:1] == ["list"] or not argv:
             print("benchmarks:\n" + _bench_list())
             print("run one with: pgas bench NAME [-n N] [options]   (pgas bench NAME --help for its options)")
+            print("\nkernels (pgas bench run KERNEL --dist cyclic --locales 4 --size small):\n" + _kernel_list())
             return 0
         bench_parser().parse_args(argv)
     name, rest = argv[0], argv[1:]
@@ -188,6 +208,8 @@ def cmd_bench(argv: list[str]) -> int:
     p = module.make_parser()
     p.error = _Parser.error.__get__(p)
     args = p.parse_args(rest)          # --help and bad options are dealt with here, once, before MPI starts
+    if getattr(module, "DRIVER", False):
+        return bench.run(name, rest)   # it starts its own jobs (pgas bench suite)
     opts = _drop_locales(rest)
     if under_launcher():
         return bench.run(name, opts)
@@ -197,15 +219,15 @@ def cmd_bench(argv: list[str]) -> int:
 def _drop_locales(argv: list[str]) -> list[str]:
     """A benchmark's arguments without ``-n N`` (the locale count, which the launcher takes).
 
-    >>> _drop_locales(["--trials", "2", "-n", "3", "-n4"])
+    >>> _drop_locales(["--trials", "2", "-n", "3", "-n4", "--locales", "2", "--locales=2"])
     ['--trials', '2']
     """
     out, i = [], 0
     while i < len(argv):
-        if argv[i] == "-n":
+        if argv[i] in ("-n", "--locales"):
             i += 2
             continue
-        if argv[i].startswith("-n") and argv[i][2:].isdigit():
+        if (argv[i].startswith("-n") and argv[i][2:].isdigit()) or argv[i].startswith("--locales="):
             i += 1
             continue
         out.append(argv[i])
@@ -213,7 +235,7 @@ def _drop_locales(argv: list[str]) -> list[str]:
     return out
 
 
-COMMANDS = {"run": cmd_run, "info": cmd_info, "bench": cmd_bench}
+COMMANDS = {"run": cmd_run, "info": cmd_info, "bench": cmd_bench, "report": cmd_report, "show": cmd_show}
 
 
 def main_parser() -> argparse.ArgumentParser:
@@ -222,10 +244,12 @@ def main_parser() -> argparse.ArgumentParser:
                 epilog="commands:\n"
                        "  run    run a script or module on N local locales (pgas run -n N script.py)\n"
                        "  info   show the locales, the MPI library and the versions\n"
-                       "  bench  run a benchmark (pgas bench lists them)\n\n"
+                       "  bench  run a benchmark (pgas bench lists them)\n"
+                       "  report rebuild a benchmark suite's Markdown report and plots from its JSON\n"
+                       "  show   draw distributions' ownership maps and a statement's footprints\n\n"
                        "pgas COMMAND --help shows a command's options.")
     p.add_argument("--version", action="version", version=f"pgas {_version('pgas')}")
-    p.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="run, info or bench")
+    p.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="run, info, bench, report or show")
     return p
 
 

@@ -10,7 +10,9 @@ written by locale 0, and are printed as a table.
 This module holds the shared pieces: :func:`parser` (the common options),
 :func:`time_trials` (warm-up, then timed trials separated by barriers),
 :func:`write_result`, :func:`print_table`, :func:`choices` (comma-separated
-options) and :func:`progress` (a line per step on locale 0).  Each module's
+options), :func:`progress` (a line per step on locale 0) and :class:`ProgressBar`.
+A module with ``DRIVER = True`` (``pgas bench suite``) is run outside MPI and
+starts its own jobs.  Each module's
 ``make_parser()`` builds its parser without touching MPI, so ``pgas bench NAME``
 checks arguments and prints ``--help`` once, before starting the job.
 """
@@ -43,6 +45,8 @@ BENCHMARKS: dict[str, str] = {
     "sort": "pgas.bench.sortbench",
     "io": "pgas.bench.iobench",
     "redist": "pgas.bench.redist",
+    "run": "pgas.bench.kernelrun",
+    "suite": "pgas.bench.suite",
 }
 
 
@@ -117,6 +121,46 @@ def progress(message: str) -> None:
         print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
+class ProgressBar:
+    """A progress bar on locale 0 (``tqdm`` when installed, ``pip install 'pgas[bench]'``;
+    otherwise one ``[bench] k/N what`` line per step), nothing on the other locales.
+
+    >>> bar = ProgressBar(2, "runs", enabled=False)
+    >>> bar.step("first"); bar.step("second"); bar.close(); bar.done
+    2
+    """
+
+    def __init__(self, total: int, desc: str = "", enabled: bool | None = None) -> None:
+        self.total, self.desc, self.done = int(total), desc, 0
+        self.enabled = comm.here() == 0 if enabled is None else enabled
+        self._bar = None
+        if self.enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                pass
+            else:
+                self._bar = tqdm(total=self.total, desc=desc, file=sys.stderr, leave=True,
+                                 dynamic_ncols=True, mininterval=0.5)
+
+    def step(self, what: str = "") -> None:
+        """Count one finished step (``what`` names it)."""
+        self.done += 1
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.set_postfix_str(what[:40], refresh=False)
+            self._bar.update(1)
+        else:
+            print(f"[bench] {self.desc} {self.done}/{self.total} {what}".rstrip(), file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """End the bar."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
 @dataclass(frozen=True)
 class Timing:
     """Seconds per trial (each the slowest locale's time when collective) and their summary."""
@@ -165,6 +209,14 @@ def environment() -> dict:
 
     return {"locales": comm.num_locales(), "mpi": comm.library_version(), "mpi4py": comm.mpi4py_version(),
             "numpy": numpy.__version__, "python": platform.python_version(), "host": platform.node(),
+            "cpus": os.cpu_count(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "argv": sys.argv}
+
+
+def environment_plain() -> dict:
+    """Where a result was measured, without starting MPI (for drivers that start jobs)."""
+    import numpy
+
+    return {"numpy": numpy.__version__, "python": platform.python_version(), "host": platform.node(),
             "cpus": os.cpu_count(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "argv": sys.argv}
 
 

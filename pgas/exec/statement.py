@@ -60,10 +60,11 @@ def execute(low) -> None:
         return
     layouts = tuple(a.layout for a in low.arrays)
     if _explaining:
-        P, texts, at = _explaining[-1]
+        P, texts, at, seen = _explaining[-1]
         if P is not None:
             layouts = tuple(_rebind(L, P) for L in layouts)
         texts.append(_describe(low, layouts, at))
+        seen.append((low, layouts, _policy(low)))
         return
     try:
         own = _owner(low, layouts)
@@ -156,7 +157,7 @@ def _rebind(L, P: int):
     return d.bind(L.shape, P)
 
 
-def explain(fn, locales: int | None = None, locale: int = 0) -> str:
+def explain(fn, locales: int | None = None, locale: int = 0, plot: str | None = None) -> str:
     """The plans the statements in ``fn()`` would make, as text, without running them.
 
     ``fn`` is called once; each statement it issues (slice assignment, in-place
@@ -167,15 +168,21 @@ def explain(fn, locales: int | None = None, locale: int = 0) -> str:
     to N locales (the planner is pure, so any N works in one process).  Explaining
     is local: it may be called on one locale only, unless ``fn`` itself makes
     collective calls (creating arrays, whole-array arithmetic such as ``A * 2``,
-    which computes a new array at once, scalar reads).
+    which computes a new array at once, scalar reads).  With ``plot="f.png"``
+    the elements each access moves for ``locale`` are drawn too, one row per
+    statement (:func:`pgas.plot.draw_statements`; needs ``pip install 'pgas[plot]'``).
 
     >>> print(pg.explain(lambda: A.__setitem__(slice(1, None), A[:-1]), locales=1024))  # doctest: +SKIP
     """
-    _explaining.append((locales, [], int(locale)))
+    _explaining.append((locales, [], int(locale), []))
     try:
         fn()
     finally:
-        _, texts, _ = _explaining.pop()
+        _, texts, _, seen = _explaining.pop()
+    if plot is not None and seen:
+        from ..plot import draw_statements
+
+        draw_statements(seen, int(locale), plot)
     return "\n\n".join(texts) if texts else "(no statements)"
 
 
