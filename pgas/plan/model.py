@@ -79,20 +79,26 @@ class Access:
 @dataclass(frozen=True)
 class Statement:
     """An iteration ``box`` (``(start, step, count)`` per loop var), its ``accesses``,
-    the index of the written access, and the reduction ufunc name (or None)."""
+    the index of the written access, the reduction ufunc name (or None), and for a
+    non-rectangular domain its disjoint rectangular ``parts`` (``box`` bounding them)."""
 
     box: tuple[tuple[int, int, int], ...]
     accesses: tuple[Access, ...]
     write: int
     reduce: str | None = None
+    parts: tuple = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "box", tuple((int(a), int(b), int(n)) for a, b, n in self.box))
         object.__setattr__(self, "accesses", tuple(self.accesses))
+        object.__setattr__(self, "parts", tuple(tuple((int(a), int(b), int(n)) for a, b, n in p)
+                                                for p in self.parts))
         m = len(self.box)
-        for start, step, count in self.box:
+        for start, step, count in self.box + tuple(r for p in self.parts for r in p):
             if step == 0 or count < 0:
                 raise PlanError(f"bad iteration range start={start} step={step} count={count}")
+        if any(len(p) != m for p in self.parts):
+            raise PlanError(f"every part of the domain must have {m} ranges (one per loop variable)")
         for x in self.accesses:
             if any(len(row) != m for row in x.M):
                 raise PlanError(f"access matrix rows must have {m} entries (one per loop variable)")
@@ -114,10 +120,23 @@ class Statement:
     @property
     def size(self) -> int:
         """Number of iterations."""
-        n = 1
-        for _, _, c in self.box:
-            n *= c
-        return n
+        total = 0
+        for box in self.boxes():
+            n = 1
+            for _, _, c in box:
+                n *= c
+            total += n
+        return total
+
+    def boxes(self) -> tuple:
+        """The rectangular boxes whose union is the domain (``(box,)`` for a box)."""
+        return self.parts if self.parts else (self.box,)
+
+    def rectangles(self) -> tuple[Statement, ...]:
+        """One box statement per part (``(self,)`` for a box)."""
+        if not self.parts:
+            return (self,)
+        return tuple(Statement(b, self.accesses, self.write, self.reduce) for b in self.parts)
 
     @property
     def reduced_vars(self) -> tuple[int, ...]:
@@ -131,6 +150,10 @@ class Statement:
 
     def check_bounds(self, shapes) -> None:
         """Raise :class:`PlanError` if an access leaves its array (``shapes`` per slot)."""
+        if self.parts:
+            for sub in self.rectangles():
+                sub.check_bounds(shapes)
+            return
         if self.size == 0:
             return
         for k, x in enumerate(self.accesses):

@@ -24,7 +24,9 @@ access fixed to them, so the work grows with what the locale computes and
 with the locales it talks to, never with the locale count.  Plans are cached
 by structure (statement, layouts, owning access, locale), so a statement
 repeated in a time-step loop is planned once.  Non-separable statements
-(``A[i + j]``) go to :mod:`pgas.plan.inspector`.
+(``A[i + j]``) go to :mod:`pgas.plan.inspector`.  A non-rectangular domain
+(:attr:`~pgas.plan.model.Statement.parts`) is planned part by part, and the
+pieces of all parts share the messages: still at most one per (peer, array).
 """
 
 from __future__ import annotations
@@ -88,8 +90,9 @@ def _plan_local(stmt: Statement, layouts: tuple, own: int, locale: int) -> Plan:
     if not stmt.separable:
         return plan_inspector(stmt, layouts, P, locale)
     ox = stmt.accesses[own]
-    lats = lattices(stmt, layouts, fix=(own, layouts[ox.slot].coords(locale)))
-    pieces = list(itertools.product(*lats))
+    coords = layouts[ox.slot].coords(locale)
+    pieces = [pc for sub in stmt.rectangles() if sub.size
+              for pc in itertools.product(*lattices(sub, layouts, fix=(own, coords)))]
     raw = [tuple(access_on_piece(x, pc, layouts[x.slot]) for x in stmt.accesses) for pc in pieces]
     tasks, fetches, writebacks, valid = _build(stmt, pieces, raw, own, locale)
     readers, writers = _peers(stmt, layouts, own, locale)
@@ -156,8 +159,9 @@ def _peers(stmt: Statement, layouts, own: int, me: int) -> tuple[tuple[int, ...]
         if k == own or (x.slot, x.M, x.c, k == stmt.write) in done:
             continue
         done.add((x.slot, x.M, x.c, k == stmt.write))
-        lats = lattices(stmt, layouts, only=(k, own), fix=(k, layouts[x.slot].coords(me)))
-        for pc in itertools.product(*lats):
+        here = layouts[x.slot].coords(me)
+        for pc in (pc for sub in stmt.rectangles() if sub.size
+                   for pc in itertools.product(*lattices(sub, layouts, only=(k, own), fix=(k, here)))):
             g = tuple(c + sum(a * lat.first for a, lat in zip(row, pc)) for row, c in zip(ox.M, ox.c))
             e = OL.owner(g)
             if e != me:
