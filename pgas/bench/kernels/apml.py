@@ -1,5 +1,5 @@
 """fdtd-apml: FDTD with an anisotropic perfectly matched layer, after PolyBench 3.2
-(PolyBench 4 dropped it, so it is not in ``shared/refs``): the ``Hz``/``Bza`` update
+(PolyBench 4 dropped it): the ``Hz``/``Bza`` update
 of a ``(cz+1, cym+1, cxm+1)`` grid, its ``ix = cxm`` face (reading ``Ry``), its
 ``iy = cym`` face (reading ``Ax``) and their corner line; ``clf`` and ``tmp``, scalars
 overwritten per element in the C code, are element-wise temporaries here.  All
