@@ -150,22 +150,26 @@ class Statement:
 
     def check_bounds(self, shapes) -> None:
         """Raise :class:`PlanError` if an access leaves its array (``shapes`` per slot)."""
-        if self.parts:
-            for sub in self.rectangles():
-                sub.check_bounds(shapes)
-            return
-        if self.size == 0:
+        boxes = [b for b in self.boxes() if all(n for _, _, n in b)]
+        if not boxes:
             return
         for k, x in enumerate(self.accesses):
             shape = shapes[x.slot]
             if len(shape) != x.ndim:
                 raise PlanError(f"access {k} has {x.ndim} subscripts for an array of shape {shape}")
             for d, (row, c) in enumerate(zip(x.M, x.c)):
-                lo = hi = c
-                for a, (start, step, count) in zip(row, self.box):
-                    first, last = a * start, a * (start + step * (count - 1))
-                    lo += min(first, last)
-                    hi += max(first, last)
+                lo, hi = c + min(_span(row, b)[0] for b in boxes), c + max(_span(row, b)[1] for b in boxes)
                 if lo < 0 or hi >= shape[d]:
                     raise PlanError(f"access {k} reaches index {lo if lo < 0 else hi} in dim {d} "
                                     f"of an array of shape {tuple(shape)}")
+
+
+def _span(row, box) -> tuple[int, int]:
+    """Least and greatest ``row @ i`` over ``box``."""
+    lo = hi = 0
+    for a, (start, step, count) in zip(row, box):
+        if a:
+            first, last = a * start, a * (start + step * (count - 1))
+            lo += min(first, last)
+            hi += max(first, last)
+    return lo, hi

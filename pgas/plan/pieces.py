@@ -50,21 +50,23 @@ class Lattice:
         return [self.first + self.dt * t + self.du * u for t in range(self.ntiles) for u in range(self.length)]
 
 
-def lattices(stmt: Statement, layouts, only=None, fix=None) -> tuple[tuple[Lattice, ...], ...]:
+def lattices(stmt: Statement, layouts, only=None, fix=None, box=None) -> tuple[tuple[Lattice, ...], ...]:
     """Per loop variable, its lattices, on which every access (of ``only``, default all)
     has one owner.  ``fix = (k, coords)`` keeps only the iterations where access ``k``
     lies on the locale at grid ``coords``: a locale's own pieces (``k`` the owning
     access) or the pieces that read its memory (``k`` a read), found without looking
     at any other locale's part.  Accesses with a constant index off ``coords`` in a
-    dimension give no pieces at all (an empty lattice list for variable 0)."""
+    dimension give no pieces at all (an empty lattice list for variable 0).  ``box``
+    replaces the statement's box (one part of a non-rectangular domain)."""
+    box = stmt.box if box is None else box
     keep = range(len(stmt.accesses)) if only is None else only
     if fix is not None:
         x = stmt.accesses[fix[0]]
         maps = layouts[x.slot].maps
         if any(not any(row) and maps[d].owner(c) != fix[1][d] for d, (row, c) in enumerate(zip(x.M, x.c))):
-            return ((),) + tuple(() for _ in stmt.box[1:])
+            return ((),) + tuple(() for _ in box[1:])
     out = []
-    for v, (start, step, count) in enumerate(stmt.box):
+    for v, (start, step, count) in enumerate(box):
         terms, fixed, seen = [], {}, {}
         for k in keep:
             x = stmt.accesses[k]
@@ -82,7 +84,7 @@ def lattices(stmt: Statement, layouts, only=None, fix=None) -> tuple[tuple[Latti
             if fixed is None:
                 break
         if fixed is None:
-            return tuple(() for _ in stmt.box)
+            return tuple(() for _ in box)
         segs = var_lattices(start, step, count, terms, tuple(fixed.items()))
         out.append(tuple(Lattice(start + step * k0, step, n, step * T, nt) for k0, n, T, nt in segs))
     return tuple(out)

@@ -91,14 +91,19 @@ def _plan_local(stmt: Statement, layouts: tuple, own: int, locale: int) -> Plan:
         return plan_inspector(stmt, layouts, P, locale)
     ox = stmt.accesses[own]
     coords = layouts[ox.slot].coords(locale)
-    pieces = [pc for sub in stmt.rectangles() if sub.size
-              for pc in itertools.product(*lattices(sub, layouts, fix=(own, coords)))]
+    pieces = [pc for box in _nonempty(stmt) for pc in itertools.product(*lattices(stmt, layouts, fix=(own, coords),
+                                                                                   box=box))]
     raw = [tuple(access_on_piece(x, pc, layouts[x.slot]) for x in stmt.accesses) for pc in pieces]
     tasks, fetches, writebacks, valid = _build(stmt, pieces, raw, own, locale)
     readers, writers = _peers(stmt, layouts, own, locale)
     acc = ACCUMULATE_OPS[stmt.reduce] if own != stmt.write and stmt.reduced_vars else None
     return Plan(stmt, P, locale, "pieces", own, tuple(pieces), tasks, fetches, writebacks,
                 readers, writers, acc, valid)
+
+
+def _nonempty(stmt: Statement) -> list:
+    """The boxes of the statement's domain that hold iterations."""
+    return [b for b in stmt.boxes() if all(n for _, _, n in b)]
 
 
 def _nlocales(layouts) -> int:
@@ -160,13 +165,50 @@ def _peers(stmt: Statement, layouts, own: int, me: int) -> tuple[tuple[int, ...]
             continue
         done.add((x.slot, x.M, x.c, k == stmt.write))
         here = layouts[x.slot].coords(me)
-        for pc in (pc for sub in stmt.rectangles() if sub.size
-                   for pc in itertools.product(*lattices(sub, layouts, only=(k, own), fix=(k, here)))):
+        for pc in (pc for box in _nonempty(stmt)
+                   for pc in itertools.product(*lattices(stmt, layouts, only=(k, own), fix=(k, here), box=box))):
             g = tuple(c + sum(a * lat.first for a, lat in zip(row, pc)) for row, c in zip(ox.M, ox.c))
             e = OL.owner(g)
             if e != me:
                 role.add(e)
     return tuple(sorted(readers)), tuple(sorted(writers))
+
+
+#: Footprints coalesced together in one message; a message with more (a triangle's
+#: rows) is built in chunks of this many, each coalesced alone, so planning stays
+#: linear in the footprints (elements in two chunks may then travel twice).
+CHUNK = 64
+
+
+class _Chunked:
+    """A :class:`MessageBuilder` in chunks of :data:`CHUNK` footprints, built into
+    one message (the chunks' regions one after the other)."""
+
+    def __init__(self, write: bool) -> None:
+        self.write = write
+        self.builders: list = []
+        self.ids: list = []                       # per use: (builder, its use id there)
+
+    def add(self, offset: int, counts, strides) -> int:
+        if not self.builders or self.builders[-1].nuses >= CHUNK:
+            self.builders.append(MessageBuilder(write=self.write))
+        self.ids.append((len(self.builders) - 1, self.builders[-1].add(offset, counts, strides)))
+        return len(self.ids) - 1
+
+    def build(self):
+        if len(self.builders) == 1:
+            return self.builders[0].build()
+        regions, parts, pos = [], [], 0
+        for b in self.builders:
+            r, u = b.build()
+            parts.append((u, pos))
+            regions += r
+            pos += sum(region_size(x) for x in r)
+        uses = []
+        for b, u in self.ids:
+            got, shift = parts[b]
+            uses.append((shift + got[u][0], got[u][1]))
+        return tuple(regions), tuple(uses)
 
 
 def _build(stmt: Statement, pieces, raw, own: int, me: int):
@@ -189,7 +231,7 @@ def _build(stmt: Statement, pieces, raw, own: int, me: int):
             key = (o, stmt.accesses[a].slot)
             book = books[w]
             if key not in book:
-                book[key] = MessageBuilder(write=w and not accumulate)
+                book[key] = _Chunked(write=w and not accumulate)
             pending.append((len(tasks), a, w, key, book[key].add(*region), dims, flips, shape))
         tasks.append([p, shape, refs])
     built, index, valid = {}, {}, True

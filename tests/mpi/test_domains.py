@@ -160,3 +160,28 @@ def test_forall_errors_are_clear():
     assert_matches(F, np.abs(np.arange(n) - 2.0))
     with pytest.raises(IndexError, match="reaches index"):
         pg.forall((range(n), lambda i: range(i + 2)), lambda i, j: Z.__setitem__((i, j), 1.0))
+
+
+@pytest.mark.parametrize("dist", DISTS, ids=repr)
+def test_messages_built_in_chunks(dist, monkeypatch):
+    """Messages with more footprints than planner.CHUNK are built chunk by chunk."""
+    from pgas.plan import planner
+    monkeypatch.setattr(planner, "CHUNK", 2)
+    planner._plan_local.cache_clear()
+    n = 13
+    GX, GY = data((n, n), 6), data((n, n), 7)
+    X, Y = pg.from_numpy(GX, dist=dist), pg.from_numpy(GY, dist=dist)
+    pg.forall((range(n), lambda i: range(i, n)), lambda i, j: X.__setitem__((i, j), Y[j, i] + Y[i, 0] * Y[0, j]))
+    for i in range(n):
+        for j in range(i, n):
+            GX[i, j] = GY[j, i] + GY[i, 0] * GY[0, j]
+    assert_matches(X, GX)
+    F = pg.zeros(n, dist=dist)
+    pg.forall((range(n), lambda i: range(i + 1)), lambda i, j: _acc(F, i, Y[j, i]))
+    want = np.array([GY[:i + 1, i].sum() for i in range(n)])
+    assert_matches(F, want)
+    planner._plan_local.cache_clear()
+
+
+def _acc(F, i, value):
+    F[i] += value
