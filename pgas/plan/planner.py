@@ -36,7 +36,7 @@ from functools import lru_cache
 
 from .inspector import plan_inspector
 from .model import PlanError, Statement
-from .pieces import access_on_piece, lattices
+from .pieces import access_on_piece, part_lattices
 from .result import GlobalPlan, Message, Plan, Ref, Task
 from .transfers import MessageBuilder, buffer_view, disjoint, normalise, region_size
 
@@ -91,8 +91,8 @@ def _plan_local(stmt: Statement, layouts: tuple, own: int, locale: int) -> Plan:
         return plan_inspector(stmt, layouts, P, locale)
     ox = stmt.accesses[own]
     coords = layouts[ox.slot].coords(locale)
-    pieces = [pc for box in _nonempty(stmt) for pc in itertools.product(*lattices(stmt, layouts, fix=(own, coords),
-                                                                                   box=box))]
+    pieces = [pc for lats in part_lattices(stmt, layouts, _nonempty(stmt), fix=(own, coords))
+              for pc in itertools.product(*lats)]
     raw = [tuple(access_on_piece(x, pc, layouts[x.slot]) for x in stmt.accesses) for pc in pieces]
     tasks, fetches, writebacks, valid = _build(stmt, pieces, raw, own, locale)
     readers, writers = _peers(stmt, layouts, own, locale)
@@ -165,8 +165,8 @@ def _peers(stmt: Statement, layouts, own: int, me: int) -> tuple[tuple[int, ...]
             continue
         done.add((x.slot, x.M, x.c, k == stmt.write))
         here = layouts[x.slot].coords(me)
-        for pc in (pc for box in _nonempty(stmt)
-                   for pc in itertools.product(*lattices(stmt, layouts, only=(k, own), fix=(k, here), box=box))):
+        for pc in (pc for lats in part_lattices(stmt, layouts, _nonempty(stmt), only=(k, own), fix=(k, here))
+                   for pc in itertools.product(*lats)):
             g = tuple(c + sum(a * lat.first for a, lat in zip(row, pc)) for row, c in zip(ox.M, ox.c))
             e = OL.owner(g)
             if e != me:
