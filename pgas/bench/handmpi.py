@@ -155,3 +155,30 @@ def mvt(n: int, steps: int):
 
 
 HAND = {"jacobi2D": jacobi2d, "fdtd-2d": fdtd2d, "mvt": mvt}
+
+
+def compare(name: str, n: int, steps: int = 5, dist=None) -> dict:
+    """Collective: kernel ``name`` (one of :data:`HAND`) with pgas (aggregated, on
+    ``dist``, default Block) and by hand, each checked against the NumPy reference;
+    seconds and messages per step of both, and pgas's time as a ratio of the hand's."""
+    import pgas as pg
+    from pgas.bench.kernels import KERNELS
+    k = KERNELS[name]
+    state = k.setup(n, pg.Block() if dist is None else dist)
+    k.step(state, 0)                                   # warm-up: plans every statement
+    comm = runtime.comm()
+    with pg.comm_diagnostics() as d:
+        comm.Barrier()
+        t0 = time.perf_counter()
+        for t in range(1, steps + 1):
+            k.step(state, t)
+        comm.Barrier()
+        dt = comm.allreduce(time.perf_counter() - t0, op=runtime.mpi().MAX) / steps
+    want = k.reference(n, steps + 1)
+    ok = all(np.allclose(state[key].to_numpy(), want[key], rtol=1e-9) for key in k.result)
+    got, hsec, hmsgs = HAND[name](n, steps + 1)
+    hok = all(np.allclose(got[key], want[key], rtol=1e-9) for key in k.result)
+    return {"kernel": name, "n": n, "locales": comm.Get_size(), "pgas_seconds_per_step": dt,
+            "pgas_messages_per_step": d.messages / steps, "hand_seconds_per_step": hsec,
+            "hand_messages_per_step": hmsgs, "ratio": dt / hsec if hsec else float("nan"),
+            "correct": bool(ok and hok)}

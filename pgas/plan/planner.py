@@ -174,14 +174,15 @@ def _peers(stmt: Statement, layouts, own: int, me: int) -> tuple[tuple[int, ...]
     return tuple(sorted(readers)), tuple(sorted(writers))
 
 
-#: Footprints coalesced together in one message; a message with more (a triangle's
-#: rows) is built in chunks of this many, each coalesced alone, so planning stays
-#: linear in the footprints (elements in two chunks may then travel twice).
+#: Regions one message builder coalesces new footprints with: a message whose
+#: footprints do not merge (a triangle's rows reading one element each) is built in
+#: chunks of this many regions, each coalesced alone, so planning stays linear in
+#: the footprints.  Footprints that do merge (overlapping rows) stay in one region.
 CHUNK = 64
 
 
 class _Chunked:
-    """A :class:`MessageBuilder` in chunks of :data:`CHUNK` footprints, built into
+    """A :class:`MessageBuilder` in chunks of :data:`CHUNK` regions, built into
     one message (the chunks' regions one after the other)."""
 
     def __init__(self, write: bool) -> None:
@@ -190,7 +191,7 @@ class _Chunked:
         self.ids: list = []                       # per use: (builder, its use id there)
 
     def add(self, offset: int, counts, strides) -> int:
-        if not self.builders or self.builders[-1].nuses >= CHUNK:
+        if not self.builders or len(self.builders[-1].regions) >= CHUNK:
             self.builders.append(MessageBuilder(write=self.write))
         self.ids.append((len(self.builders) - 1, self.builders[-1].add(offset, counts, strides)))
         return len(self.ids) - 1
