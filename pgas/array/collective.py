@@ -37,7 +37,7 @@ def checked(op: str, *arrays, args=()) -> None:
 
 
 # -- statements -----------------------------------------------------------------
-_SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "floor_divide": "//",
+_SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "divide": "/", "floor_divide": "//",
             "power": "**", "remainder": "%", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
             "left_shift": "<<", "right_shift": ">>", "less": "<", "less_equal": "<=", "greater": ">",
             "greater_equal": ">=", "equal": "==", "not_equal": "!=", "matmul": "@"}
@@ -139,9 +139,9 @@ def forall(domain, body, records) -> None:
     assignment) when on, then probe every assignment for errors."""
     if check.enabled:
         sig = _Sig()
-        key = (tuple((r.start, r.stop, r.step) for r in domain),
+        key = (domain.key,
                tuple((sig.key(t), sig.key(v), getattr(uf, "__name__", None)) for t, v, uf, _ in records))
-        _statement_check("forall", sig, key, lambda: f"pg.forall(({', '.join(repr(r) for r in domain)}), "
+        _statement_check("forall", sig, key, lambda: f"pg.forall({domain.text}, "
                                                      f"{getattr(body, '__qualname__', 'body')})")
     for target, value, _, _ in records:
         if isinstance(value, Expr):

@@ -255,6 +255,9 @@ class Affine:
     def __pos__(self):
         return self
 
+    def __abs__(self):
+        return Expr(np.absolute, [self])          # a value (|i|); as a subscript it is not affine
+
     def __sub__(self, other):
         o = self._lift(other)
         if o is None:
@@ -326,5 +329,19 @@ class Ref(Lazy):
     def __setitem__(self, key, value):
         raise TraceError("assign through the array: A[i, j] = value")
 
+    def _symbolic(self, *_, **__):
+        raise TraceError("inside pg.forall, A[i] is one symbolic element per iteration, not a number or an "
+                         "array: use it in arithmetic and NumPy ufuncs (A[i] * 2.0, np.sqrt(A[i]), "
+                         "abs(A[i])); to reduce over a loop variable write F[i] += A[i, j] over (i, j); to "
+                         "read one element use A[3] outside the forall body")
+
+    __float__ = __int__ = __complex__ = __len__ = __round__ = _symbolic
+
     def __repr__(self) -> str:
         return f"Ref({self.base!r}, M={self.M}, c={self.c})"
+
+
+for _name in ("sum", "mean", "prod", "min", "max", "any", "all", "std", "var", "cumsum", "cumprod", "argmin",
+              "argmax", "item", "tolist", "astype", "copy", "reshape", "to_numpy", "dot"):
+    setattr(Ref, _name, Ref._symbolic)
+del _name

@@ -26,7 +26,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.bench import choices, parser, print_table, progress, write_result
-from pgas.bench.kernels import KERNELS
+from pgas.bench.kernels import KERNELS, ORIGINAL
 
 LOCALES = 4
 DISTS = {"Cyclic": lambda: pg.Cyclic(), "BlockCyclic(4)": lambda: pg.BlockCyclic(4),
@@ -76,8 +76,8 @@ def geomean(xs) -> float:
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
     p = parser("stmt", __doc__.splitlines()[0])
-    p.add_argument("--kernels", type=choices(KERNELS), default=list(KERNELS), metavar="LIST",
-                   help=f"comma-separated kernel names from {', '.join(KERNELS)} (default all)")
+    p.add_argument("--kernels", type=choices(KERNELS), default=list(ORIGINAL), metavar="LIST",
+                   help=f"comma-separated kernel names from {', '.join(KERNELS)} (default {','.join(ORIGINAL)})")
     p.add_argument("--dists", type=choices(DISTS), default=list(DISTS), metavar="LIST",
                    help=f"comma-separated distributions from {', '.join(DISTS)} (default all)")
     p.add_argument("--size", default="bench", help="bench (Figure 11 sizes, mvt 1000), paper, tiny, "

@@ -124,16 +124,15 @@ def _squeeze(prog, axes: tuple):
 
 
 def lower_ref(domain, target: Ref, value, reduce_name: str | None) -> Lowered:
-    """``target = value`` over a forall ``domain`` (tuple of ranges)."""
+    """``target = value`` over a forall ``domain`` (a :class:`pgas.exec.domain.Domain`)."""
     b = _Builder(None)
-    m = len(domain)
+    m = domain.ndim
     if any(len(row) != m for row in target.M):
         target = Ref(target.base, [tuple(row) + (0,) * (m - len(row)) for row in target.M], target.c)
     b.access(target.base, target.M, target.c, write=True)
     prog = b.program(value)
     accesses = tuple(Access(x.slot, [tuple(r) + (0,) * (m - len(r)) for r in x.M], x.c) for x in b.accesses)
-    box = tuple((r.start, r.step, len(r)) for r in domain)
-    stmt = Statement(box, accesses, 0, reduce_name)
+    stmt = Statement(domain.box, accesses, 0, reduce_name, domain.parts)
     return Lowered(stmt, b.arrays, prog, [_name(a, k) for k, a in enumerate(b.arrays)])
 
 

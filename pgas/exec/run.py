@@ -42,6 +42,7 @@ from ..plan.transfers import expand
 #: Reduction ufunc used to combine the values a write receives over the loop
 #: variables it ignores, per combining (in-place) ufunc.
 REDUCE_WITH = {"add": np.add, "subtract": np.add, "multiply": np.multiply, "true_divide": np.multiply,
+               "divide": np.multiply,
                "bitwise_or": np.bitwise_or, "bitwise_and": np.bitwise_and, "bitwise_xor": np.bitwise_xor,
                "minimum": np.minimum, "maximum": np.maximum, "fmin": np.fmin, "fmax": np.fmax,
                "logical_or": np.logical_or, "logical_and": np.logical_and}

@@ -15,6 +15,7 @@ from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
 from . import settings
+from .domain import resolve
 from .lower import lower_ref, lower_view
 from .run import REDUCE_WITH, accumulable, run
 
@@ -195,21 +196,10 @@ class _Tracer:
         self.records.append((target, value, uf, other))
 
 
-def _domain(domain) -> tuple[range, ...]:
-    items = domain if isinstance(domain, tuple) else (domain,)
-    out = []
-    for r in items:
-        if isinstance(r, (int, np.integer)):
-            r = range(int(r))
-        if not isinstance(r, range):
-            raise TypeError(f"pg.forall: the domain must be a range or a tuple of ranges, got {r!r}")
-        out.append(r)
-    return tuple(out)
-
-
 def forall(domain, body) -> None:
-    """Collective: run ``body(i, j, ...)`` over every point of ``domain`` (a ``range``
-    or a tuple of ranges) as aggregated owner-computes statements.
+    """Collective: run ``body(i, j, ...)`` over every point of ``domain`` (a ``range``,
+    a tuple of ranges, or ranges whose bounds depend on outer loop variables) as
+    aggregated owner-computes statements.
 
     ``body`` is called ONCE with symbolic loop variables; each assignment it
     makes through affine subscripts (``A[2*i + 1, j - 1] = B[i, j] * 0.5``)
@@ -225,11 +215,19 @@ def forall(domain, body) -> None:
     with the others by NumPy's rules).  Only integer arithmetic keeps a variable
     symbolic; ``i / 2``, ``i % 2`` and comparisons raise ``TraceError``.
 
+    An inner range may depend on outer variables: give a callable of the first
+    ``k`` variables' values that returns the range, as in
+    ``pg.forall((range(n), lambda i: range(i + 1, n)), body)`` (a triangle).
+    It is evaluated once per point of those ``k`` variables, and the domain runs
+    as a union of rectangular parts planned together (see ``docs/domains.md``):
+    still one message per (peer, array) per statement.
+
     Parameters
     ----------
-    domain : range or tuple of range
-        The iteration space, one range per loop variable (an int ``n`` means
-        ``range(n)``).
+    domain : range, int, or tuple of range, int or callable
+        The iteration space, one entry per loop variable, outermost first (an
+        int ``n`` means ``range(n)``; a callable ``f(i, ...)`` of outer
+        variables returns the range of an inner one).
     body : callable
         Called once with one symbolic variable per range; it assigns to
         distributed arrays through subscripts affine in the variables.
@@ -242,9 +240,19 @@ def forall(domain, body) -> None:
     ...     B[i, j] = 0.25 * (A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1])
     >>> pg.forall((range(1, n - 1), range(1, n - 1)), body)      # doctest: +SKIP
     >>> pg.forall(range(n), lambda i: C.__setitem__(i, 2 * i))    # doctest: +SKIP
+
+    The upper triangle of ``C = A @ A.T`` (``syrk``), a triangle times a range:
+
+    >>> def body(i, j, k):                                        # doctest: +SKIP
+    ...     C[i, j] += A[i, k] * A[j, k]
+    >>> pg.forall((range(n), lambda i: range(i, n), range(m)), body)  # doctest: +SKIP
     """
-    dom = _domain(domain)
-    m = len(dom)
+    if engine.tracing():
+        raise TraceError("pg.forall inside a pg.forall body cannot be traced: write ONE forall over all the "
+                         "loop variables, with inner ranges that depend on outer ones if needed: "
+                         "pg.forall((range(n), lambda i: range(i + 1, n)), body)")
+    dom = resolve(domain)
+    m = dom.ndim
     tracer = _Tracer()
     engine.trace_push(tracer)
     try:
@@ -257,7 +265,7 @@ def forall(domain, body) -> None:
 
 
 def _run_record(dom, target: Ref, value, uf, other) -> None:
-    m = len(dom)
+    m = dom.ndim
     cols = [any(len(row) > v and row[v] for row in target.M) for v in range(m)]
     label = target.base.label
     if uf is not None:

@@ -136,6 +136,12 @@ def var_lattices(start: int, step: int, count: int, terms, fixed=()) -> tuple:
     """
     if count <= 0:
         return ()
+    if count == 1:                                   # one point (a row of a triangle): no cuts
+        for i, q in fixed:
+            a, c, m = terms[i]
+            if m.owner(a * start + c) != q:
+                return ()
+        return ((0, 1, 1, 1),)
     fix = dict(fixed)
     info = []
     for a, c, m in terms:

@@ -42,6 +42,9 @@ def describe(plan, names=None, max_pieces: int = 8, totals: str | None = None) -
     reads = ", ".join(t for k, t in enumerate(txt) if k != s.write)
     op = f" {s.reduce}=" if s.reduce else " ="
     over = ", ".join(f"{v} in range({a}, {a + b * n}{'' if b == 1 else f', {b}'})" for v, (a, b, n) in zip(vn, s.box))
+    if s.parts:
+        over = (f"a domain of {s.size} iterations in {len(s.parts)} rectangular parts, "
+                f"bounded by {over}")
     lines = [f"statement: {txt[s.write]}{op} f({reads})   over {over or 'nothing'}   on {plan.nlocales} locales"]
     local = isinstance(plan, Plan)
     locs = (plan,) if local else plan.locales

@@ -59,7 +59,11 @@ class InspectorLocale:
 
 
 def box_points(stmt: Statement) -> list[np.ndarray]:
-    """Loop variable values of every iteration (flattened C order over the box)."""
+    """Loop variable values of every iteration (flattened C order over the box, part
+    after part for a non-rectangular domain)."""
+    if stmt.parts:
+        per = [box_points(sub) for sub in stmt.rectangles()]
+        return [np.concatenate([p[v] for p in per]) for v in range(stmt.nvars)]
     axes = [start + step * np.arange(count, dtype=np.int64) for start, step, count in stmt.box]
     return [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []
 

@@ -79,20 +79,26 @@ class Access:
 @dataclass(frozen=True)
 class Statement:
     """An iteration ``box`` (``(start, step, count)`` per loop var), its ``accesses``,
-    the index of the written access, and the reduction ufunc name (or None)."""
+    the index of the written access, the reduction ufunc name (or None), and for a
+    non-rectangular domain its disjoint rectangular ``parts`` (``box`` bounding them)."""
 
     box: tuple[tuple[int, int, int], ...]
     accesses: tuple[Access, ...]
     write: int
     reduce: str | None = None
+    parts: tuple = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "box", tuple((int(a), int(b), int(n)) for a, b, n in self.box))
         object.__setattr__(self, "accesses", tuple(self.accesses))
+        object.__setattr__(self, "parts", tuple(tuple((int(a), int(b), int(n)) for a, b, n in p)
+                                                for p in self.parts))
         m = len(self.box)
-        for start, step, count in self.box:
+        for start, step, count in self.box + tuple(r for p in self.parts for r in p):
             if step == 0 or count < 0:
                 raise PlanError(f"bad iteration range start={start} step={step} count={count}")
+        if any(len(p) != m for p in self.parts):
+            raise PlanError(f"every part of the domain must have {m} ranges (one per loop variable)")
         for x in self.accesses:
             if any(len(row) != m for row in x.M):
                 raise PlanError(f"access matrix rows must have {m} entries (one per loop variable)")
@@ -114,10 +120,23 @@ class Statement:
     @property
     def size(self) -> int:
         """Number of iterations."""
-        n = 1
-        for _, _, c in self.box:
-            n *= c
-        return n
+        total = 0
+        for box in self.boxes():
+            n = 1
+            for _, _, c in box:
+                n *= c
+            total += n
+        return total
+
+    def boxes(self) -> tuple:
+        """The rectangular boxes whose union is the domain (``(box,)`` for a box)."""
+        return self.parts if self.parts else (self.box,)
+
+    def rectangles(self) -> tuple[Statement, ...]:
+        """One box statement per part (``(self,)`` for a box)."""
+        if not self.parts:
+            return (self,)
+        return tuple(Statement(b, self.accesses, self.write, self.reduce) for b in self.parts)
 
     @property
     def reduced_vars(self) -> tuple[int, ...]:
@@ -131,18 +150,26 @@ class Statement:
 
     def check_bounds(self, shapes) -> None:
         """Raise :class:`PlanError` if an access leaves its array (``shapes`` per slot)."""
-        if self.size == 0:
+        boxes = [b for b in self.boxes() if all(n for _, _, n in b)]
+        if not boxes:
             return
         for k, x in enumerate(self.accesses):
             shape = shapes[x.slot]
             if len(shape) != x.ndim:
                 raise PlanError(f"access {k} has {x.ndim} subscripts for an array of shape {shape}")
             for d, (row, c) in enumerate(zip(x.M, x.c)):
-                lo = hi = c
-                for a, (start, step, count) in zip(row, self.box):
-                    first, last = a * start, a * (start + step * (count - 1))
-                    lo += min(first, last)
-                    hi += max(first, last)
+                lo, hi = c + min(_span(row, b)[0] for b in boxes), c + max(_span(row, b)[1] for b in boxes)
                 if lo < 0 or hi >= shape[d]:
                     raise PlanError(f"access {k} reaches index {lo if lo < 0 else hi} in dim {d} "
                                     f"of an array of shape {tuple(shape)}")
+
+
+def _span(row, box) -> tuple[int, int]:
+    """Least and greatest ``row @ i`` over ``box``."""
+    lo = hi = 0
+    for a, (start, step, count) in zip(row, box):
+        if a:
+            first, last = a * start, a * (start + step * (count - 1))
+            lo += min(first, last)
+            hi += max(first, last)
+    return lo, hi

@@ -50,21 +50,49 @@ class Lattice:
         return [self.first + self.dt * t + self.du * u for t in range(self.ntiles) for u in range(self.length)]
 
 
-def lattices(stmt: Statement, layouts, only=None, fix=None) -> tuple[tuple[Lattice, ...], ...]:
+def lattices(stmt: Statement, layouts, only=None, fix=None, box=None) -> tuple[tuple[Lattice, ...], ...]:
     """Per loop variable, its lattices, on which every access (of ``only``, default all)
     has one owner.  ``fix = (k, coords)`` keeps only the iterations where access ``k``
     lies on the locale at grid ``coords``: a locale's own pieces (``k`` the owning
     access) or the pieces that read its memory (``k`` a read), found without looking
     at any other locale's part.  Accesses with a constant index off ``coords`` in a
-    dimension give no pieces at all (an empty lattice list for variable 0)."""
+    dimension give no pieces at all (an empty lattice list for variable 0).  ``box``
+    replaces the statement's box (one part of a non-rectangular domain)."""
+    box = stmt.box if box is None else box
+    return _on_box(_terms(stmt, layouts, only, fix), box)
+
+
+def part_lattices(stmt: Statement, layouts, boxes, only=None, fix=None):
+    """:func:`lattices` of each of ``boxes`` (the parts of a domain), the accesses'
+    terms worked out once for all of them."""
+    terms = _terms(stmt, layouts, only, fix)
+    return [_on_box(terms, b) for b in boxes]
+
+
+def _on_box(terms, box) -> tuple[tuple[Lattice, ...], ...]:
+    if terms is None:
+        return tuple(() for _ in box)
+    if terms == "off":
+        return ((),) + tuple(() for _ in box[1:])
+    out = []
+    for (start, step, count), (tv, fixed) in zip(box, terms):
+        segs = var_lattices(start, step, count, tv, fixed)
+        out.append(tuple(Lattice(start + step * k0, step, n, step * T, nt) for k0, n, T, nt in segs))
+    return tuple(out)
+
+
+def _terms(stmt: Statement, layouts, only, fix):
+    """Per loop variable ``(terms, fixed)`` for :func:`~pgas.layout.segments.var_lattices`;
+    ``"off"`` if the fixed access has a constant index off ``coords``, None if the
+    fixed access can never lie on ``coords`` (``A[i, i]`` off the grid's diagonal)."""
     keep = range(len(stmt.accesses)) if only is None else only
     if fix is not None:
         x = stmt.accesses[fix[0]]
         maps = layouts[x.slot].maps
         if any(not any(row) and maps[d].owner(c) != fix[1][d] for d, (row, c) in enumerate(zip(x.M, x.c))):
-            return ((),) + tuple(() for _ in stmt.box[1:])
+            return "off"
     out = []
-    for v, (start, step, count) in enumerate(stmt.box):
+    for v in range(stmt.nvars):
         terms, fixed, seen = [], {}, {}
         for k in keep:
             x = stmt.accesses[k]
@@ -82,10 +110,9 @@ def lattices(stmt: Statement, layouts, only=None, fix=None) -> tuple[tuple[Latti
             if fixed is None:
                 break
         if fixed is None:
-            return tuple(() for _ in stmt.box)
-        segs = var_lattices(start, step, count, terms, tuple(fixed.items()))
-        out.append(tuple(Lattice(start + step * k0, step, n, step * T, nt) for k0, n, T, nt in segs))
-    return tuple(out)
+            return None
+        out.append((terms, tuple(fixed.items())))
+    return out
 
 
 def access_on_piece(x, piece: tuple[Lattice, ...], layout) -> tuple[int, int, tuple[int, ...]]:

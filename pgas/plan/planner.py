@@ -24,7 +24,9 @@ access fixed to them, so the work grows with what the locale computes and
 with the locales it talks to, never with the locale count.  Plans are cached
 by structure (statement, layouts, owning access, locale), so a statement
 repeated in a time-step loop is planned once.  Non-separable statements
-(``A[i + j]``) go to :mod:`pgas.plan.inspector`.
+(``A[i + j]``) go to :mod:`pgas.plan.inspector`.  A non-rectangular domain
+(:attr:`~pgas.plan.model.Statement.parts`) is planned part by part, and the
+pieces of all parts share the messages: still at most one per (peer, array).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from functools import lru_cache
 
 from .inspector import plan_inspector
 from .model import PlanError, Statement
-from .pieces import access_on_piece, lattices
+from .pieces import access_on_piece, part_lattices
 from .result import GlobalPlan, Message, Plan, Ref, Task
 from .transfers import MessageBuilder, buffer_view, disjoint, normalise, region_size
 
@@ -88,14 +90,20 @@ def _plan_local(stmt: Statement, layouts: tuple, own: int, locale: int) -> Plan:
     if not stmt.separable:
         return plan_inspector(stmt, layouts, P, locale)
     ox = stmt.accesses[own]
-    lats = lattices(stmt, layouts, fix=(own, layouts[ox.slot].coords(locale)))
-    pieces = list(itertools.product(*lats))
+    coords = layouts[ox.slot].coords(locale)
+    pieces = [pc for lats in part_lattices(stmt, layouts, _nonempty(stmt), fix=(own, coords))
+              for pc in itertools.product(*lats)]
     raw = [tuple(access_on_piece(x, pc, layouts[x.slot]) for x in stmt.accesses) for pc in pieces]
     tasks, fetches, writebacks, valid = _build(stmt, pieces, raw, own, locale)
     readers, writers = _peers(stmt, layouts, own, locale)
     acc = ACCUMULATE_OPS[stmt.reduce] if own != stmt.write and stmt.reduced_vars else None
     return Plan(stmt, P, locale, "pieces", own, tuple(pieces), tasks, fetches, writebacks,
                 readers, writers, acc, valid)
+
+
+def _nonempty(stmt: Statement) -> list:
+    """The boxes of the statement's domain that hold iterations."""
+    return [b for b in stmt.boxes() if all(n for _, _, n in b)]
 
 
 def _nlocales(layouts) -> int:
@@ -156,13 +164,52 @@ def _peers(stmt: Statement, layouts, own: int, me: int) -> tuple[tuple[int, ...]
         if k == own or (x.slot, x.M, x.c, k == stmt.write) in done:
             continue
         done.add((x.slot, x.M, x.c, k == stmt.write))
-        lats = lattices(stmt, layouts, only=(k, own), fix=(k, layouts[x.slot].coords(me)))
-        for pc in itertools.product(*lats):
+        here = layouts[x.slot].coords(me)
+        for pc in (pc for lats in part_lattices(stmt, layouts, _nonempty(stmt), only=(k, own), fix=(k, here))
+                   for pc in itertools.product(*lats)):
             g = tuple(c + sum(a * lat.first for a, lat in zip(row, pc)) for row, c in zip(ox.M, ox.c))
             e = OL.owner(g)
             if e != me:
                 role.add(e)
     return tuple(sorted(readers)), tuple(sorted(writers))
+
+
+#: Regions one message builder coalesces new footprints with: a message whose
+#: footprints do not merge (a triangle's rows reading one element each) is built in
+#: chunks of this many regions, each coalesced alone, so planning stays linear in
+#: the footprints.  Footprints that do merge (overlapping rows) stay in one region.
+CHUNK = 64
+
+
+class _Chunked:
+    """A :class:`MessageBuilder` in chunks of :data:`CHUNK` regions, built into
+    one message (the chunks' regions one after the other)."""
+
+    def __init__(self, write: bool) -> None:
+        self.write = write
+        self.builders: list = []
+        self.ids: list = []                       # per use: (builder, its use id there)
+
+    def add(self, offset: int, counts, strides) -> int:
+        if not self.builders or len(self.builders[-1].regions) >= CHUNK:
+            self.builders.append(MessageBuilder(write=self.write))
+        self.ids.append((len(self.builders) - 1, self.builders[-1].add(offset, counts, strides)))
+        return len(self.ids) - 1
+
+    def build(self):
+        if len(self.builders) == 1:
+            return self.builders[0].build()
+        regions, parts, pos = [], [], 0
+        for b in self.builders:
+            r, u = b.build()
+            parts.append((u, pos))
+            regions += r
+            pos += sum(region_size(x) for x in r)
+        uses = []
+        for b, u in self.ids:
+            got, shift = parts[b]
+            uses.append((shift + got[u][0], got[u][1]))
+        return tuple(regions), tuple(uses)
 
 
 def _build(stmt: Statement, pieces, raw, own: int, me: int):
@@ -185,7 +232,7 @@ def _build(stmt: Statement, pieces, raw, own: int, me: int):
             key = (o, stmt.accesses[a].slot)
             book = books[w]
             if key not in book:
-                book[key] = MessageBuilder(write=w and not accumulate)
+                book[key] = _Chunked(write=w and not accumulate)
             pending.append((len(tasks), a, w, key, book[key].add(*region), dims, flips, shape))
         tasks.append([p, shape, refs])
     built, index, valid = {}, {}, True
