@@ -16,7 +16,7 @@ from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
 from . import settings
 from .lower import lower_ref, lower_view
-from .run import REDUCE_WITH, accumulable, run
+from .run import REDUCE_WITH, accumulable, groupable, run, run_together
 
 _explaining: list = []
 
@@ -40,6 +40,31 @@ class Executor:
         out = empty(shape, x.dtype if dtype is None else dtype, first.layout.like(len(shape)))
         execute(lower_view(View.whole(out), x))
         return out
+
+
+    def run_group(self, pairs, header: str = "") -> None:
+        """Run statements ``[(target view, value), ...]`` whose targets are distinct and
+        read by none of them, with one exchange (:func:`pgas.exec.run.run_together`);
+        each runs on the owner of its write.  Under :func:`explain`, describes each."""
+        for target, value in pairs:
+            collective.statement(target, value, not _explaining)
+        for target, value in pairs:
+            before_write(target.base, value)
+        lows = [lower_view(t, v) for t, v in pairs]
+        if _explaining:
+            _explaining[-1][1].append(f"{header}: {len(lows)} statements, their transfers in one exchange")
+            for low in lows:
+                execute(low)
+            return
+        lows = [low for low in lows if low.stmt.size]
+        here = comm.here()
+        items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
+                 for low in lows]
+        if settings.get("aggregate") and all(groupable(p) for _, p in items):
+            run_together(items)
+        else:
+            for low, p in items:
+                run(low, p, settings.get("aggregate"))
 
 
 def _leaves(x):
