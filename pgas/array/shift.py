@@ -172,11 +172,25 @@ def check_out(A: DistArray, out, count: int, fn: str) -> list:
     return outs
 
 
-def run(A: DistArray, specs: list, outs: list, header: str) -> None:
+def run(A: DistArray, specs: list, outs: list, header: str, plans=None) -> None:
     """Collective: every shift of ``specs`` from ``A`` into ``outs``, one exchange."""
     pairs = [p for spec, R in zip(specs, outs) for p in statements(A, R, spec)]
     checked(header + "({0})", A, args=tuple(s.key() for s in specs))
-    engine.executor().run_group(pairs, header)
+    engine.executor().run_group(pairs, header, plans)
+
+
+class _Proto:
+    """A stand-in destination (metadata only, no storage) for planning at setup."""
+
+    def __init__(self, A, k: int) -> None:
+        self.layout, self.dtype, self.name = A.layout, A.dtype, f"R{k}"
+        self.shape, self.ndim, self.label = A.shape, A.ndim, f"destination {k}"
+
+
+def setup_plans(A: DistArray, specs: list) -> dict:
+    """This locale's plans of the statements of ``specs`` (pure: no communication)."""
+    pairs = [p for k, spec in enumerate(specs) for p in statements(A, _Proto(A, k), spec)]
+    return engine.executor().plan_group(pairs)
 
 
 # -- public API ----------------------------------------------------------------
@@ -309,6 +323,7 @@ class PShiftPlan:
         self.specs = parse(A, shifts, "pg.pshift_setup")
         self.shape, self.dtype, self.layout = A.shape, A.dtype, A.layout
         self.label = f"{A.dtype} array of shape {A.shape} with {A.dist}"
+        self._plans = setup_plans(A, self.specs)
         self._live = True
 
     def __call__(self, A, out=None):
@@ -321,13 +336,13 @@ class PShiftPlan:
             raise ValueError(f"pshift plan: set up for a {self.label}, used on a {A.dtype} array of shape "
                              f"{A.shape} with {A.dist}: make a plan per shape, dtype and distribution")
         outs = check_out(A, out, len(self.specs), "pshift plan")
-        run(A, self.specs, outs, "pg.pshift")
+        run(A, self.specs, outs, "pg.pshift", self._plans)
         return outs
 
     def free(self) -> None:
         """Release the plan (it cannot be used afterwards)."""
         self._live = False
-        self.specs = []
+        self.specs, self._plans = [], {}
 
     def __enter__(self) -> "PShiftPlan":
         return self

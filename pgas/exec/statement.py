@@ -42,7 +42,18 @@ class Executor:
         return out
 
 
-    def run_group(self, pairs, header: str = "") -> None:
+    def plan_group(self, pairs) -> dict:
+        """This locale's plans of the statements ``pairs`` (lowered and planned, not run),
+        keyed by (statement, layouts), for :meth:`run_group`'s ``plans``."""
+        out = {}
+        for t, v in pairs:
+            low = lower_view(t, v)
+            if low.stmt.size:
+                layouts = tuple(a.layout for a in low.arrays)
+                out[low.stmt, layouts] = plan_local(low.stmt, layouts, low.stmt.write, comm.here())
+        return out
+
+    def run_group(self, pairs, header: str = "", plans=None) -> None:
         """Run statements ``[(target view, value), ...]`` whose targets are distinct and
         read by none of them, with one exchange (:func:`pgas.exec.run.run_together`);
         each runs on the owner of its write.  Under :func:`explain`, describes each."""
@@ -58,8 +69,11 @@ class Executor:
             return
         lows = [low for low in lows if low.stmt.size]
         here = comm.here()
-        items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
-                 for low in lows]
+        items = []
+        for low in lows:
+            layouts = tuple(a.layout for a in low.arrays)
+            plan = (plans or {}).get((low.stmt, layouts))
+            items.append((low, plan or plan_local(low.stmt, layouts, low.stmt.write, here)))
         if settings.get("aggregate") and all(groupable(p) for _, p in items):
             run_together(items)
         else:
