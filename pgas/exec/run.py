@@ -174,7 +174,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     stmt = plan.stmt
     W = stmt.write
     warr = low.arrays[stmt.accesses[W].slot]
-    flats = [a.local.reshape(-1) for a in low.arrays]
+    flats = [a._storage for a in low.arrays]
     wflat = flats[stmt.accesses[W].slot]
     wins = {id(a._win): a._win for a in low.arrays}.values()
     sources = sorted({m.peer for m in plan.fetches})
@@ -325,7 +325,7 @@ class _InspectorContext:
         g = self.lp.gathers[k]
         arr = self.low.arrays[self.plan.stmt.accesses[k].slot]
         out = np.empty(self.lp.count, dtype=arr.dtype)
-        out[g.local_pos] = arr.local.reshape(-1)[g.local_off]
+        out[g.local_pos] = arr._storage[g.local_off]
         for i, pos, bpos in g.remote:
             out[pos] = self.bufs[i][bpos]
         return out
@@ -364,7 +364,7 @@ def _run_inspector(low, plan, aggregate: bool) -> None:
         return
     value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))
     warr = low.arrays[stmt.accesses[stmt.write].slot]
-    wflat = warr.local.reshape(-1)
+    wflat = warr._storage
     offs = lp.gathers[stmt.write].local_off
     combine, reducer = _combine(stmt)
     if combine is None:
@@ -420,7 +420,7 @@ def run_together(items) -> None:
     written = [low.arrays[low.stmt.accesses[low.stmt.write].slot].local for low, _ in items]
     results = []
     for k, (low, plan) in enumerate(items):
-        flats = [a.local.reshape(-1) for a in low.arrays]
+        flats = [a._storage for a in low.arrays]
         vals = []
         for task in plan.tasks:
             value = evaluate(low.prog, _TaskContext(low, plan, task, flats, bufs[k], True))
@@ -432,7 +432,7 @@ def run_together(items) -> None:
     comm.wait(readers_done)                           # nobody reads my memory any more
     for (low, plan), vals in zip(items, results):
         stmt = plan.stmt
-        wflat = low.arrays[stmt.accesses[stmt.write].slot].local.reshape(-1)
+        wflat = low.arrays[stmt.accesses[stmt.write].slot]._storage
         for task, value in zip(plan.tasks, vals):
             ref = task.refs[stmt.write]
             strided(wflat, ref.offset, ref.strides, task.shape)[...] = value
