@@ -70,7 +70,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
     (2, array([1, 3, 5, 7]))
     """
 
-    __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_storage", "_win", "_me", "_writes", "_seq", "__weakref__")
+    __slots__ = ("layout", "dtype", "name", "local", "_storage", "_win", "_me", "_writes", "_seq", "__weakref__")
 
     def __init__(self, *args, **kwargs) -> None:
         raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
@@ -86,13 +86,8 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         size = math.prod(layout.storage_shape(comm.here()))           # the local shape, plus any ghost cells
         self._win = comm.allocate(size, self.dtype, (layout.key, self.dtype.str),
                                   math.prod(layout.shape) * self.dtype.itemsize)
-        self._storage = self._win.storage()
-        if layout.ghosts:
-            self._flat_local = ghosts.NoFlat(self)             # dense-storage paths raise, never misread
-            self.local = ghosts.interior(self._storage, layout)
-        else:
-            self._flat_local = self._storage
-            self.local = self._flat_local.reshape(shape)
+        self._storage = self._win.storage()           # flat; with ghost cells, the padded block
+        self.local = ghosts.interior(self._storage, layout) if layout.ghosts else self._storage.reshape(shape)
         self._me = comm.here()
         self._writes = 0                       # collective writes seen (lazy expressions check it)
         self._seq = next(_created)
@@ -160,6 +155,14 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
             raise IndexError(f"{self.label}: {key!r} does not name one element")
         return idx
 
+
+    @property
+    def _flat_local(self) -> np.ndarray:
+        """This locale's elements, flat and dense, for the paths that need dense storage:
+        an array with ghost cells raises here, on every locale alike, rather than misread."""
+        if self.layout.ghosts:
+            ghosts.dense_only(self)
+        return self._storage
 
     # -- ghost cells (see pgas.array.ghosts) ------------------------------
     @property

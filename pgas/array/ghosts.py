@@ -32,23 +32,10 @@ from .. import comm
 READY, DONE = 21, 22
 
 
-class NoFlat:
-    """Stands in for ``A._flat_local`` on an array with ghost cells: the paths that
-    assume dense local storage raise this error instead of misreading the padding."""
-
-    __slots__ = ("label",)
-
-    def __init__(self, A) -> None:
-        self.label = A.label
-
-    def _fail(self, *args, **kwargs):
-        raise NotImplementedError(f"{self.label} has ghost cells, and this operation needs dense local "
-                                  "storage: run it on a copy without ghosts (pg.asarray(A[...]) or A[...].copy())")
-
-    __getitem__ = __setitem__ = __array__ = __len__ = __iter__ = _fail
-
-    def __getattr__(self, name):
-        self._fail()
+def dense_only(A):
+    """Raise: ``A`` has ghost cells and the operation needs dense local storage."""
+    raise NotImplementedError(f"{A.label} has ghost cells, and this operation needs dense local storage: "
+                              "run it on a copy without ghosts, pg.asarray(A, dist=pg.Block())")
 
 
 def check_ghosts(ghosts, layout):

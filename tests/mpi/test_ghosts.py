@@ -132,6 +132,12 @@ def test_existing_paths_see_the_interior(ghosts):
     assert_matches(outs[0], np.roll(G, -1, 0))
     D = pg.asarray(A, dist=pg.Cyclic())
     assert_matches(D, G)
+    idx = np.array([0, 13, 62, 5 + 7 * pg.here]) % 63               # irregular ops: storage offsets
+    got = A.gather((idx // 7, idx % 7))
+    collective_verdict(np.array_equal(got, G[idx // 7, idx % 7]), f"gather {got}")
+    A.update((np.array([1]), np.array([1])), np.array([1.0]))      # every locale adds 1 to A[1, 1]
+    G[1, 1] += P
+    assert_matches(A, G)
 
 
 def test_ghost_errors_and_dense_paths():
@@ -146,6 +152,7 @@ def test_ghost_errors_and_dense_paths():
         A.update_ghosts(periodic=(True, False))
     with pytest.raises(NotImplementedError, match="ghost cells"):
         pg.sort(A)
+    assert_matches(pg.sort(pg.asarray(A, dist=pg.Block())), np.sort(data(10, 4)))
     collective_verdict(pg.zeros(5, ghosts=0).ghosts == (0,) and pg.zeros(5).local_with_ghosts.shape == pg.zeros(5).local.shape)
 
 
