@@ -172,11 +172,11 @@ def check_out(A: DistArray, out, count: int, fn: str) -> list:
     return outs
 
 
-def run(A: DistArray, specs: list, outs: list, header: str, plans=None) -> None:
+def run(A: DistArray, specs: list, outs: list, header: str) -> None:
     """Collective: every shift of ``specs`` from ``A`` into ``outs``, one exchange."""
     pairs = [p for spec, R in zip(specs, outs) for p in statements(A, R, spec)]
     checked(header + "({0})", A, args=tuple(s.key() for s in specs))
-    engine.executor().run_group(pairs, header, plans)
+    engine.executor().run_group(pairs, header)
 
 
 class _Proto:
@@ -187,10 +187,12 @@ class _Proto:
         self.shape, self.ndim, self.label = A.shape, A.ndim, f"destination {k}"
 
 
-def setup_plans(A: DistArray, specs: list) -> dict:
-    """This locale's plans of the statements of ``specs`` (pure: no communication)."""
-    pairs = [p for k, spec in enumerate(specs) for p in statements(A, _Proto(A, k), spec)]
-    return engine.executor().plan_group(pairs)
+def setup_plans(A: DistArray, specs: list) -> tuple[list, list]:
+    """The stand-in destinations and this locale's lowered, planned statements of
+    ``specs`` (pure: no communication)."""
+    protos = [_Proto(A, k) for k in range(len(specs))]
+    pairs = [p for R, spec in zip(protos, specs) for p in statements(A, R, spec)]
+    return protos, engine.executor().plan_group(pairs)
 
 
 # -- public API ----------------------------------------------------------------
@@ -323,7 +325,8 @@ class PShiftPlan:
         self.specs = parse(A, shifts, "pg.pshift_setup")
         self.shape, self.dtype, self.layout = A.shape, A.dtype, A.layout
         self.label = f"{A.dtype} array of shape {A.shape} with {A.dist}"
-        self._plans = setup_plans(A, self.specs)
+        self._proto = A
+        self._dests, self._items = setup_plans(A, self.specs)
         self._live = True
 
     def __call__(self, A, out=None):
@@ -336,13 +339,15 @@ class PShiftPlan:
             raise ValueError(f"pshift plan: set up for a {self.label}, used on a {A.dtype} array of shape "
                              f"{A.shape} with {A.dist}: make a plan per shape, dtype and distribution")
         outs = check_out(A, out, len(self.specs), "pshift plan")
-        run(A, self.specs, outs, "pg.pshift", self._plans)
+        checked("pshift plan({0})", A, args=tuple(s.key() for s in self.specs))
+        rebind = {id(self._proto): A, **{id(d): R for d, R in zip(self._dests, outs)}}
+        engine.executor().run_planned(self._items, rebind, "pg.pshift")
         return outs
 
     def free(self) -> None:
         """Release the plan (it cannot be used afterwards)."""
         self._live = False
-        self.specs, self._plans = [], {}
+        self.specs, self._items, self._dests, self._proto = [], [], [], None
 
     def __enter__(self) -> "PShiftPlan":
         return self

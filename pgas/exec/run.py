@@ -417,15 +417,17 @@ def run_together(items) -> None:
             bufs[k][j] = buf[start:start + m.size]
     _flush_all([(g[0], g[1]) for g in groups.values()])
     sent += comm.notify(sources, DONE_READ)
-    written = [low.arrays[low.stmt.accesses[low.stmt.write].slot].local for low, _ in items]
+    written = {id(low.arrays[low.stmt.accesses[low.stmt.write].slot]) for low, _ in items}
     results = []
     for k, (low, plan) in enumerate(items):
         flats = [a._storage for a in low.arrays]
+        W = low.stmt.accesses[low.stmt.write].slot
+        reads_written = any(id(a) in written for j, a in enumerate(low.arrays) if j != W)
         vals = []
         for task in plan.tasks:
             value = evaluate(low.prog, _TaskContext(low, plan, task, flats, bufs[k], True))
             value = np.broadcast_to(value, task.shape)
-            if any(np.may_share_memory(value, w) for w in written):
+            if reads_written or np.may_share_memory(value, flats[W]):
                 value = value.copy()
             vals.append(value)
         results.append(vals)

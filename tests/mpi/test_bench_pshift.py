@@ -24,3 +24,6 @@ def test_fit_recovers_a_model():
     f = pshift.fit(rows, 2, "cshift")
     assert abs(f["a"] - 1e-4) < 1e-9 and abs(f["b"] - 2e-6) < 1e-10 and f["relative_rms_residual"] < 1e-6
     assert pshift.fit(rows[:2], 2, "cshift") is None
+    rows1 = [{"rank": 1, "L": L, "ghosts": {"seconds": 5e-5 + 1e-9 * L}} for L in (4, 64, 1024)]
+    f1 = pshift.fit(rows1, 1, "ghosts")
+    assert abs(f1["a"] - 5e-5) < 1e-10 and f1["b"] == 0 and abs(f1["c"] - 1e-9) < 1e-13
