@@ -169,6 +169,7 @@ def main(argv=None) -> int:
                         out)
     if args.plot and comm.here() == 0:
         plot(rows, args.plot)
+    comm.barrier()                                  # the others wait for the plot (a slow import)
     if comm.here() == 0:
         print(f"wrote {path}" + (f" and {args.plot}" if args.plot else ""))
     return 0 if all(r["correct"] for r in rows) else 1

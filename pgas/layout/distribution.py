@@ -166,6 +166,10 @@ class Layout:
         given size for BlockCyclic.
     dist : Distribution
         The recipe this layout was bound from.
+    ghosts : tuple of int
+        Ghost-cell width per dimension (``()`` for none): each locale's storage is
+        its block padded by that many cells on both sides (see ``storage_shape``,
+        ``storage_strides``, ``storage_base``); local indices stay unpadded.
 
     Examples
     --------
