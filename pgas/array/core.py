@@ -25,7 +25,7 @@ from .methods import ArrayMethods
 _created = itertools.count()      # creation is collective: every locale numbers arrays alike
 
 
-class DistArray(ArrayMethods, NDArrayOperatorsMixin):
+class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     """A distributed array; make one with ``pg.zeros``, ``pg.from_numpy`` and friends.
 
     Every locale holds the same ``DistArray`` object's metadata and its own part of
@@ -163,38 +163,6 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         if self.layout.ghosts:
             ghosts.dense_only(self)
         return self._storage
-
-    # -- ghost cells (see pgas.array.ghosts) ------------------------------
-    @property
-    def ghosts(self) -> tuple[int, ...]:
-        """Ghost width per dimension (all 0 without ghost cells)."""
-        return self.layout.ghosts or (0,) * self.ndim
-
-    @property
-    def local_with_ghosts(self) -> np.ndarray:
-        """This locale's block padded with its ghost cells, a view of its window storage
-        (``A.local`` is its interior).  Fill the ghosts with :meth:`update_ghosts`."""
-        return ghosts.padded(self)
-
-    def update_ghosts(self, periodic=False, corners: bool = True) -> None:
-        """Collective: fill every ghost cell from its owner, one message per neighbour.
-
-        Parameters
-        ----------
-        periodic : bool or sequence of bool, optional
-            Per dimension (or for all): wrap around the global edges; where not
-            periodic, ghost cells outside the array are left as they are.
-        corners : bool, optional
-            Fill the edge and corner ghost regions too (needed by 9- and 27-point
-            stencils), not only the faces.
-        """
-        ghosts.update_ghosts(self, periodic, corners)
-
-    def accumulate_ghosts(self, periodic=False, corners: bool = True, op: str = "sum") -> None:
-        """Collective: combine (``op``: an MPI accumulate op, default ``"sum"``) the values
-        written into this locale's ghost cells into the elements they mirror on their
-        owners, then set those ghost cells to zero (one message per neighbour)."""
-        ghosts.accumulate_ghosts(self, periodic, corners, op)
 
     # -- collective whole-array access ----------------------------------
     def to_numpy(self, root: int | None = None) -> np.ndarray | None:

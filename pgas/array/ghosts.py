@@ -239,5 +239,42 @@ def accumulate_ghosts(A, periodic=False, corners: bool = True, op: str = "sum") 
     comm.statement_done()
 
 
+class GhostMethods:
+    """The ghost-cell members of :class:`pgas.DistArray`."""
+
+    __slots__ = ()
+
+    @property
+    def ghosts(self) -> tuple[int, ...]:
+        """Ghost width per dimension (all 0 without ghost cells)."""
+        return self.layout.ghosts or (0,) * self.ndim
+
+    @property
+    def local_with_ghosts(self) -> np.ndarray:
+        """This locale's block padded with its ghost cells, a view of its window storage
+        (``A.local`` is its interior).  Fill the ghosts with :meth:`update_ghosts`."""
+        return padded(self)
+
+    def update_ghosts(self, periodic=False, corners: bool = True) -> None:
+        """Collective: fill every ghost cell from its owner, one message per neighbour.
+
+        Parameters
+        ----------
+        periodic : bool or sequence of bool, optional
+            Per dimension (or for all): wrap around the global edges; where not
+            periodic, ghost cells outside the array are left as they are.
+        corners : bool, optional
+            Fill the edge and corner ghost regions too (needed by 9- and 27-point
+            stencils), not only the faces.
+        """
+        update_ghosts(self, periodic, corners)
+
+    def accumulate_ghosts(self, periodic=False, corners: bool = True, op: str = "sum") -> None:
+        """Collective: combine (``op``: an MPI accumulate op, default ``"sum"``) the values
+        written into this locale's ghost cells into the elements they mirror on their
+        owners, then set those ghost cells to zero (one message per neighbour)."""
+        accumulate_ghosts(self, periodic, corners, op)
+
+
 def _sl(box) -> tuple:
     return tuple(slice(lo, hi) for lo, hi in box)

@@ -28,7 +28,7 @@ from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
 MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reduce", "pgas.array.shape", "pgas.array.creation",
-           "pgas.array.sort", "pgas.array.unique"]
+           "pgas.array.sort", "pgas.array.unique", "pgas.array.shift"]
 
 #: NumPy function -> pgas implementation (built on first use; see :func:`handled`).
 HANDLED: dict = {}
@@ -396,39 +396,7 @@ def round_(a, decimals=0, out=None):
 
 HANDLED_FUNCS = {"all": _truth("all"), "any": _truth("any")}
 
-def roll(a, shift, axis=None):
-    """``np.roll`` through :func:`pgas.array.shift.cshift` (``np.roll(a, s, ax)`` is
-    ``cshift(a, -s, ax)``): tuples of shifts and axes roll along each (repeated axes
-    add up), ``axis=None`` rolls the flattened array (ravel, shift, reshape)."""
-    from . import engine
-    from .shape import ravel, reshape
-    from .shift import _axis, _shift, cshift
-    if not engine.is_array(a):
-        a = engine.materialise(a)
-    if axis is None:
-        if np.ndim(shift):
-            raise ValueError("np.roll: with axis=None the shift must be one integer")
-        if a.ndim == 1:
-            return cshift(a, -_shift(shift, "np.roll"), 0)
-        return reshape(cshift(ravel(a), -_shift(shift, "np.roll"), 0), a.shape)
-    try:
-        pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
-    except ValueError:
-        raise ValueError(f"np.roll: shift {shift!r} and axis {axis!r} do not broadcast together") from None
-    if pairs.nd > 1:
-        raise ValueError("np.roll: shift and axis must be integers or 1-D sequences")
-    total = [0] * a.ndim
-    for s, ax in pairs:
-        total[_axis(ax, a.ndim, "np.roll")] += _shift(s, "np.roll")
-    out = None
-    for ax, s in enumerate(total):
-        if s or (out is None and ax == a.ndim - 1):
-            out = cshift(a if out is None else out, -s, ax)
-    return out
-
-
 NUMPY_FUNCTIONS = {
-    np.roll: roll,
     np.sum: _reduction("sum", "sum"), np.prod: _reduction("prod", "prod"), np.min: _reduction("min", "min"),
     np.max: _reduction("max", "max"), np.amin: _reduction("min", "amin"), np.amax: _reduction("max", "amax"),
     np.mean: _reduction("mean", "mean"), np.all: HANDLED_FUNCS["all"], np.any: HANDLED_FUNCS["any"],

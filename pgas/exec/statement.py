@@ -16,7 +16,8 @@ from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
 from . import settings
 from .lower import Lowered, lower_ref, lower_view
-from .run import REDUCE_WITH, accumulable, groupable, run, run_together
+from .group import groupable, run_together
+from .run import REDUCE_WITH, accumulable, run
 
 _explaining: list = []
 
