@@ -52,6 +52,10 @@ __all__ = [
     "to_zarr", "from_zarr", "to_hdf5", "from_hdf5",
 ]
 
+# h11: polyshift (cshift, eoshift, pshift, pshift_setup)
+from .array.shift import PShiftPlan, cshift, eoshift, pshift, pshift_setup  # noqa: E402
+__all__ += ["cshift", "eoshift", "pshift", "pshift_setup", "PShiftPlan"]
+
 
 def __getattr__(name: str):
     """``pg.here`` and ``pg.num_locales`` are read from the runtime on each access."""

@@ -208,9 +208,9 @@ def read(A, key, loc):
     if check.enabled:
         check.collective("{0}[...]", (ident(A),), detail=loc, error=err, show=show)
         owner, flat = loc
-        return comm.bcast_value(A._flat_local[flat] if owner == A._me else 0, A.dtype, owner)
+        return comm.bcast_value(A._storage[flat] if owner == A._me else 0, A.dtype, owner)
     mine = loc is not None and loc[0] == A._me
-    return check.element(1, ident(A), loc, err, A._flat_local[loc[1]:loc[1] + 1] if mine else None, A.dtype, show)
+    return check.element(1, ident(A), loc, err, A._storage[loc[1]:loc[1] + 1] if mine else None, A.dtype, show)
 
 
 def write(A, key, loc, value, before_write) -> None:
@@ -229,5 +229,5 @@ def write(A, key, loc, value, before_write) -> None:
     before_write(A, None)
     owner, flat = loc
     if owner == A._me:
-        A._flat_local[flat] = value[0]
+        A._storage[flat] = value[0]
     comm.statement_done()

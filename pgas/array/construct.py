@@ -11,15 +11,17 @@ from ..comm import check
 from ..layout import Block, Distribution
 from .collective import checked
 from .core import DistArray
+from .ghosts import check_ghosts
 from .index import check_dtype, convert
 
 
-def _layout(shape, dist: Distribution | None):
+def _layout(shape, dist: Distribution | None, ghosts=None):
     shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
     dist = Block() if dist is None else dist
     if not isinstance(dist, Distribution):
         raise TypeError(f"dist must be pg.Block(), pg.Cyclic() or pg.BlockCyclic(b), got {dist!r}")
-    return dist.bind(shape, comm.num_locales())
+    layout = dist.bind(shape, comm.num_locales())
+    return layout if ghosts is None else check_ghosts(ghosts, layout)
 
 
 def _check(fn: str, shape, dtype, dist, name, value=None) -> None:
@@ -30,47 +32,56 @@ def _check(fn: str, shape, dtype, dist, name, value=None) -> None:
     checked(shown, args=(repr(dist), name))
 
 
-def empty(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
-    """Collective: a distributed array of ``shape`` with uninitialised elements."""
+def empty(shape, dtype=float, dist: Distribution | None = None, name: str | None = None, *,
+          ghosts=None) -> DistArray:
+    """Collective: a distributed array of ``shape`` with uninitialised elements.  Every
+    constructor takes ``ghosts=(g0, g1, ...)`` (Block only): each locale's block is
+    stored padded by ``g_d`` ghost cells on both sides of dimension ``d`` (see
+    ``A.update_ghosts`` and ``A.local_with_ghosts``)."""
     _check("empty", shape, dtype, dist, name)
-    return _empty(shape, dtype, dist, name)
+    return _empty(shape, dtype, dist, name, ghosts)
 
 
-def _empty(shape, dtype, dist, name) -> DistArray:
-    return DistArray._create(_layout(shape, dist), check_dtype(dtype), name)
+def _empty(shape, dtype, dist, name, ghosts=None) -> DistArray:
+    return DistArray._create(_layout(shape, dist, ghosts), check_dtype(dtype), name)
 
 
-def full(shape, value, dtype=None, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+def full(shape, value, dtype=None, dist: Distribution | None = None, name: str | None = None, *,
+         ghosts=None) -> DistArray:
     """Collective: a distributed array of ``shape`` filled with ``value``.  Like every
     initialising constructor it ends with a barrier, so one-sided access may follow at once."""
     dtype = check_dtype(np.asarray(value).dtype if dtype is None else dtype)
     _check("full", shape, dtype, dist, name, value)
-    return _full(shape, value, dtype, dist, name)
+    return _full(shape, value, dtype, dist, name, ghosts)
 
 
-def _full(shape, value, dtype, dist, name) -> DistArray:
-    layout = _layout(shape, dist)
+def _full(shape, value, dtype, dist, name, ghosts=None) -> DistArray:
+    layout = _layout(shape, dist, ghosts)
     fill = convert(value, dtype, "full")                 # replicated: checked alike everywhere
     try:
         fill = np.broadcast_to(fill, layout.shape)
     except ValueError:
         raise ValueError(f"full: cannot broadcast a fill value of shape {fill.shape} to shape {layout.shape}") from None
     a = DistArray._create(layout, check_dtype(dtype), name)
+    if layout.ghosts:
+        a.local_with_ghosts[...] = 0 if fill.ndim else fill        # ghost cells start defined
     a.local[...] = fill if fill.ndim == 0 else fill[np.ix_(*layout.owned(comm.here()))]
     comm.barrier([a._win])
     return a
 
 
-def zeros(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+def zeros(shape, dtype=float, dist: Distribution | None = None, name: str | None = None, *,
+          ghosts=None) -> DistArray:
     """Collective: a distributed array of zeros."""
     _check("zeros", shape, dtype, dist, name)
-    return _full(shape, 0, dtype, dist, name)
+    return _full(shape, 0, dtype, dist, name, ghosts)
 
 
-def ones(shape, dtype=float, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+def ones(shape, dtype=float, dist: Distribution | None = None, name: str | None = None, *,
+          ghosts=None) -> DistArray:
     """Collective: a distributed array of ones."""
     _check("ones", shape, dtype, dist, name)
-    return _full(shape, 1, dtype, dist, name)
+    return _full(shape, 1, dtype, dist, name, ghosts)
 
 
 def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None = None,
@@ -101,7 +112,7 @@ def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None
     return a
 
 
-def from_numpy(array, dist: Distribution | None = None, name: str | None = None) -> DistArray:
+def from_numpy(array, dist: Distribution | None = None, name: str | None = None, *, ghosts=None) -> DistArray:
     """Collective: distribute a global NumPy array that every locale holds (the same on each)."""
     array = np.asarray(array)
     checked("pg.from_numpy(...)", args=(repr(dist), name))
@@ -117,7 +128,9 @@ def from_numpy(array, dist: Distribution | None = None, name: str | None = None)
     if array.ndim == 0:
         raise ValueError("from_numpy needs an array of at least one dimension, got a scalar")
     check_dtype(array.dtype)
-    a = _empty(array.shape, array.dtype, dist, name)
+    a = _empty(array.shape, array.dtype, dist, name, ghosts)
+    if a.layout.ghosts:
+        a.local_with_ghosts[...] = 0
     a.local[...] = array[np.ix_(*a.layout.owned(comm.here()))]
     comm.barrier([a._win])
     return a

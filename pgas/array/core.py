@@ -18,14 +18,14 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..layout import Distribution, Layout
-from . import collective, engine, irregular, npapi, printing, slicing
+from . import collective, engine, ghosts, irregular, npapi, printing, slicing
 from .index import check_dtype, convert, scalar_index
 from .methods import ArrayMethods
 
 _created = itertools.count()      # creation is collective: every locale numbers arrays alike
 
 
-class DistArray(ArrayMethods, NDArrayOperatorsMixin):
+class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     """A distributed array; make one with ``pg.zeros``, ``pg.from_numpy`` and friends.
 
     Every locale holds the same ``DistArray`` object's metadata and its own part of
@@ -70,7 +70,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
     (2, array([1, 3, 5, 7]))
     """
 
-    __slots__ = ("layout", "dtype", "name", "local", "_flat_local", "_win", "_me", "_writes", "_seq", "__weakref__")
+    __slots__ = ("layout", "dtype", "name", "local", "_storage", "_win", "_me", "_writes", "_seq", "__weakref__")
 
     def __init__(self, *args, **kwargs) -> None:
         raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
@@ -83,10 +83,11 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         self.dtype = np.dtype(dtype)
         self.name = name
         shape = layout.local_shape(comm.here())
-        self._win = comm.allocate(math.prod(shape), self.dtype, (layout.key, self.dtype.str),
+        size = math.prod(layout.storage_shape(comm.here()))           # the local shape, plus any ghost cells
+        self._win = comm.allocate(size, self.dtype, (layout.key, self.dtype.str),
                                   math.prod(layout.shape) * self.dtype.itemsize)
-        self._flat_local = self._win.storage()
-        self.local = self._flat_local.reshape(shape)
+        self._storage = self._win.storage()           # flat; with ghost cells, the padded block
+        self.local = ghosts.interior(self._storage, layout) if layout.ghosts else self._storage.reshape(shape)
         self._me = comm.here()
         self._writes = 0                       # collective writes seen (lazy expressions check it)
         self._seq = next(_created)
@@ -155,19 +156,27 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         return idx
 
 
+    @property
+    def _flat_local(self) -> np.ndarray:
+        """This locale's elements, flat and dense, for the paths that need dense storage:
+        an array with ghost cells raises here, on every locale alike, rather than misread."""
+        if self.layout.ghosts:
+            ghosts.dense_only(self)
+        return self._storage
+
     # -- collective whole-array access ----------------------------------
     def to_numpy(self, root: int | None = None) -> np.ndarray | None:
         """Collective: the whole global array, on every locale; with ``root``, only on locale
         ``root`` (each locale sends its part there, one message) and None elsewhere."""
         collective.checked("{0}.to_numpy()", self, args=(repr(root),))
         if root is None:
-            parts = comm.allgatherv(self.local)
+            parts = comm.allgatherv(np.ascontiguousarray(self.local).reshape(-1))
         else:
             if not isinstance(root, (int, np.integer)) or not 0 <= root < self.layout.num_locales:
                 raise ValueError(f"to_numpy: root must be a locale number in [0, {self.layout.num_locales}), "
                                  f"got {root!r}")
             send = [np.empty(0, self.dtype)] * self.layout.num_locales
-            send[root] = self._flat_local
+            send[root] = np.ascontiguousarray(self.local).reshape(-1)
             parts = comm.alltoallv(send, self.dtype)
             if self._me != root:
                 return None
@@ -207,7 +216,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         if loc is not None:
             owner, flat = loc
             if owner == self._me:
-                return self._flat_local[flat]
+                return self._storage[flat]
             comm.await_target(owner)
             return self._win.get1(owner, flat)
         return slicing.get_slice(self, index)
@@ -222,7 +231,7 @@ class DistArray(ArrayMethods, NDArrayOperatorsMixin):
         value = self._element(value, index)
         owner, flat = loc
         if owner == self._me:
-            self._flat_local[flat] = value[0]
+            self._storage[flat] = value[0]
         else:
             comm.await_target(owner)
             self._win.put(owner, flat, value)

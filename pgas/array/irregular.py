@@ -178,7 +178,7 @@ class _Pattern:
         P = A.layout.num_locales
         self.n = len(cols[0])
         owners = np.asarray(A.layout.owners(cols), dtype=np.int64).reshape(-1)
-        width = max(A.size, 1)
+        width = max(A.size, 1) if not A.layout.ghosts else int(np.prod([n + 2 * g for n, g in zip(A.shape, A.layout.ghosts)]))
         key = owners * width + A.layout.local_flat(cols, owners)
         order = np.argsort(key, kind="stable")
         skey = key[order]
@@ -261,7 +261,7 @@ def _values(A, values, n: int) -> np.ndarray:
 
 def _apply(A, offsets: np.ndarray, values: np.ndarray, op: str) -> None:
     """Apply distinct-offset updates to this locale's storage."""
-    flat = A._flat_local
+    flat = A._storage
     if op == "replace":
         flat[offsets] = values
     else:
@@ -309,7 +309,7 @@ def gather(A, indices) -> np.ndarray:
     plan = indices if isinstance(indices, IndexPlan) else index_plan(A, indices)
     plan.check(A)
     comm.barrier([A._win])
-    flat = A._flat_local
+    flat = A._storage
     received = comm.alltoallv([flat[offs] for offs in plan.served], A.dtype)
     unique = np.concatenate(received) if received else np.empty(0, A.dtype)
     return unique[plan.pattern.slot]

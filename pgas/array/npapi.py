@@ -28,7 +28,7 @@ from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
 MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reduce", "pgas.array.shape", "pgas.array.creation",
-           "pgas.array.sort", "pgas.array.unique"]
+           "pgas.array.sort", "pgas.array.unique", "pgas.array.shift"]
 
 #: NumPy function -> pgas implementation (built on first use; see :func:`handled`).
 HANDLED: dict = {}

@@ -47,6 +47,7 @@ BENCHMARKS: dict[str, str] = {
     "redist": "pgas.bench.redist",
     "run": "pgas.bench.kernelrun",
     "suite": "pgas.bench.suite",
+    "pshift": "pgas.bench.pshift",
 }
 
 

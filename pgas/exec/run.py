@@ -175,7 +175,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     stmt = plan.stmt
     W = stmt.write
     warr = low.arrays[stmt.accesses[W].slot]
-    flats = [a.local.reshape(-1) for a in low.arrays]
+    flats = [a._storage for a in low.arrays]
     wflat = flats[stmt.accesses[W].slot]
     wins = {id(a._win): a._win for a in low.arrays}.values()
     sources = sorted({m.peer for m in plan.fetches})
@@ -326,7 +326,7 @@ class _InspectorContext:
         g = self.lp.gathers[k]
         arr = self.low.arrays[self.plan.stmt.accesses[k].slot]
         out = np.empty(self.lp.count, dtype=arr.dtype)
-        out[g.local_pos] = arr.local.reshape(-1)[g.local_off]
+        out[g.local_pos] = arr._storage[g.local_off]
         for i, pos, bpos in g.remote:
             out[pos] = self.bufs[i][bpos]
         return out
@@ -365,7 +365,7 @@ def _run_inspector(low, plan, aggregate: bool) -> None:
         return
     value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))
     warr = low.arrays[stmt.accesses[stmt.write].slot]
-    wflat = warr.local.reshape(-1)
+    wflat = warr._storage
     offs = lp.gathers[stmt.write].local_off
     combine, reducer = _combine(stmt)
     if combine is None:
@@ -375,3 +375,4 @@ def _run_inspector(low, plan, aggregate: bool) -> None:
     uniq, starts = np.unique(offs[order], return_index=True)
     part = reducer.reduceat(np.asarray(value)[order], starts)
     wflat[uniq] = combine(wflat[uniq], part)
+

@@ -16,7 +16,8 @@ from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
 from . import settings
 from .domain import resolve
-from .lower import lower_ref, lower_view
+from .group import groupable, run_together
+from .lower import Lowered, lower_ref, lower_view
 from .run import REDUCE_WITH, accumulable, run
 
 _explaining: list = []
@@ -41,6 +42,61 @@ class Executor:
         out = empty(shape, x.dtype if dtype is None else dtype, first.layout.like(len(shape)))
         execute(lower_view(View.whole(out), x))
         return out
+
+
+    def plan_group(self, pairs) -> list:
+        """The statements ``pairs`` lowered, with this locale's plans (pure: nothing runs),
+        for :meth:`run_planned`."""
+        items = []
+        for t, v in pairs:
+            low = lower_view(t, v)
+            if low.stmt.size:
+                layouts = tuple(a.layout for a in low.arrays)
+                items.append((low, plan_local(low.stmt, layouts, low.stmt.write, comm.here())))
+        return items
+
+    def run_planned(self, items, rebind: dict, header: str = "") -> None:
+        """Run :meth:`plan_group`'s statements again with each array ``a`` replaced by
+        ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
+        exchange and no lowering or planning."""
+        lows = [(Lowered(low.stmt, [rebind.get(id(a), a) for a in low.arrays], low.prog, low.names), p)
+                for low, p in items]
+        if _explaining:
+            _explaining[-1][1].append(f"{header}: {len(lows)} statements, their transfers in one exchange")
+            for low, _ in lows:
+                execute(low)
+            return
+        for low, _ in lows:
+            before_write(low.arrays[low.stmt.accesses[low.stmt.write].slot], None)
+        if settings.get("aggregate") and all(groupable(p) for _, p in lows):
+            run_together(lows)
+        else:
+            for low, p in lows:
+                run(low, p, settings.get("aggregate"))
+
+    def run_group(self, pairs, header: str = "") -> None:
+        """Run statements ``[(target view, value), ...]`` whose targets are distinct and
+        read by none of them, with one exchange (:func:`pgas.exec.run.run_together`);
+        each runs on the owner of its write.  Under :func:`explain`, describes each."""
+        for target, value in pairs:
+            collective.statement(target, value, not _explaining)
+        for target, value in pairs:
+            before_write(target.base, value)
+        lows = [lower_view(t, v) for t, v in pairs]
+        if _explaining:
+            _explaining[-1][1].append(f"{header}: {len(lows)} statements, their transfers in one exchange")
+            for low in lows:
+                execute(low)
+            return
+        lows = [low for low in lows if low.stmt.size]
+        here = comm.here()
+        items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
+                 for low in lows]
+        if settings.get("aggregate") and all(groupable(p) for _, p in items):
+            run_together(items)
+        else:
+            for low, p in items:
+                run(low, p, settings.get("aggregate"))
 
 
 def _leaves(x):

@@ -166,6 +166,10 @@ class Layout:
         given size for BlockCyclic.
     dist : Distribution
         The recipe this layout was bound from.
+    ghosts : tuple of int
+        Ghost-cell width per dimension (``()`` for none): each locale's storage is
+        its block padded by that many cells on both sides (see ``storage_shape``,
+        ``storage_strides``, ``storage_base``); local indices stay unpadded.
 
     Examples
     --------
@@ -180,6 +184,31 @@ class Layout:
     grid: tuple[int, ...]
     blocks: tuple[int, ...]
     dist: Distribution
+    ghosts: tuple[int, ...] = ()      # ghost width per dimension: storage is padded (see storage_shape)
+
+    def with_ghosts(self, ghosts) -> "Layout":
+        """This layout with each locale's storage padded by ``ghosts[d]`` cells on both
+        sides of dimension ``d`` (all zero: no padding)."""
+        g = tuple(int(x) for x in ghosts)
+        return dataclasses.replace(self, ghosts=g if any(g) else ())
+
+    def storage_shape(self, locale: int) -> tuple[int, ...]:
+        """Shape of ``locale``'s storage: the local shape plus the ghost cells."""
+        return tuple(n + 2 * g for n, g in zip(self.local_shape(locale), self.ghosts or (0,) * self.ndim))
+
+    def storage_strides(self, locale: int) -> tuple[int, ...]:
+        """C-order element strides of ``locale``'s storage."""
+        s, out = 1, []
+        for n in reversed(self.storage_shape(locale)):
+            out.append(s)
+            s *= n
+        return tuple(reversed(out))
+
+    def storage_base(self, locale: int) -> int:
+        """Offset of local element ``(0, ..., 0)`` in ``locale``'s storage (0 without ghosts)."""
+        if not self.ghosts:
+            return 0
+        return sum(s * g for s, g in zip(self.storage_strides(locale), self.ghosts))
 
     @cached_property
     def maps(self) -> tuple[DimMap, ...]:
@@ -200,6 +229,8 @@ class Layout:
         ((3, 5), (3, 5), None, None)
         """
         tables = self._tables
+        if self.ghosts:
+            return self._locate_ghosts(key)
         if type(key) is int and len(tables) == 1:
             n, p, b, period, _ = tables[0]
             g = key + n if key < 0 else key
@@ -221,6 +252,18 @@ class Layout:
             q = (g // b) % p
             owner = owner * p + q
             flat = flat * sizes[q] + (g // period) * b + g % b
+        return owner, flat
+
+    def _locate_ghosts(self, key):
+        key = key if type(key) is tuple else (key,)
+        if len(key) != self.ndim or not all(isinstance(g, (int, np.integer)) and not isinstance(g, (bool, np.bool_))
+                                            for g in key):
+            return None
+        idx = tuple(int(g) + n if g < 0 else int(g) for g, n in zip(key, self.shape))
+        if not all(0 <= g < n for g, n in zip(idx, self.shape)):
+            return None
+        owner = self.owner(idx)
+        flat = self.storage_base(owner) + sum(s * l for s, l in zip(self.storage_strides(owner), self.local_index(idx)))
         return owner, flat
 
     @property
@@ -245,8 +288,9 @@ class Layout:
 
     @property
     def key(self) -> tuple:
-        """A hashable value equal for equal layouts (same owner of every element)."""
-        return (self.shape, self.grid, self.blocks)
+        """A hashable value equal for equal layouts (same owner and storage offset of every
+        element)."""
+        return (self.shape, self.grid, self.blocks) + ((self.ghosts,) if self.ghosts else ())
 
     @cache
     def coords(self, locale: int) -> tuple[int, ...]:
@@ -309,12 +353,14 @@ class Layout:
         return self.locale_of([m.owner(g) for m, g in zip(self.maps, indices)])
 
     def local_flat(self, indices: tuple[np.ndarray, ...], owners: np.ndarray | None = None) -> np.ndarray:
-        """Flat (C-order) offset of each global index in its owner's local storage."""
+        """Flat (C-order) offset of each global index in its owner's local storage (with
+        ghost cells, in the padded storage)."""
         if owners is None:
             owners = self.owners(indices)
         coords = np.unravel_index(owners, self.grid) if len(self.grid) else ()
         flat = np.zeros(np.shape(indices[0]), dtype=np.int64)
+        pad = self.ghosts or (0,) * self.ndim
         for d, (m, g) in enumerate(zip(self.maps, indices)):
-            sizes = np.array([m.local_size(q) for q in range(m.p)], dtype=np.int64)
-            flat = flat * sizes[coords[d]] + m.local_index(g)
+            sizes = np.array([m.local_size(q) + 2 * pad[d] for q in range(m.p)], dtype=np.int64)
+            flat = flat * sizes[coords[d]] + m.local_index(g) + pad[d]
         return flat

@@ -136,8 +136,8 @@ def access_on_piece(x, piece: tuple[Lattice, ...], layout) -> tuple[int, int, tu
         lt.append(st)
         lu.append(su)
     owner = int(layout.locale_of(coords))
-    S = c_strides(layout.local_shape(owner))
-    offset = sum(s * l for s, l in zip(S, l0))
+    S = layout.storage_strides(owner) if layout.ghosts else c_strides(layout.local_shape(owner))
+    offset = layout.storage_base(owner) + sum(s * l for s, l in zip(S, l0))
     strides = []
     for v in range(len(piece)):
         strides.append(sum(S[d] * lt[d][v] for d in range(x.ndim)))

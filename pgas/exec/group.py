@@ -1,0 +1,77 @@
+"""Several statements with ONE exchange phase (the polyshift; see docs/polyshift.md).
+
+Built from the pieces of :mod:`pgas.exec.run`: the same notices, the same
+non-blocking multi-region gets and the same task evaluation, only shared by
+all the statements of a group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import comm
+from .run import DONE_READ, READY, _flush_all, _sync, _TaskContext, evaluate, strided
+
+def groupable(plan) -> bool:
+    """True if ``plan`` can join :func:`run_together`: a pieces plan whose writes are all
+    local (owner computes by the write), so only its fetches communicate."""
+    return (plan.kind == "pieces" and plan.stmt.reduce is None and not plan.writebacks
+            and not plan.writers)
+
+
+def run_together(items) -> None:
+    """Run several statements ``[(low, plan), ...]`` (every plan :func:`groupable`) with
+    ONE exchange phase: one READY / DONE_READ notice per peer for them all, every fetch
+    towards one (window, target) merged into one message (their regions back to back),
+    all in flight together with one flush per (window, target); then every value is
+    computed before any is stored.  Collective over the union of the plans' peers."""
+    groups: dict = {}                       # (window id, peer) -> [window, peer, [(item, fetch)], size]
+    arrays = {}
+    for k, (low, plan) in enumerate(items):
+        for a in low.arrays:
+            arrays[id(a._win)] = a._win
+        for j, m in enumerate(plan.fetches):
+            win = low.arrays[m.slot]._win
+            g = groups.setdefault((id(win), m.peer), [win, m.peer, [], 0])
+            g[2].append((k, j, g[3], m))
+            g[3] += m.size
+    sources = sorted({m.peer for _, p in items for m in p.fetches})
+    readers = sorted({r for _, p in items for r in p.readers})
+    if sources or readers:
+        _sync(arrays.values())
+    ready = comm.expect(sources, READY)
+    readers_done = comm.expect(readers, DONE_READ)
+    sent = comm.notify(readers, READY)
+    comm.wait(ready)
+    bufs = [[None] * len(p.fetches) for _, p in items]
+    for win, peer, parts, size in groups.values():
+        buf = np.empty(size, dtype=win.dtype)
+        regions = [r for _, _, _, m in parts for r in m.regions]
+        win.get_regions(peer, regions, buf, flush=False)
+        for k, j, start, m in parts:
+            bufs[k][j] = buf[start:start + m.size]
+    _flush_all([(g[0], g[1]) for g in groups.values()])
+    sent += comm.notify(sources, DONE_READ)
+    written = {id(low.arrays[low.stmt.accesses[low.stmt.write].slot]) for low, _ in items}
+    results = []
+    for k, (low, plan) in enumerate(items):
+        flats = [a._storage for a in low.arrays]
+        W = low.stmt.accesses[low.stmt.write].slot
+        reads_written = any(id(a) in written for j, a in enumerate(low.arrays) if j != W)
+        vals = []
+        for task in plan.tasks:
+            value = evaluate(low.prog, _TaskContext(low, plan, task, flats, bufs[k], True))
+            value = np.broadcast_to(value, task.shape)
+            if reads_written or np.may_share_memory(value, flats[W]):
+                value = value.copy()
+            vals.append(value)
+        results.append(vals)
+    comm.wait(readers_done)                           # nobody reads my memory any more
+    for (low, plan), vals in zip(items, results):
+        stmt = plan.stmt
+        wflat = low.arrays[stmt.accesses[stmt.write].slot]._storage
+        for task, value in zip(plan.tasks, vals):
+            ref = task.refs[stmt.write]
+            strided(wflat, ref.offset, ref.strides, task.shape)[...] = value
+    comm.wait(sent)
+    comm.statement_done()
