@@ -159,7 +159,7 @@ def launch(n: int, target: list[str], timeout: float | None = None, grace: float
     else:
         for t in pumps:
             t.join(5)
-        dead = [k for k in job.gone if job.end(k) is None] if not job.aborting() else []
+        dead = [k for k in list(job.gone) if job.end(k) is None] if not job.aborting() else []
         lines = filt.finish()
         if dead:
             lines += _watch.report(job, "a locale died", banners, status=status)
@@ -198,7 +198,7 @@ def _watch_job(proc: subprocess.Popen, job: "_watch.JobDir", timeout, grace: flo
             if timeout and now - t0 >= timeout:
                 return _watch.TIMEOUT_STATUS, f"the job timed out after {timeout:g} s (--timeout)"
             continue
-        if any(job.end(k) is None for k in job.gone):
+        if any(job.end(k) is None for k in list(job.gone)):   # a listener thread adds to it
             time.sleep(0.2)             # let a crash dump finish, and near-simultaneous ends register
             return None, "a locale died"
         ended = job.ended()

@@ -333,7 +333,8 @@ def death_cause(job: JobDir, k: int, banners: list[BannerFilter], status: int | 
         at = where[0][len("waits "):] if where and where[0].startswith("waits at") else ""
         return f"crashed ({fatal})" + (f" {at}" if at else "")
     pid = job.pid(k)
-    first = min((j for j in job.gone if job.end(j) is None), key=job.gone.get, default=None)
+    gone = dict(job.gone)            # a snapshot: the listener thread adds to it
+    first = min((j for j in gone if job.end(j) is None), key=gone.get, default=None)
     for b in banners:
         if pid and b.pid == pid[0] or (b.pid is None and b.signal and k == first):
             if b.signal:
@@ -349,14 +350,16 @@ def death_cause(job: JobDir, k: int, banners: list[BannerFilter], status: int | 
 
 def explained(job: JobDir) -> bool:
     """Whether the first locale that died left a note of how (``os._exit`` or a crash dump)."""
-    dead = sorted((k for k in job.gone if job.end(k) is None), key=job.gone.get)
+    gone = dict(job.gone)
+    dead = sorted((k for k in gone if job.end(k) is None), key=gone.get)
     return bool(dead) and bool(job.exit_note(dead[0]) or job.fatal(dead[0]))
 
 
 def death_status(job: JobDir, banners: list[BannerFilter] = ()) -> int:
     """The exit status for a job whose first dead locale died as it did: its ``os._exit``
     status (1 for 0), 128 + N for a crash or kill by signal N, else 1."""
-    dead = sorted((k for k in job.gone if job.end(k) is None), key=job.gone.get)
+    gone = dict(job.gone)
+    dead = sorted((k for k in gone if job.end(k) is None), key=gone.get)
     if not dead:
         return 1
     pid = job.pid(dead[0])
@@ -379,7 +382,8 @@ def report(job: JobDir, why: str, banners: list[BannerFilter], stacks: dict | No
     """The watchdog's report: ``why`` first, then each locale that ended or died, then where each
     live locale waits (from ``stacks``); ``status`` is the job's, once it ended by itself."""
     out = [why]
-    dead = sorted((k for k in job.gone if job.end(k) is None), key=job.gone.get)
+    gone = dict(job.gone)
+    dead = sorted((k for k in gone if job.end(k) is None), key=gone.get)
     for i, k in enumerate(dead):
         if i == 0:
             out.append(f"locale {k} died: it {death_cause(job, k, banners, status)}")
