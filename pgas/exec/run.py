@@ -176,12 +176,13 @@ def _fetch(low, plan) -> list:
     them with one flush per (window, target), and return the filled message buffers."""
     bufs, finish, held = [], [], 0
     overlap = settings.get("nonblocking")
+    room = [settings.get("buffer_limit") - sum(m.size * low.arrays[m.slot].dtype.itemsize for m in plan.fetches)]
     for m in plan.fetches:
         arr = low.arrays[m.slot]
         buf = np.empty(m.size, dtype=arr.dtype)
         held += buf.nbytes
         transfer.hold(buf.nbytes)
-        f = transfer.start_get(arr._win, m, buf, arr.dtype.itemsize)
+        f = transfer.start_get(arr._win, m, buf, arr.dtype.itemsize, room=room)
         if not overlap:
             arr._win.flush(m.peer)
             f = f() if f is not None else None

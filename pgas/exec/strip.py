@@ -3,8 +3,9 @@
 Used when a statement's reads need more aggregation buffer on this locale than
 ``pg.config(buffer_limit=...)`` allows.  Each strip's fetches are started with
 request-based operations (so completing strip k does not wait for strip k + 1),
-with each message's protocol chosen as for a whole statement; at most two
-strips' buffers exist at once.  The synchronisation with peers is the
+with each message's protocol chosen as for a whole statement (but no bounding
+reads: their scratch would break the bound); at most two strips' buffers exist
+at once.  The synchronisation with peers is the
 statement's, unchanged: strips only reorder this locale's own work.
 """
 
@@ -47,7 +48,7 @@ def _start(low, strip):
         buf = np.empty(m.size, dtype=arr.dtype)
         nbytes += buf.nbytes
         transfer.hold(buf.nbytes)
-        f = transfer.start_get(arr._win, m, buf, arr.dtype.itemsize, reqs)
+        f = transfer.start_get(arr._win, m, buf, arr.dtype.itemsize, reqs, room=[0])
         if f is not None:
             finish.append(f)
         bufs.append(buf)

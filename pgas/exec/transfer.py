@@ -85,10 +85,18 @@ def choose(regions, itemsize: int, write: bool) -> tuple[str, dict]:
     return calibrate.current().choose(runs, n * itemsize, span, write, itemsize)
 
 
-def start_get(win, m, buf: np.ndarray, itemsize: int, requests=None):
+def start_get(win, m, buf: np.ndarray, itemsize: int, requests=None, room: list | None = None):
     """Start reading message ``m`` into ``buf``; returns a function to call after the
-    flush (or the requests' completion) that finishes it, or None."""
+    flush (or the requests' completion) that finishes it, or None.  ``room[0]`` is
+    the scratch space (bytes) the buffer limit leaves: a bounding read whose
+    scratch does not fit goes packed instead (and takes its room when it fits)."""
     proto = protocol(m, itemsize, False)
+    if proto == "bounding" and room is not None:
+        lo, hi = lmad.bounding(m.regions)
+        if (hi - lo) * itemsize > room[0]:
+            proto = "packed"
+        else:
+            room[0] -= (hi - lo) * itemsize
     burst = settings.get("burst")
     if proto == "packed":
         if requests is None:
@@ -153,5 +161,6 @@ def describe(m, itemsize: int, write: bool) -> str:
     _, times = choose(m.regions, itemsize, write)
     pred = ", ".join(f"{p} {t * 1e6:.1f}" for p, t in sorted(times.items(), key=lambda kv: kv[1]))
     lm = "; ".join(lmad.text(r) for r in m.regions[:3]) + (f"; ... {len(m.regions) - 3} more" if len(m.regions) > 3 else "")
-    return (f"LMADs {lm}; {runs} run{'s' if runs != 1 else ''}; {proto} "
-            f"(predicted us: {pred})")
+    how = "model's choice" if settings.get("protocol") == "auto" else "pinned by pg.config"
+    return (f"LMADs {lm}; {runs} run{'s' if runs != 1 else ''}; {proto} ({how}; "
+            f"predicted us: {pred})")

@@ -67,9 +67,10 @@ def _cut_axis(plan, task) -> int | None:
     return max(axes, key=lambda a: task.shape[a]) if axes else None
 
 
-def _sub(plan, task, axis, start, n):
-    """The part ``[start, start + n)`` of ``task`` along lattice ``axis``: (lattices, task)."""
-    pc = list(plan.pieces[task.piece])
+def _sub(plan, pc, task, axis, start, n):
+    """The part ``[start, start + n)`` of ``task`` (on lattices ``pc``) along lattice
+    ``axis``: (lattices, task)."""
+    pc = list(pc)
     v = axis // 2
     lat = pc[v]
     if axis % 2 == 0:
@@ -82,21 +83,26 @@ def _sub(plan, task, axis, start, n):
     return tuple(pc), Task(task.piece, shape, refs)
 
 
+def _split(plan, pc, task, itemsizes, budget, out) -> None:
+    """Append ``(lattices, task, bytes)`` parts of ``task`` of at most ``budget`` bytes
+    each (cut along one non-reduced axis, then further along others if needed)."""
+    b = _task_bytes(plan, task, itemsizes)
+    axis = _cut_axis(plan, task)
+    if b <= budget or axis is None:
+        out.append((pc, task, b))
+        return
+    ext = task.shape[axis]
+    k = min(ext, -(-b // max(budget, 1)))
+    step = -(-ext // k)
+    for start in range(0, ext, step):
+        spc, sub = _sub(plan, pc, task, axis, start, min(step, ext - start))
+        _split(plan, spc, sub, itemsizes, budget, out)
+
+
 def _strips(plan, itemsizes, budget: int):
     parts = []                                       # [(lattices, task, bytes)]
     for task in plan.tasks:
-        b = _task_bytes(plan, task, itemsizes)
-        axis = _cut_axis(plan, task)
-        if b <= budget or axis is None:
-            parts.append((plan.pieces[task.piece], task, b))
-            continue
-        ext = task.shape[axis]
-        k = min(ext, -(-b // max(budget, 1)))
-        step = -(-ext // k)
-        for start in range(0, ext, step):
-            n = min(step, ext - start)
-            pc, sub = _sub(plan, task, axis, start, n)
-            parts.append((pc, sub, _task_bytes(plan, sub, itemsizes)))
+        _split(plan, plan.pieces[task.piece], task, itemsizes, budget, parts)
     groups, cur, used = [], [], 0
     for part in parts:
         if cur and used + part[2] > budget:
