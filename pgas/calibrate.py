@@ -15,8 +15,8 @@ can move as
 
 ``pgas calibrate`` (:mod:`pgas.comm.calibrate`) measures the figures on this
 machine and MPI at the current locale count, and stores them as JSON in
-``$XDG_CACHE_HOME/pgas`` (default ``~/.cache/pgas``), keyed by host, MPI library
-and locale count.  Statements load the file of their key on first use; without
+``$XDG_CACHE_HOME/pgas`` (default ``~/.cache/pgas``), keyed by host, MPI library,
+locale count and transport settings (``MPIR_CVAR_NOLOCAL=1`` and the like).  Statements load the file of their key on first use; without
 one (or with ``$PGAS_CALIBRATION=none``) they use :data:`DEFAULTS`, and a corrupt
 or stale file (another format version or key) is ignored with a warning.
 ``$PGAS_CALIBRATION=PATH`` names a file explicitly.
@@ -105,9 +105,19 @@ def cache_dir() -> str:
     return os.path.join(base, "pgas")
 
 
-def key(host: str, mpi: str, locales: int) -> dict:
-    """The calibration key: host name, MPI library (first line) and locale count."""
-    return {"host": host, "mpi": mpi.strip().split("\n")[0][:200], "locales": int(locales)}
+#: Environment variables that change how MPI moves data (part of the calibration key).
+TRANSPORT_ENV = ("MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD", "FI_PROVIDER", "UCX_TLS", "OMPI_MCA_pml", "OMPI_MCA_btl")
+
+
+def key(host: str, mpi: str, locales: int, transport: str = "") -> dict:
+    """The calibration key: host name, MPI library (first line), locale count, and the
+    transport settings in force (:data:`TRANSPORT_ENV`, e.g. ``MPIR_CVAR_NOLOCAL=1``)."""
+    return {"host": host, "mpi": mpi.strip().split("\n")[0][:200], "locales": int(locales), "transport": transport}
+
+
+def transport() -> str:
+    """The :data:`TRANSPORT_ENV` variables set here, as ``NAME=value`` joined by spaces."""
+    return " ".join(f"{k}={os.environ[k]}" for k in TRANSPORT_ENV if os.environ.get(k))
 
 
 def path_for(k: dict) -> str:
@@ -118,7 +128,8 @@ def path_for(k: dict) -> str:
     """
     slug = re.sub(r"[^A-Za-z0-9.]+", "_", k["mpi"])[:60].strip("_")
     host = re.sub(r"[^A-Za-z0-9.-]+", "_", k["host"])
-    return os.path.join(cache_dir(), f"calibration-{host}-{slug}-{k['locales']}.json")
+    tr = re.sub(r"[^A-Za-z0-9.=]+", "_", k.get("transport", ""))[:80]
+    return os.path.join(cache_dir(), f"calibration-{host}-{slug}-{k['locales']}{'-' + tr if tr else ''}.json")
 
 
 def save(k: dict, figures: dict, measurements: dict | None = None, path: str | None = None) -> str:
@@ -193,4 +204,4 @@ def this_key() -> dict:
 
     from . import comm
 
-    return key(socket.gethostname(), comm.library_version(), comm.num_locales())
+    return key(socket.gethostname(), comm.library_version(), comm.num_locales(), transport())
