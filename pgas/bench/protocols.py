@@ -49,7 +49,47 @@ def make_parser():
     p.add_argument("--protocols", type=choices(FIXED), default=list(FIXED), metavar="LIST",
                    help="fixed protocols to time besides auto (default all)")
     p.add_argument("--png", default=None, metavar="PATH", help="colour map path (default: the JSON path, .png)")
+    p.add_argument("--strips", type=int, default=0, metavar="N",
+                   help="instead, time y[i] += A[j, i] * x[j] (A of N x N, Block rows: a remote matrix) "
+                        "under buffer limits of the footprint / 1, 2, 4, ... 256 (strip-mining)")
     return p
+
+
+def strip_sweep(args) -> int:
+    """Time the vector-matrix product with a remote matrix against the buffer limit."""
+    n, P = args.strips, comm.num_locales()
+    rng = np.random.default_rng(0)
+    GA, gx = rng.random((n, n)), rng.random(n)
+    A, x = pg.from_numpy(GA, dist=pg.Block()), pg.from_numpy(gx, dist=pg.Block())
+    y = pg.zeros(n, dist=pg.Block())
+
+    def body(i, j):
+        y[i] += A[j, i] * x[j]
+
+    def step():
+        y[:] = 0
+        pg.forall((range(n), range(n)), body)
+    foot = 8 * n * (n // P) * (P - 1) // P
+    runs, ok = [], True
+    for div in (0, 1, 2, 4, 8, 16, 64, 256):
+        limit = (1 << 40) if div == 0 else max(foot // div, 64)
+        pg.config(buffer_limit=limit)
+        try:
+            t = time_trials(step, args.trials, args.warmup)
+            good = bool(np.allclose(y.to_numpy(), GA.T @ gx))
+        finally:
+            pg.config()
+        ok &= good
+        runs.append({"limit": None if div == 0 else limit, "divisor": div, "seconds": t.summary(), "correct": good})
+        progress(f"limit {'none' if div == 0 else limit}: {t.min * 1e3:.1f} ms")
+    base = runs[0]["seconds"]["min"]
+    print_table(["buffer limit", "strips (about)", "ms (min)", "ms (median)", "vs no limit", "ok"],
+                [[r["limit"] or "none", 2 * r["divisor"] if r["divisor"] else 1, r["seconds"]["min"] * 1e3,
+                  r["seconds"]["median"] * 1e3, r["seconds"]["min"] / base, r["correct"]] for r in runs])
+    path = write_result("protocols-strips", {"n": n, "footprint_bytes": foot, "runs": runs}, args.out)
+    if comm.here() == 0:
+        print(f"wrote {path}")
+    return 0 if ok else 1
 
 
 def _message(target: int, length: int, count: int) -> Message:
@@ -80,6 +120,8 @@ def main(argv=None) -> int:
     from pgas.exec import transfer
 
     args = make_parser().parse_args(argv)
+    if args.strips:
+        return strip_sweep(args)
     me, P = comm.here(), comm.num_locales()
     target = (me + 1) % P
     n = 2 * max(args.lengths) * max(args.counts)
