@@ -63,10 +63,11 @@ def test_buffer_bound_holds_and_results_match(protocol, limit):
     collective_verdict(peak <= limit, lambda: f"aggregation buffers peaked at {peak} bytes, limit {limit}")
 
 
+@pytest.mark.parametrize("limit", [None, 64], ids=["whole", "strips"])
 @pytest.mark.parametrize("protocol", ["pipelined", "packed", "auto"])
-def test_remote_writes_and_accumulates(protocol):
-    """Write-backs and accumulates (owner="cost") through each protocol."""
-    pg.config(protocol=protocol, owner="cost")
+def test_remote_writes_and_accumulates(protocol, limit):
+    """Write-backs and accumulates (owner="cost") through each protocol, also strip-mined."""
+    pg.config(protocol=protocol, owner="cost", **({} if limit is None else {"buffer_limit": limit}))
     rng = np.random.default_rng(5)
     GM, Gx = rng.standard_normal((9, 11)), rng.standard_normal(11)
     M, x = pg.from_numpy(GM, dist=pg.BlockCyclic(2)), pg.from_numpy(Gx, dist=pg.Cyclic())
@@ -112,3 +113,35 @@ def test_explain_shows_descriptors_and_protocol():
     B = pg.zeros(40, dist=pg.Block())
     text = pg.explain(lambda: B.__setitem__(slice(1, None), A[:-1]), locales=4)
     collective_verdict("LMADs +" in text and "predicted us" in text and " run" in text, text)
+
+
+def test_calibration_measures_and_statements_load_it(tmp_path, monkeypatch):
+    """pgas calibrate's measuring and fitting at this locale count; the stored file is what
+    statements then load (each locale writes its own copy under its own cache dir here)."""
+    import math
+
+    from pgas import calibrate
+    from pgas.comm import calibrate as measuring
+
+    meas = measuring.measure(reps=1, progress=False)
+    figs = measuring.fit(meas)
+    collective_verdict(all(math.isfinite(v) and v >= 0 for v in figs.values()), str(figs))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("PGAS_CALIBRATION", raising=False)
+    calibrate.save(calibrate.this_key(), figs, meas)
+    calibrate.reset()
+    try:
+        model = calibrate.current()
+        collective_verdict(model.source.startswith(str(tmp_path)) and model.figures() == figs, model.source)
+        pg.config(protocol="auto")
+        test_stmt.test_random_statements_match_numpy()      # whatever the measured model picks
+    finally:
+        calibrate.reset()
+
+
+def test_bench_protocols_runs(tmp_path):
+    from pgas.bench import protocols
+
+    status = protocols.main(["--lengths", "1,64", "--counts", "1,16", "--trials", "1", "--warmup", "0",
+                             "--out", str(tmp_path / "p.json"), "--png", str(tmp_path / "p.png")])
+    collective_verdict(status == 0, f"status {status}")
