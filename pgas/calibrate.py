@@ -15,10 +15,11 @@ can move as
 
 ``pgas calibrate`` (:mod:`pgas.comm.calibrate`) measures the figures on this
 machine and MPI at the current locale count, and stores them as JSON in
-``$XDG_CACHE_HOME/pgas`` (default ``~/.cache/pgas``), keyed by host, MPI library,
-locale count and transport settings (``MPIR_CVAR_NOLOCAL=1`` and the like).  Statements load the file of their key on first use; without
-one (or with ``$PGAS_CALIBRATION=none``) they use :data:`DEFAULTS`, and a corrupt
-or stale file (another format version or key) is ignored with a warning.
+``$XDG_CACHE_HOME/pgas`` (default ``~/.cache/pgas``), keyed by host, MPI
+library, locale count and transport settings (``MPIR_CVAR_NOLOCAL=1`` and the
+like). Statements load the file of their key on first use; without one (or with
+``$PGAS_CALIBRATION=none``) they use :data:`DEFAULTS`, and a corrupt or stale
+file (another format version or key) is ignored with a warning.
 ``$PGAS_CALIBRATION=PATH`` names a file explicitly.
 
 >>> m = Model(**DEFAULTS)

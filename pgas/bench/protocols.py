@@ -5,13 +5,14 @@ Every locale reads, at once, ``count`` regions of ``length`` float64 elements
 from the next locale, through the statement runtime's transfer code
 (:mod:`pgas.exec.transfer`) with each protocol pinned, and with ``auto`` (the
 calibrated model's choice, :mod:`pgas.calibrate`; run ``pgas calibrate`` first
-for this machine's figures).  A point's time is the median over trials of the
-slowest locale, minimum over trials.  Reported per point: the times,
-T_packed / T_pipelined (the paper's Figure 3 map), the automatic choice and the
-time of the protocol it chose over the best fixed protocol's (``auto`` is also
-timed on its own, which adds only noise: the choice is cached per message); overall, how ``auto`` compares with always using one protocol.  With
-matplotlib (``pip install pgas[plot]``) the map is drawn as a PNG next to the
-JSON, with the automatic choice marked in each cell.  Run it again with
+for this machine's figures). A point's time is the slowest locale's, the
+minimum over trials. Reported per point: the times, T_packed /
+T_pipelined (the paper's Figure 3 map), the automatic choice and the time of
+the protocol it chose over the best fixed protocol's (``auto`` is also timed on
+its own, which adds only noise: the choice is cached per message); overall, how
+``auto`` compares with always using one protocol. With matplotlib (``pip
+install pgas[plot]``) the map is drawn as a PNG next to the JSON, with the
+automatic choice marked in each cell. Run it again with
 ``MPIR_CVAR_NOLOCAL=1`` to force MPICH's network path instead of shared memory.
 """
 

@@ -135,7 +135,7 @@ def start_put(win, m, buf: np.ndarray, itemsize: int, op: str | None = None, neg
     """Start writing (``op`` None) or accumulating ``buf`` into message ``m``'s regions;
     completed by the caller's flush of ``m.peer``."""
     proto = protocol(m, itemsize, True)
-    data = -buf if negate else buf
+    data = np.negative(buf, out=buf) if negate else buf          # in place: must live until the flush
     if proto == "packed":
         if op is None:
             win.put_regions(m.peer, m.regions, data, flush=False)
@@ -148,10 +148,7 @@ def start_put(win, m, buf: np.ndarray, itemsize: int, op: str | None = None, neg
     else:                                               # "elements": the guard's choice
         offs = _gather(m.regions, 0)
         lens, burst = np.ones(len(offs), dtype=np.int64), 1
-    if op is None:
-        win.put_runs(m.peer, offs, lens, data, burst)
-    else:
-        win.accumulate_runs(m.peer, offs, lens, data, op, burst)
+    win.put_runs(m.peer, offs, lens, data, burst, op)
 
 
 def describe(m, itemsize: int, write: bool) -> str:
@@ -160,7 +157,8 @@ def describe(m, itemsize: int, write: bool) -> str:
     proto = protocol(m, itemsize, write)
     _, times = choose(m.regions, itemsize, write)
     pred = ", ".join(f"{p} {t * 1e6:.1f}" for p, t in sorted(times.items(), key=lambda kv: kv[1]))
-    lm = "; ".join(lmad.text(r) for r in m.regions[:3]) + (f"; ... {len(m.regions) - 3} more" if len(m.regions) > 3 else "")
+    more = f"; ... {len(m.regions) - 3} more" if len(m.regions) > 3 else ""
+    lm = "; ".join(lmad.text(r) for r in m.regions[:3]) + more
     how = "model's choice" if settings.get("protocol") == "auto" else "pinned by pg.config"
     return (f"LMADs {lm}; {runs} run{'s' if runs != 1 else ''}; {proto} ({how}; "
             f"predicted us: {pred})")
