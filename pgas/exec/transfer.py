@@ -66,7 +66,7 @@ def protocol(m, itemsize: int, write: bool) -> str:
         if pinned not in calibrate.PROTOCOLS:
             raise ValueError(f"protocol must be one of auto, {', '.join(calibrate.PROTOCOLS)}, got {pinned!r}")
         return "packed" if pinned == "bounding" and write else pinned
-    key = (m.regions, itemsize, write)
+    key = (m.regions, itemsize, write, calibrate.current(), settings.get("buffer_limit"))
     got = _choices.get(key)
     if got is None:
         got = choose(m.regions, itemsize, write)[0]
