@@ -1,4 +1,4 @@
-"""The ``pgas`` command: ``pgas run``, ``pgas info`` and ``pgas bench``.
+"""The ``pgas`` command: ``pgas run``, ``pgas info``, ``pgas bench`` and ``pgas calibrate``.
 
 ``pgas run -n N [--timeout S] [--grace S] [--hang-timeout S] script.py [args]``
 (or ``-m module [args]``) starts N local locales with the MPI launcher
