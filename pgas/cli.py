@@ -1,4 +1,4 @@
-"""The ``pgas`` command: ``pgas run``, ``pgas info`` and ``pgas bench``.
+"""The ``pgas`` command: ``pgas run``, ``pgas info``, ``pgas bench`` and ``pgas calibrate``.
 
 ``pgas run -n N [--timeout S] [--grace S] [--hang-timeout S] script.py [args]``
 (or ``-m module [args]``) starts N local locales with the MPI launcher
@@ -235,7 +235,27 @@ def _drop_locales(argv: list[str]) -> list[str]:
     return out
 
 
-COMMANDS = {"run": cmd_run, "info": cmd_info, "bench": cmd_bench, "report": cmd_report, "show": cmd_show}
+def cmd_calibrate(argv: list[str]) -> int:
+    """``pgas calibrate [-n N] [--reps R] [--out PATH]``: measure the network model's figures
+    (:mod:`pgas.comm.calibrate`) at N locales and store them for statements to use."""
+    p = _Parser(prog="pgas calibrate", description="Measure latency, start-up overhead o(b, S), gap per byte and "
+                "packed vs pipelined transfer costs at N locales, and store them (keyed by host, MPI library "
+                "and N) where statements load them to choose transfer protocols.")
+    p.add_argument("-n", type=_locales, default=None, metavar="N",
+                   help="number of locales (default 4; under pgas run, the job's)")
+    p.add_argument("--reps", type=_locales, default=5, metavar="R", help="repetitions per measurement (median)")
+    p.add_argument("--out", default=None, metavar="PATH", help="file to write instead of the cache file")
+    args = p.parse_args(argv)
+    opts = ["--reps", str(args.reps)] + (["--out", args.out] if args.out else [])
+    if under_launcher():
+        from pgas.comm.calibrate import main as measure
+
+        return measure(opts)
+    return launch(args.n or 4, ["-m", "pgas.comm.calibrate", *opts])
+
+
+COMMANDS = {"run": cmd_run, "info": cmd_info, "bench": cmd_bench, "report": cmd_report, "show": cmd_show,
+            "calibrate": cmd_calibrate}
 
 
 def main_parser() -> argparse.ArgumentParser:
@@ -246,10 +266,11 @@ def main_parser() -> argparse.ArgumentParser:
                        "  info   show the locales, the MPI library and the versions\n"
                        "  bench  run a benchmark (pgas bench lists them)\n"
                        "  report rebuild a benchmark suite's Markdown report and plots from its JSON\n"
-                       "  show   draw distributions' ownership maps and a statement's footprints\n\n"
+                       "  show   draw distributions' ownership maps and a statement's footprints\n"
+                       "  calibrate  measure the network model that picks transfer protocols\n\n"
                        "pgas COMMAND --help shows a command's options.")
     p.add_argument("--version", action="version", version=f"pgas {_version('pgas')}")
-    p.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="run, info, bench, report or show")
+    p.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="run, info, bench, report, show or calibrate")
     return p
 
 

@@ -48,6 +48,7 @@ BENCHMARKS: dict[str, str] = {
     "run": "pgas.bench.kernelrun",
     "suite": "pgas.bench.suite",
     "pshift": "pgas.bench.pshift",
+    "protocols": "pgas.bench.protocols",           # h10
 }
 
 

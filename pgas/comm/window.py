@@ -191,13 +191,42 @@ class Window:
         data = np.ascontiguousarray(data, dtype=self.dtype)
         self._regions(lambda o, t, tt: self.win.Accumulate(o, t, tt, op=_op(op)), target, regions, data, flush)
 
-    def _regions(self, call, target, regions, buf, flush=True) -> None:
+    def _regions(self, call, target, regions, buf, flush=True):
         if regions:
-            call([buf, self.mpi_type], target, [0, 1, _regions_type(self.dtype, regions)])
+            got = call([buf, self.mpi_type], target, [0, 1, _regions_type(self.dtype, regions)])
             if flush:
                 self.win.Flush(target)
             if target != self.me:
                 record(target, buf.nbytes)
+            return got
+
+    # -- pipelined transfers: one contiguous operation per run -----------
+    def get_runs(self, target: int, offsets, lengths, out: np.ndarray, burst: int = 0, requests=None) -> None:
+        """Read runs ``offsets[k]``/``lengths[k]`` of ``target`` into ``out``, one get per run, completed by
+        :meth:`flush` (or the Rget requests appended to ``requests``); ``burst`` > 0 flushes every ``burst``."""
+        self._runs(self.win.Rget if requests is not None else self.win.Get, target, offsets, lengths, out,
+                   burst, requests)
+
+    def put_runs(self, target: int, offsets, lengths, data: np.ndarray, burst: int = 0, op: str | None = None) -> None:
+        """Write (with ``op``: accumulate) ``data`` into runs of ``target``, one operation each, till :meth:`flush`."""
+        call = self.win.Put if op is None else (lambda o, t, tt, mop=_op(op): self.win.Accumulate(o, t, tt, op=mop))
+        self._runs(call, target, offsets, lengths, np.ascontiguousarray(data, dtype=self.dtype), burst)
+
+    def _runs(self, call, target, offsets, lengths, buf, burst=0, requests=None) -> None:
+        t, pos, k = self.mpi_type, 0, 0
+        for o, n in zip(offsets.tolist(), lengths.tolist()):
+            got = call([buf[pos:pos + n], t], target, [o, n, t])
+            if requests is not None:
+                requests.append(got)
+            pos, k = pos + n, k + 1
+            if burst and k % burst == 0 and requests is None:
+                self.win.Flush(target)
+        if target != self.me:
+            record(target, buf.nbytes, k)
+
+    def get_regions_req(self, target: int, regions, out: np.ndarray):
+        """Start reading several boxes of ``target`` into ``out`` in one message; returns its request."""
+        return self._regions(self.win.Rget, target, regions, out, flush=False)
 
     def _xfer(self, call, target, ttype, buf) -> None:
         """One RMA call moving contiguous ``buf`` against target datatype ``ttype`` (freed here)."""
@@ -362,3 +391,8 @@ def free_all() -> None:
     _released.clear()
     _pool.clear()
     runtime._epochs.close()
+
+
+def wait_requests(requests) -> None:
+    """Complete request-based transfers (``get_runs(..., requests=)``, ``get_regions_req``)."""
+    runtime.mpi().Request.Waitall([r for r in requests if r is not None])

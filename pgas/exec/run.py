@@ -34,7 +34,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
-from . import settings
+from . import settings, transfer
+from .strip import run_strips, strip_plan
 from ..plan import ACCUMULATE_OPS
 from ..plan.inspector import box_points
 from ..plan.transfers import expand
@@ -171,6 +172,32 @@ def _flush_all(pairs) -> None:
         win.flush(peer)
 
 
+def _fetch(low, plan) -> list:
+    """Start every fetch of ``plan`` with its protocol (:mod:`pgas.exec.transfer`), complete
+    them with one flush per (window, target), and return the filled message buffers."""
+    bufs, finish, held = [], [], 0
+    overlap = settings.get("nonblocking")
+    room = [settings.get("buffer_limit") - sum(m.size * low.arrays[m.slot].dtype.itemsize for m in plan.fetches)]
+    for m in plan.fetches:
+        arr = low.arrays[m.slot]
+        buf = np.empty(m.size, dtype=arr.dtype)
+        held += buf.nbytes
+        transfer.hold(buf.nbytes)
+        f = transfer.start_get(arr._win, m, buf, arr.dtype.itemsize, room=room)
+        if not overlap:
+            arr._win.flush(m.peer)
+            f = f() if f is not None else None
+        if f is not None:
+            finish.append(f)
+        bufs.append(buf)
+    _flush_all({(id(low.arrays[m.slot]._win), m.peer): (low.arrays[m.slot]._win, m.peer)
+                for m in plan.fetches}.values())
+    for f in finish:
+        f()
+    transfer.hold(-held)
+    return bufs
+
+
 def _run_pieces(low, plan, aggregate: bool) -> None:
     stmt = plan.stmt
     W = stmt.write
@@ -188,24 +215,19 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     writes_done = comm.expect(plan.writers, DONE_WRITE)
     sent = comm.notify(plan.readers, READY)
     comm.wait(ready)
-    if aggregate:
-        bufs = []
-        overlap = settings.get("nonblocking")
-        for m in plan.fetches:
-            arr = low.arrays[m.slot]
-            buf = np.empty(m.size, dtype=arr.dtype)
-            arr._win.get_regions(m.peer, m.regions, buf, flush=not overlap)
-            bufs.append(buf)
-        _flush_all({(id(low.arrays[m.slot]._win), m.peer): (low.arrays[m.slot]._win, m.peer)
-                    for m in plan.fetches}.values())
+    striped = strip_plan(low, plan) if aggregate else None
+    if striped is not None:
+        plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip
+    elif aggregate:
+        bufs = _fetch(low, plan)
     else:
         bufs = {(task.piece, k): _get_elements(low.arrays[stmt.accesses[k].slot], ref, task.shape)
                 for task in plan.tasks for k, ref in enumerate(task.refs) if ref.msg >= 0 and k != W}
     sent += comm.notify(sources, DONE_READ)
     combine, reducer = _combine(stmt)
     axes = plan.reduce_axes
-    results = []
-    for task in plan.tasks:
+    results = [] if striped is None else results
+    for task in plan.tasks if striped is None else ():
         value = evaluate(low.prog, _TaskContext(low, plan, task, flats, bufs, aggregate))
         value = np.broadcast_to(value, task.shape)
         if axes:
@@ -256,7 +278,7 @@ def _write(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
 
     def send():
         for m, buf in zip(plan.writebacks, wbufs):
-            warr._win.put_regions(m.peer, m.regions, buf, flush=False)
+            transfer.start_put(warr._win, m, buf, warr.dtype.itemsize)
         for ref, shape, value in remote:
             _put_elements(warr, ref, shape, value)
 
@@ -291,7 +313,7 @@ def _accumulate(plan, warr, wflat, results, aggregate, targets, writes_done) -> 
 
     def send():
         for m, buf in zip(plan.writebacks, wbufs):
-            warr._win.accumulate_regions(m.peer, m.regions, -buf if negate else buf, op, flush=False)
+            transfer.start_put(warr._win, m, buf, warr.dtype.itemsize, op, negate)
         for ref, value in remote:
             data = np.ascontiguousarray(value, dtype=warr.dtype).reshape(-1)
             data = -data if negate else data

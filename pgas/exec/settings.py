@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 
 from ..comm import check
 from ..plan import OWNER_POLICIES
 
 _OFF = ("0", "false", "no", "off")
+PROTOCOL_CHOICES = ("auto", "packed", "pipelined", "bounding")
 
 
 def _defaults() -> dict:
     return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in _OFF,
             "owner": "write", "nonblocking": True,
+            "protocol": os.environ.get("PGAS_PROTOCOL", "auto").strip().lower() or "auto",
+            "buffer_limit": 64 << 20, "burst": 0,
             "check": os.environ.get("PGAS_CHECK", "0").strip().lower() not in _OFF + ("",)}
 
 
@@ -36,6 +40,18 @@ def config(**kw) -> dict:
     - ``nonblocking`` (default True): a statement starts all its transfers before
       waiting for any; False completes each before starting the next (for
       measuring what overlap gains).
+    - ``protocol`` (default ``"auto"``, or ``$PGAS_PROTOCOL``): how each transfer
+      group (the regions of one array on one other locale) moves: ``"packed"``
+      (one derived-datatype message), ``"pipelined"`` (one non-blocking contiguous
+      get/put per run), ``"bounding"`` (one get of the interval holding the
+      regions, then a local gather; writes go packed) or ``"auto"`` (the calibrated
+      model's choice per group, see :mod:`pgas.calibrate` and ``pgas calibrate``).
+    - ``buffer_limit`` (bytes, default 64 MiB): bound on one locale's aggregation
+      buffers for a statement's reads; a statement needing more is strip-mined
+      (fetched and computed in strips, the next strip's transfers started before
+      the current strip is computed).
+    - ``burst`` (default 0: no limit): pipelined transfers complete after every
+      ``burst`` operations.
     - ``check`` (default False, or ``$PGAS_CHECK=1`` for True): before every
       collective operation the locales agree, with one small allreduce, that they
       are all making the same call (operation, arrays, arguments, call site);
@@ -57,7 +73,14 @@ def config(**kw) -> dict:
             raise TypeError(f"pg.config: unknown setting {k!r} (known: {', '.join(sorted(_settings))})")
         if k == "owner" and v not in OWNER_POLICIES:
             raise ValueError(f"pg.config: owner must be one of {OWNER_POLICIES}, got {v!r}")
-        _settings[k] = bool(v) if k in ("aggregate", "nonblocking", "check") else v
+        if k == "protocol" and v not in PROTOCOL_CHOICES:
+            raise ValueError(f"pg.config: protocol must be one of {PROTOCOL_CHOICES}, got {v!r}")
+        if k in ("buffer_limit", "burst") and (isinstance(v, bool) or not isinstance(v, numbers.Integral)
+                                               or v < (k == "buffer_limit")):
+            raise ValueError(f"pg.config: {k} must be a {'positive' if k == 'buffer_limit' else 'non-negative'} "
+                             f"whole number, got {v!r}")
+        _settings[k] = bool(v) if k in ("aggregate", "nonblocking", "check") else (
+            int(v) if k in ("buffer_limit", "burst") else v)
     check.set_enabled(_settings["check"])
     return dict(_settings)
 

@@ -14,7 +14,7 @@ from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
-from . import settings
+from . import settings, transfer
 from .domain import resolve
 from .group import groupable, run_together
 from .lower import Lowered, lower_ref, lower_view
@@ -196,7 +196,8 @@ def _describe(low, layouts, at: int) -> str:
         txt = [x.text(low.names[x.slot], var_names(low.stmt.nvars)) for x in low.stmt.accesses]
         lines += "\n  candidates: " + "; ".join(f"{txt[c]}: {round(m)} elements / {round(n)} messages"
                                                 for c, (m, n, _) in zip(cands, costs))
-    return describe(plan_local(low.stmt, layouts, own, at), low.names, totals=lines)
+    return describe(plan_local(low.stmt, layouts, own, at), low.names, totals=lines,
+                    transfers=lambda m, w: transfer.describe(m, low.arrays[m.slot].dtype.itemsize, w))
 
 
 def describe_statement(low) -> str:

@@ -12,10 +12,12 @@ def var_names(n: int) -> list[str]:
     return [_VARS[v] if v < len(_VARS) else f"i{v}" for v in range(n)]
 
 
-def describe(plan, names=None, max_pieces: int = 8, totals: str | None = None) -> str:
+def describe(plan, names=None, max_pieces: int = 8, totals: str | None = None, transfers=None) -> str:
     """A few lines describing ``plan``: a :class:`~pgas.plan.result.GlobalPlan` (every
     locale) or one locale's :class:`~pgas.plan.result.Plan` (then ``totals`` may add a
-    line about all locales); ``names`` are the arrays' names per slot.
+    line about all locales); ``names`` are the arrays' names per slot.  ``transfers``,
+    if given, is called as ``transfers(message, write)`` for a line under each message
+    shown (``pg.explain`` shows its LMADs and protocol so).
 
     >>> from pgas.layout import Cyclic
     >>> from pgas.plan.model import Access, Statement
@@ -82,6 +84,8 @@ def describe(plan, names=None, max_pieces: int = 8, totals: str | None = None) -
                 what = f"{len(m.regions)} region" if hasattr(m, "regions") else "indexed"
                 verb = f"accumulate {plan.accumulate}, " if arrow == "->" and back == "accumulate" else ""
                 lines.append(f"  locale {lp.locale} {arrow} locale {m.peer}: {names[m.slot]} ({verb}{what}, {m.size} elements)")
+                if transfers is not None and hasattr(m, "regions"):
+                    lines.append(f"    {transfers(m, arrow == '->')}")
             shown += 1
     if shown > max_pieces:
         lines.append(f"  ... {shown - max_pieces} more messages")

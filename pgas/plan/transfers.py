@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..layout.segments import c_strides
+from . import lmad
 
 
 def normalise(offset: int, counts, strides):
@@ -72,45 +73,82 @@ def _merge(r1, r2, write: bool):
 
 class MessageBuilder:
     """Collects the regions of one (locale, other locale, array) message and
-    coalesces them; each added footprint becomes a *use* of one merged region."""
+    combines them (:mod:`pgas.plan.lmad`: contiguous or overlapping ones along a
+    level, interleaved ones into a new level); each added footprint becomes a
+    *use* of one combined region, at a shift along the region's levels, its own
+    levels being ``dmap`` of the region's."""
 
     def __init__(self, write: bool) -> None:
         self.write = write
-        self.regions: list = []       # [region, [(use id, shift vector)]]
+        self.regions: list = []       # [region, [(use id, shift vector, dmap)]]
         self.nuses = 0
 
     def add(self, offset: int, counts, strides) -> int:
         """Add a normalised region (as parts); returns its use id."""
         uid = self.nuses
         self.nuses += 1
-        new = [(offset, tuple(counts), tuple(strides)), [(uid, (0,) * len(counts))]]
+        n = len(counts)
+        new = [(offset, tuple(counts), tuple(strides)), [(uid, (0,) * n, tuple(range(n)))]]
         changed = True
         while changed:
             changed = False
             for k, old in enumerate(self.regions):
-                got = _merge(old[0], new[0], self.write)
+                got = self._combine(old, new)
                 if got is not None:
-                    region, sh_old, sh_new = got
-                    uses = [(u, tuple(a + b for a, b in zip(s, sh_old))) for u, s in old[1]]
-                    uses += [(u, tuple(a + b for a, b in zip(s, sh_new))) for u, s in new[1]]
-                    new = [region, uses]
+                    new = got
                     del self.regions[k]
                     changed = True
                     break
         self.regions.append(new)
         return uid
 
+    def _combine(self, a, b):
+        """One entry for entries ``a`` and ``b`` if their regions combine, else None."""
+        (ra, ma), (rb, mb) = a, b
+        if len(ra[1]) == len(rb[1]) + 1:
+            rb, mb = _pad(ra, rb, mb)
+        elif len(rb[1]) == len(ra[1]) + 1:
+            ra, ma = _pad(rb, ra, ma)
+        if ra is None or rb is None:
+            return None
+        got = _merge(ra, rb, self.write)
+        if got is not None:
+            region, sa, sb = got
+            return [region, _shifted(ma, sa) + _shifted(mb, sb)]
+        lo, hi = ((ra, ma), (rb, mb)) if ra[0] <= rb[0] else ((rb, mb), (ra, ma))
+        got = lmad.interleave(lo[0], hi[0])
+        if got is None:
+            return None
+        region, _, _ = got
+        return [region, [(u, s + (0,), d) for u, s, d in lo[1]] + [(u, s + (1,), d) for u, s, d in hi[1]]]
+
     def build(self):
-        """``(regions, uses)``: the message's regions in buffer order, and per use id
-        ``(start of its data in the message buffer, C strides of its region in the buffer)``."""
+        """``(regions, uses)``: the message's regions in buffer order (coalesced and
+        stacked, :func:`pgas.plan.lmad.stack`: the same element sequence), and per use
+        id ``(start of its data in the message buffer, C strides of its levels in it)``."""
         regions, uses, pos = [], [None] * self.nuses, 0
         for region, members in self.regions:
             cs = c_strides(region[1])
-            for u, shift in members:
-                uses[u] = (pos + sum(a * b for a, b in zip(shift, cs)), cs)
+            for u, shift, dmap in members:
+                uses[u] = (pos + sum(a * b for a, b in zip(shift, cs)), tuple(cs[d] for d in dmap))
             regions.append(region)
             pos += region_size(region)
-        return tuple(regions), tuple(uses)
+        return lmad.stack(regions), tuple(uses)
+
+
+def _pad(big, small, members):
+    """``small`` with a count-1 level inserted where ``big`` has a level it lacks (and its
+    members' shifts and level maps adjusted), or ``(None, None)``."""
+    o, c, s = small
+    for e in range(len(big[1])):
+        if big[2][:e] + big[2][e + 1:] == s and big[1][:e] + big[1][e + 1:] == c:
+            region = (o, c[:e] + (1,) + c[e:], s[:e] + (big[2][e],) + s[e:])
+            return region, [(u, sh[:e] + (0,) + sh[e:], tuple(d + (d >= e) for d in dm)) for u, sh, dm in members]
+    return None, None
+
+
+def _shifted(members, shift):
+    return [(u, tuple(a + b for a, b in zip(s, shift)), d) for u, s, d in members]
 
 
 def disjoint(regions) -> bool:

@@ -25,7 +25,16 @@ import pytest
 from _pytest.terminal import TerminalWriter
 from hypothesis import HealthCheck, settings
 
-from pgas import comm
+# Message-count tests check the packed protocol's one message per (locale, array);
+# tests/mpi/test_protocols.py runs "auto" and the others explicitly.  No machine's
+# calibration file changes what the suite does.
+os.environ.setdefault("PGAS_PROTOCOL", "packed")
+os.environ.setdefault("PGAS_CALIBRATION", "none")
+
+from pgas import comm  # noqa: E402
+from pgas.exec import settings as _engine_settings  # noqa: E402
+
+_engine_settings.config()            # the defaults above, even if pgas was imported before
 
 settings.register_profile("mpi", derandomize=True, database=None, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow], print_blob=False,

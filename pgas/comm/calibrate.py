@@ -1,0 +1,233 @@
+"""Measuring the network model's figures (``pgas calibrate``; the model is :mod:`pgas.calibrate`).
+
+Every locale measures at once against the next locale (``r + 1 mod P``), as the
+paper's profiles with all processors of a node active, and each figure is the
+slowest locale's (an allreduce max).  Measured: the round-trip latency of one
+element (``latency``, also the per-element path's ``element``), the start-up
+overhead of a non-blocking get by burst length and payload ``o(b, S)``, the
+gap per byte of one large get, a grid of region length x region count for
+pipelined gets (one per region) and packed gets (one derived datatype, built
+as the runtime builds it), from
+which the pipelined (``issue``, with ``gap`` from the large get) and packed (``packed_fixed``,
+``packed_run``, ``packed_gap``) figures are fitted by least squares, the local
+gather rate (``copy_gap``), and NumPy's add rate for the compute side.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from . import runtime
+from .window import _regions_type
+
+LENGTHS = (1, 8, 64, 512, 4096)          # region length, elements (float64)
+COUNTS = (1, 4, 16, 64, 256)             # regions per transfer
+BURSTS = (1, 8, 64)
+PAYLOADS = (8, 1024, 16384)              # bytes
+
+
+class _Progress:
+    """tqdm's bar on locale 0 when tqdm is installed (``pip install pgas[progress]``),
+    else one line per tenth."""
+
+    def __init__(self, total: int, show: bool) -> None:
+        self.total, self.done, self.show, self.bar = total, 0, show, None
+        if show:
+            try:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, desc="pgas calibrate", unit="step", file=sys.stderr)
+            except ImportError:
+                pass
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        if not self.show:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix_str(what, refresh=False)
+            self.bar.update(1)
+        elif self.done * 10 // self.total != (self.done - 1) * 10 // self.total or self.done == self.total:
+            print(f"[calibrate] {100 * self.done // self.total:3d}% {what}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _median_time(fn, reps: int) -> float:
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def measure(reps: int = 5, progress: bool = True) -> dict:
+    """Collective: the raw measurements (seconds; the slowest locale's) as a dict."""
+    MPI = runtime.mpi()
+    comm = runtime.comm()
+    me, P = comm.Get_rank(), comm.Get_size()
+    target = (me + 1) % P
+    n = 2 * max(LENGTHS) * max(COUNTS)
+    win = MPI.Win.Allocate(n * 8, 8, comm=comm)
+    mem = np.frombuffer(win.tomemory(), dtype=np.float64)
+    mem[:] = 1.0
+    win.Lock_all()
+    comm.Barrier()
+    D = MPI.DOUBLE
+    steps = 4 + len(BURSTS) * len(PAYLOADS) + len(LENGTHS) * len(COUNTS)
+    bar = _Progress(steps, progress and me == 0)
+    out: dict = {}
+    try:
+        one = np.empty(1)
+
+        def get1():
+            win.Get([one, D], target, [0, 1, D])
+            win.Flush(target)
+        for _ in range(20):
+            get1()
+        out["latency"] = _median_time(get1, 20 * reps)
+        bar.step("latency")
+        big = np.empty(n // 2)
+
+        def getbig():
+            win.Get([big, D], target, [0, len(big), D])
+            win.Flush(target)
+        out["big_bytes"] = big.nbytes
+        out["big"] = _median_time(getbig, reps)
+        bar.step("bandwidth")
+        o = {}
+        for b in BURSTS:
+            for S in PAYLOADS:
+                k = S // 8
+                bufs = np.empty(b * k)
+
+                def issue():
+                    for j in range(b):
+                        win.Get([bufs[j * k:(j + 1) * k], D], target, [j * k, k, D])
+                tot = []
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    issue()
+                    t1 = time.perf_counter()
+                    win.Flush(target)
+                    tot.append(t1 - t0)
+                o[f"{b},{S}"] = float(np.median(tot)) / b
+                bar.step(f"o(b={b}, S={S})")
+        out["o"] = o
+        grid = []
+        for L in LENGTHS:
+            for C in COUNTS:
+                buf = np.empty(L * C)
+                dtype = _regions_type(np.float64, ((0, (C, L) if L > 1 else (C,), (2 * L, 1) if L > 1 else (2,)),))
+                starts = [j * 2 * L for j in range(C)]
+
+                def pipelined():
+                    for j, s in enumerate(starts):
+                        win.Get([buf[j * L:(j + 1) * L], D], target, [s, L, D])
+                    win.Flush(target)
+
+                def packed():
+                    win.Get([buf, D], target, [0, 1, dtype])
+                    win.Flush(target)
+                pipelined()
+                packed()
+                tp, tk = [], []
+                for _ in range(reps):                   # alternated, so that noise hits both alike
+                    tp.append(_median_time(pipelined, 1))
+                    tk.append(_median_time(packed, 1))
+                grid.append({"length": L, "count": C, "bytes": 8 * L * C,
+                             "pipelined": float(np.median(tp)), "packed": float(np.median(tk))})
+                bar.step(f"grid {L}x{C}")
+        out["grid"] = grid
+        scratch = np.random.default_rng(0).random(n)
+        idx = np.arange(0, n, 2)
+        dst = np.empty(len(idx))
+        out["copy"] = _median_time(lambda: np.take(scratch, idx, out=dst), reps)
+        out["copy_bytes"] = dst.nbytes
+        bar.step("local gather")
+        x = np.ones(1 << 20)
+        out["add"] = _median_time(lambda: np.add(x, x, out=x), reps)
+        out["add_elements"] = x.size
+        bar.step("compute rate")
+    finally:
+        bar.close()
+        comm.Barrier()
+        win.Unlock_all()
+        win.Free()
+    return _slowest(comm, out)
+
+
+def _slowest(comm, out: dict) -> dict:
+    """Each timing replaced by its maximum over the locales."""
+    flat = [out["latency"], out["big"], out["copy"], out["add"]] + list(out["o"].values()) + \
+        [g[p] for g in out["grid"] for p in ("pipelined", "packed")]
+    MPI = runtime.mpi()
+    arr = np.array(flat)
+    comm.Allreduce(MPI.IN_PLACE, arr, op=MPI.MAX)
+    vals = iter(arr.tolist())
+    for k in ("latency", "big", "copy", "add"):
+        out[k] = next(vals)
+    out["o"] = {k: next(vals) for k in out["o"]}
+    for g in out["grid"]:
+        g["pipelined"], g["packed"] = next(vals), next(vals)
+    return out
+
+
+def fit(meas: dict) -> dict:
+    """The model figures fitted to measurements (least squares, clipped to be non-negative)."""
+    L = meas["latency"]
+    gap = max((meas["big"] - L) / meas["big_bytes"], 1e-13)
+    grid = meas["grid"]
+    cnt = np.array([g["count"] for g in grid], dtype=float)
+    nb = np.array([g["bytes"] for g in grid], dtype=float)
+    pipe = np.array([g["pipelined"] for g in grid]) - L
+    pack = np.array([g["packed"] for g in grid]) - L
+    w = 1.0 / np.maximum(np.array([g["pipelined"] for g in grid]), 1e-7)     # relative error
+    (issue,), *_ = np.linalg.lstsq((cnt * w)[:, None], (pipe - nb * gap) * w, rcond=None)
+    w2 = 1.0 / np.maximum(np.array([g["packed"] for g in grid]), 1e-7)
+    (fixed, run, kgap), *_ = np.linalg.lstsq(np.c_[np.ones_like(cnt), cnt, nb] * w2[:, None], pack * w2, rcond=None)
+    small = [v for k, v in meas["o"].items() if k.endswith(",8")]
+    return {"latency": L, "issue": float(max(issue, min(small) if small else 1e-7, 1e-8)),
+            "gap": float(gap), "packed_fixed": float(max(fixed, 0.0)),
+            "packed_run": float(max(run, 1e-10)), "packed_gap": float(max(kgap, 1e-13)),
+            "copy_gap": float(max(meas["copy"] / meas["copy_bytes"], 1e-13)), "element": L}
+
+
+def main(argv=None) -> int:
+    """``python -m pgas.comm.calibrate [--reps R] [--out PATH]`` under a launcher: measure,
+    fit and store (one writer per host)."""
+    import argparse
+    import socket
+
+    from .. import calibrate as model
+
+    p = argparse.ArgumentParser(prog="pgas calibrate")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    meas = measure(args.reps)
+    figs = fit(meas)
+    comm = runtime.comm()
+    me = comm.Get_rank()
+    host = socket.gethostname()
+    hosts = comm.allgather(host)
+    key = model.key(host, runtime.library_version(), comm.Get_size(), model.transport())
+    if hosts.index(host) == me:
+        path = model.save(key, figs, meas, args.out)
+        if me == 0:
+            print(f"pgas calibrate: {comm.Get_size()} locales, {time.perf_counter() - t0:.1f} s; wrote {path}")
+            for k, v in figs.items():
+                print(f"  {k:13} {v:.3e}")
+    comm.Barrier()
+    model.reset()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

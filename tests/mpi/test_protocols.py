@@ -1,0 +1,147 @@
+"""Every transfer protocol, and strip-mining under a small buffer limit, against NumPy:
+the statement kernels, random slice statements, and the buffer bound."""
+
+import numpy as np
+import pytest
+
+import pgas as pg
+import test_stmt
+from pgas.bench.kernels import KERNELS
+from pgas.exec import transfer
+from util import assert_matches, collective_verdict
+
+PROTOCOLS = ["auto", "packed", "pipelined", "bounding"]
+P = pg.num_locales
+
+
+@pytest.fixture(autouse=True)
+def _defaults():
+    pg.config()
+    yield
+    pg.config()
+
+
+@pytest.mark.parametrize("limit", [None, 64], ids=["whole", "strips"])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("dist", [pg.Cyclic(), pg.BlockCyclic(4), pg.Block()], ids=repr)
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_kernel_matches_numpy(name, dist, protocol, limit):
+    pg.config(protocol=protocol, **({} if limit is None else {"buffer_limit": limit}))
+    k = KERNELS[name]
+    state = k.setup(k.tiny, dist)
+    for t in range(2):
+        k.step(state, t)
+    want = k.reference(k.tiny, 2)
+    for key in k.result:
+        assert_matches(state[key], want[key], rtol=1e-12)
+
+
+@pytest.mark.parametrize("setting", ["pipelined", "bounding", "strips"])
+def test_random_statements_match_numpy(setting):
+    if setting == "strips":
+        pg.config(buffer_limit=48)
+    else:
+        pg.config(protocol=setting)
+    test_stmt.test_random_statements_match_numpy()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("limit", [48, 64, 1000])
+def test_buffer_bound_holds_and_results_match(protocol, limit):
+    """The fetch buffers held at once never exceed the limit; results are NumPy's."""
+    pg.config(protocol=protocol, buffer_limit=limit)
+    rng = np.random.default_rng(3)
+    GA, GB = rng.standard_normal((12, 10)), rng.standard_normal((12, 10))
+    A, B = pg.from_numpy(GA, dist=pg.Block()), pg.from_numpy(GB, dist=pg.Cyclic())
+    C = pg.zeros((12, 10), dist=pg.BlockCyclic(3))
+    transfer.reset_peak()
+    C[1:-1, ::-1] = A[:-2, :] + B[2:, :] * A[1:-1, ::-1]
+    peak = transfer.reset_peak()
+    want = np.zeros((12, 10))
+    want[1:-1, ::-1] = GA[:-2, :] + GB[2:, :] * GA[1:-1, ::-1]
+    assert_matches(C, want)
+    collective_verdict(peak <= limit, lambda: f"aggregation buffers peaked at {peak} bytes, limit {limit}")
+
+
+@pytest.mark.parametrize("limit", [None, 64], ids=["whole", "strips"])
+@pytest.mark.parametrize("protocol", ["pipelined", "packed", "auto"])
+def test_remote_writes_and_accumulates(protocol, limit):
+    """Write-backs and accumulates (owner="cost") through each protocol, also strip-mined."""
+    pg.config(protocol=protocol, owner="cost", **({} if limit is None else {"buffer_limit": limit}))
+    rng = np.random.default_rng(5)
+    GM, Gx = rng.standard_normal((9, 11)), rng.standard_normal(11)
+    M, x = pg.from_numpy(GM, dist=pg.BlockCyclic(2)), pg.from_numpy(Gx, dist=pg.Cyclic())
+    y = pg.from_numpy(np.ones(9), dist=pg.Block())
+
+    def body(i, j):
+        y[i] += M[i, j] * x[j]
+
+    pg.forall((range(9), range(11)), body)
+    assert_matches(y, 1 + GM @ Gx, rtol=1e-12)
+    G = rng.standard_normal(17)
+    A = pg.from_numpy(G, dist=pg.Cyclic())
+    B = pg.from_numpy(G.copy(), dist=pg.Block())
+    B[::2] = A[::-2] * 2
+    want = G.copy()
+    want[::2] = G[::-2] * 2
+    assert_matches(B, want)
+
+
+def test_bad_settings_raise_everywhere():
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        pg.config(protocol="fast")
+    with pytest.raises(ValueError, match="buffer_limit must be a positive"):
+        pg.config(buffer_limit=0)
+    with pytest.raises(ValueError, match="burst must be a non-negative"):
+        pg.config(burst=-1)
+
+
+@pytest.mark.parametrize("burst", [1, 3])
+def test_pipelined_bursts(burst):
+    pg.config(protocol="pipelined", burst=burst)
+    G = np.arange(60.0).reshape(6, 10)
+    A = pg.from_numpy(G, dist=pg.Cyclic())
+    B = pg.zeros((6, 10), dist=pg.Block())
+    B[:, 1:] = A[:, :-1] + A[:, 1:]
+    want = np.zeros((6, 10))
+    want[:, 1:] = G[:, :-1] + G[:, 1:]
+    assert_matches(B, want)
+
+
+def test_explain_shows_descriptors_and_protocol():
+    A = pg.from_numpy(np.arange(40.0), dist=pg.Cyclic())
+    B = pg.zeros(40, dist=pg.Block())
+    text = pg.explain(lambda: B.__setitem__(slice(1, None), A[:-1]), locales=4)
+    collective_verdict("LMADs +" in text and "predicted us" in text and " run" in text, text)
+
+
+def test_calibration_measures_and_statements_load_it(tmp_path, monkeypatch):
+    """pgas calibrate's measuring and fitting at this locale count; the stored file is what
+    statements then load (each locale writes its own copy under its own cache dir here)."""
+    import math
+
+    from pgas import calibrate
+    from pgas.comm import calibrate as measuring
+
+    meas = measuring.measure(reps=1, progress=False)
+    figs = measuring.fit(meas)
+    collective_verdict(all(math.isfinite(v) and v >= 0 for v in figs.values()), str(figs))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("PGAS_CALIBRATION", raising=False)
+    calibrate.save(calibrate.this_key(), figs, meas)
+    calibrate.reset()
+    try:
+        model = calibrate.current()
+        collective_verdict(model.source.startswith(str(tmp_path)) and model.figures() == figs, model.source)
+        pg.config(protocol="auto")
+        test_stmt.test_random_statements_match_numpy()      # whatever the measured model picks
+    finally:
+        calibrate.reset()
+
+
+def test_bench_protocols_runs(tmp_path):
+    from pgas.bench import protocols
+
+    status = protocols.main(["--lengths", "1,64", "--counts", "1,16", "--trials", "1", "--warmup", "0",
+                             "--out", str(tmp_path / "p.json"), "--png", str(tmp_path / "p.png")])
+    collective_verdict(status == 0, f"status {status}")
