@@ -34,7 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
-from . import settings
+from . import fuse, settings
 from ..plan import ACCUMULATE_OPS
 from ..plan.inspector import box_points
 from ..plan.transfers import expand
@@ -204,8 +204,17 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     combine, reducer = _combine(stmt)
     axes = plan.reduce_axes
     results = []
+    dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
+    inplace = fuse.in_place(plan, dtypes, axes)
     for task in plan.tasks:
-        value = evaluate(low.prog, _TaskContext(low, plan, task, flats, bufs, aggregate))
+        ctx = _TaskContext(low, plan, task, flats, bufs, aggregate)
+        ref = task.refs[W]
+        target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
+        value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
+        if value is fuse.WRITTEN:
+            results.append(None)                      # a kernel stored it in place (h12)
+            continue
+        value = evaluate(low.prog, ctx) if value is None else value
         value = np.broadcast_to(value, task.shape)
         if axes:
             value = reducer.reduce(value, axis=axes, keepdims=True)
@@ -239,6 +248,8 @@ def _write(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
     wbufs = [np.empty(m.size, dtype=warr.dtype) for m in plan.writebacks] if aggregate else []
     remote = []
     for task, value in zip(plan.tasks, results):
+        if value is None:
+            continue                                  # stored in place by a fused kernel
         ref = task.refs[W]
         if ref.msg < 0:
             target = strided(wflat, ref.offset, ref.strides, task.shape)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from ..comm import check
 from ..plan import OWNER_POLICIES
 
@@ -12,8 +14,13 @@ _OFF = ("0", "false", "no", "off")
 
 def _defaults() -> dict:
     return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in _OFF,
-            "owner": "write", "nonblocking": True,
+            "owner": "write", "nonblocking": True, "fuse": _fuse_default(),
             "check": os.environ.get("PGAS_CHECK", "0").strip().lower() not in _OFF + ("",)}
+
+
+def _fuse_default():
+    v = os.environ.get("PGAS_FUSE", "auto").strip().lower()
+    return False if v in _OFF else "auto" if v in ("auto", "") else True
 
 
 _settings = _defaults()
@@ -41,6 +48,12 @@ def config(**kw) -> dict:
       are all making the same call (operation, arrays, arguments, call site);
       otherwise every locale raises the same ``pg.CollectiveMismatch`` naming
       what each group of locales called and where (see :mod:`pgas.comm.check`).
+    - ``fuse`` (default ``"auto"``, or ``$PGAS_FUSE``: ``0`` for False, ``1`` for
+      True): run each task's element-wise expression as one compiled loop (numba,
+      the ``fast`` extra) instead of one NumPy call per operation; ``"auto"``
+      only for tasks of at least ``pgas.exec.fuse.FUSE_MIN`` elements, True for
+      every task, False never.  Results are identical (see :mod:`pgas.exec.fuse`);
+      without numba every task runs with NumPy.
 
     >>> config(aggregate=False)["aggregate"]
     False
@@ -57,7 +70,9 @@ def config(**kw) -> dict:
             raise TypeError(f"pg.config: unknown setting {k!r} (known: {', '.join(sorted(_settings))})")
         if k == "owner" and v not in OWNER_POLICIES:
             raise ValueError(f"pg.config: owner must be one of {OWNER_POLICIES}, got {v!r}")
-        _settings[k] = bool(v) if k in ("aggregate", "nonblocking", "check") else v
+        if k == "fuse" and v != "auto" and not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"pg.config: fuse must be True, False or 'auto', got {v!r}")
+        _settings[k] = bool(v) if k in ("aggregate", "nonblocking", "check", "fuse") and v != "auto" else v
     check.set_enabled(_settings["check"])
     return dict(_settings)
 
