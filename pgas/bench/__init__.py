@@ -42,6 +42,7 @@ BENCHMARKS: dict[str, str] = {
     "matmul": "pgas.bench.matmul",
     "sort": "pgas.bench.sortbench",
     "io": "pgas.bench.iobench",
+    "polybench": "pgas.bench.polybench",     # h12
 }
 
 
