@@ -26,9 +26,10 @@ NumPy path's floating-point warnings (divide by zero, overflow) are not issued
 by a kernel; the values are the same.
 
 ``pg.config(fuse=...)``: ``"auto"`` (default) fuses tasks of at least
-:data:`FUSE_MIN` elements (smaller ones run faster as NumPy calls than as a
-kernel call), ``True`` fuses every task it can, ``False`` none.  Without numba
-every task takes the NumPy path.
+:data:`FUSE_MIN` elements of a program run at least :data:`FUSE_AFTER` times
+(numba's start-up, about 1-2 s per process even with every kernel cached on
+disk, and a compilation must pay for themselves), ``True`` fuses every task it
+can, ``False`` none.  Without numba every task takes the NumPy path.
 """
 
 from __future__ import annotations
@@ -43,8 +44,11 @@ import numpy as np
 
 from . import settings
 
-#: Elements a task needs in ``fuse="auto"`` mode to be run by a kernel.
-FUSE_MIN = 4096
+#: Elements a task needs in ``fuse="auto"`` mode to be run by a kernel ...
+FUSE_MIN = 1 << 16
+#: ... and how many times its program must have been run (numba's start-up in a process
+#: costs about 1-2 s, and compiling a kernel 0.3-1 s: a short script should not pay them).
+FUSE_AFTER = 3
 
 #: Counters: tasks fused, tasks left to NumPy (by reason), kernels compiled or loaded.
 stats = {"fused": 0, "numpy": 0, "kernels": 0}
@@ -76,7 +80,6 @@ from numba import njit
 from numpy import bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64
 
 _jit = njit(inline="always", error_model="numpy")
-
 @_jit
 def _fdiv_s(a, b):
     z = a ^ a
@@ -85,40 +88,33 @@ def _fdiv_s(a, b):
     if b == -1:
         return -a
     return a // b
-
 @_jit
 def _fdiv_u(a, b):
     z = a ^ a
     if b == z:
         return z
     return a // b
-
 @_jit
 def _mod_s(a, b):
     z = a ^ a
     if b == z or b == -1:
         return z
     return a % b
-
 @_jit
 def _mod_u(a, b):
     z = a ^ a
     if b == z:
         return z
     return a % b
-
 @_jit
 def _min(a, b):
     return a if a <= b else b
-
 @_jit
 def _max(a, b):
     return a if a >= b else b
-
 @_jit
 def _sq(a):
     return a * a
-
 @_jit
 def _sqrt(a):
     return np.sqrt(a)
@@ -144,6 +140,7 @@ def _numba():
 _UNSET = object()
 _NUMBA = _UNSET
 _kernels: dict = {}
+_seen: dict = {}
 
 
 def reset() -> None:
@@ -151,6 +148,7 @@ def reset() -> None:
     global _NUMBA
     _NUMBA = _UNSET
     _kernels.clear()
+    _seen.clear()
     stats.update(fused=0, numpy=0, kernels=0)
 
 
@@ -316,8 +314,10 @@ def _load_module(source: str, tag: str):
     return module
 
 
-def kernel_for(prog, dtypes, ndim: int):
-    """``(kernel, params, dtype)`` for a program, or raise :class:`Unfusable`."""
+def kernel_for(prog, dtypes, ndim: int, hot: bool = True):
+    """``(kernel, params, dtype)`` for a program, or raise :class:`Unfusable`.  With
+    ``hot=False`` a program not compiled yet raises :class:`Unfusable` until it has been
+    asked for :data:`FUSE_AFTER` times (``"auto"`` mode)."""
     a = _Analysis(dtypes)
     code, dtype = a.node(prog)
     key = (tuple(a.key), ndim)
@@ -325,6 +325,11 @@ def kernel_for(prog, dtypes, ndim: int):
     if k is None:
         if ndim < 1:
             raise Unfusable("0-dimensional task")
+        _seen[key] = _seen.get(key, 0) + 1
+        if not hot and _seen[key] < FUSE_AFTER:
+            raise Unfusable("not run often enough yet")
+        if _numba() is None:
+            raise Unfusable("numba is not installed")
         k = _kernels[key] = (_load(_source(code, len(a.params), ndim)), a.params, dtype)
     return k
 
@@ -346,9 +351,9 @@ def _leaves(prog, ctx, out):
 
 
 def wanted(size: int) -> bool:
-    """True if a task of ``size`` elements should run as a kernel under the current setting."""
+    """True if a task of ``size`` elements may run as a kernel under the current setting."""
     mode = settings.get("fuse")
-    return bool(mode) and (mode is True or size >= FUSE_MIN) and _numba() is not None
+    return bool(mode) and (mode is True or size >= FUSE_MIN)
 
 
 #: What :func:`evaluate` returns when the kernel stored the values in the target itself.
@@ -378,7 +383,7 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
         stats["numpy"] += 1
         return None
     try:
-        kernel, params, dtype = kernel_for(prog, dtypes, len(shape))
+        kernel, params, dtype = kernel_for(prog, dtypes, len(shape), settings.get("fuse") is True)
         vals = _leaves(prog, ctx, [])
         args = [np.broadcast_to(v, shape) if p == "arr" else np.array(v, dtype=d)[()]
                 for (p, d), v in zip(params, vals)]

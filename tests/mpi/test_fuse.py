@@ -85,7 +85,7 @@ def numpy_value(tree, gx, gy):
             want = np.asarray(build(tree, gx, gy, np.where))
         except (TypeError, ValueError, OverflowError, ZeroDivisionError):
             return None
-    return want if want.ndim == 1 and want.dtype.kind in "biuf" else None
+    return want if want.ndim == 1 and want.dtype.kind in "biuf" and want.dtype != np.float16 else None
 
 
 def run_statement(tree, X, Y, dtype, dist, mode):
