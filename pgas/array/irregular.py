@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
+from . import counting
 
 _UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
            "min": np.minimum, "max": np.maximum, "replace": None}
@@ -168,9 +169,11 @@ def _index_arrays(A, indices) -> tuple[np.ndarray, ...]:
 class _Pattern:
     """This locale's half of an inspector: its indices bucketed by owner and deduplicated.
 
-    ``offsets`` holds the distinct (owner, local offset) targets sorted by owner,
+    ``offsets`` holds the distinct (owner, local offset) targets grouped by owner,
     ``counts[r]`` how many go to locale ``r``; ``slot[i]`` is the entry of index
     ``i``; ``first`` / ``last`` the positions of each entry's first / last occurrence.
+    Made in O(n) (:mod:`pgas.array.counting`: a hash pass for the repeats, a counting
+    pass for the owners), without sorting when numba is installed.
     """
 
     def __init__(self, A, indices) -> None:
@@ -178,20 +181,17 @@ class _Pattern:
         P = A.layout.num_locales
         self.n = len(cols[0])
         owners = np.asarray(A.layout.owners(cols), dtype=np.int64).reshape(-1)
+        # padded storage offsets (ghost cells) reach past A.size: the key's width covers them
         width = max(A.size, 1) if not A.layout.ghosts else int(np.prod([n + 2 * g for n, g in zip(A.shape, A.layout.ghosts)]))
-        key = owners * width + A.layout.local_flat(cols, owners)
-        order = np.argsort(key, kind="stable")
-        skey = key[order]
-        is_first = np.ones(self.n, dtype=bool)
-        is_first[1:] = skey[1:] != skey[:-1]
-        starts = np.flatnonzero(is_first)
-        self.slot = np.empty(self.n, dtype=np.int64)
-        self.slot[order] = np.cumsum(is_first) - 1
-        self.offsets = skey[starts] % width
-        self.counts = np.bincount(skey[starts] // width, minlength=P)
-        self.first = order[starts]
-        self.last = order[np.append(starts, self.n)[1:] - 1]
-        self.repeats = order[~is_first]                       # grouped by entry, in position order
+        local = np.asarray(A.layout.local_flat(cols, owners), dtype=np.int64).reshape(-1)
+        slot, first, last = counting.first_occurrences(owners * width + local)   # repeats
+        order, self.counts = counting.counting_order(owners[first], P)   # entries by owner: no sort
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        self.slot = rank[slot]
+        self.first, self.last = first[order], last[order]
+        self.offsets = local[self.first]
+        self.repeats = np.flatnonzero(self.first[self.slot] != np.arange(self.n))   # in position order
         self._bounds = np.cumsum(self.counts)[:-1]
 
     def split(self, data: np.ndarray) -> list[np.ndarray]:
@@ -204,7 +204,7 @@ class _Pattern:
         if op == "replace":
             return values[self.last]
         out = values[self.first].copy()
-        if len(self.repeats):
+        if len(self.repeats):          # each entry's repeats in position order, as ufunc.at applies them
             _UFUNCS[op].at(out, self.slot[self.repeats], values[self.repeats])
         return out
 

@@ -49,6 +49,7 @@ BENCHMARKS: dict[str, str] = {
     "suite": "pgas.bench.suite",
     "pshift": "pgas.bench.pshift",
     "protocols": "pgas.bench.protocols",           # h10
+    "polybench": "pgas.bench.polybench",
 }
 
 

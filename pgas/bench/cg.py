@@ -10,17 +10,24 @@ updates are local NumPy and dot products one ``allreduce``.  The CG iteration
 itself is NAS's (:func:`~pgas.bench.nas_makea.conj_grad`), shared with the
 serial reference.  Verification: ``|zeta - official| / official <= 1e-10``.
 Mop/s uses NAS's operation count.
+
+``--reference DIR`` runs NPB 3.4 CG (MPI) from ``DIR/cg.CLASS.x`` (as built by
+``../shared/refs/build.sh``; a path to one of them names its folder too) for
+each class, in the same job with as many processes as locales (a power of
+two, NPB's rule); its Mop/s is reported beside pgas's.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import time
 
 import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import choices, parser, print_table, progress, write_result
+from pgas.bench import choices, parser, print_table, progress, reference, write_result
 from pgas.bench.nas_makea import CLASSES, csr_matvec, makea, power_iterations, verified
 
 
@@ -76,11 +83,25 @@ def run_class(name: str, trials: int) -> dict:
             "matvec_max_messages_per_pair": int(d.matrix.max(initial=0))}
 
 
+def run_reference(path: str, name: str) -> dict:
+    """Collective: NPB CG class ``name`` (MPI) at this job's process count; its Mop/s."""
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    exe = os.path.join(folder, f"cg.{name}.x")
+    progress(f"reference: {exe}")
+    res = reference.run([reference.mpiexec(), "-n", pg.num_locales, exe])
+    out = res["stdout"]
+    return dict(res, mops=reference.number(r"Mop/s total\s*=\s*([0-9.]+)", out),
+                seconds=reference.number(r"Time in seconds\s*=\s*([0-9.]+)", out),
+                verified=bool(re.search(r"Verification\s*=\s*SUCCESSFUL", out)))
+
+
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
     p = parser("cg", __doc__.split("\n\n")[0])
     p.add_argument("--classes", type=choices(CLASSES), default=["S", "W"], metavar="LIST",
                    help=f"comma-separated NAS classes from {', '.join(CLASSES)} (default S,W)")
+    p.add_argument("--reference", default=None, metavar="DIR",
+                   help="folder of NPB 3.4 CG MPI binaries cg.CLASS.x, run in the same job for comparison")
     p.set_defaults(trials=3)
     return p
 
@@ -93,10 +114,17 @@ def main(argv: list[str]) -> int:
         progress(f"class {c}: {args.trials} trials")
         results.append(run_class(c, args.trials))
     ok = all(r["verified"] for r in results)
+    for r in results:
+        if args.reference:
+            r["reference"] = run_reference(args.reference, r["class"])
+            ok = ok and r["reference"]["verified"]
     path = write_result("cg", {"classes": results, "verified": ok}, args.out)
-    print_table(["class", "na", "seconds", "Mop/s", "zeta", "rel. error", "verified", "msgs/matvec"],
+    extra = (lambda r: [r["reference"]["mops"], r["mops"] / r["reference"]["mops"] if r["reference"]["mops"]
+                        else float("nan")]) if args.reference else (lambda r: [])
+    print_table(["class", "na", "seconds", "Mop/s", "zeta", "rel. error", "verified", "msgs/matvec"]
+                + (["NPB Mop/s", "pgas / NPB"] if args.reference else []),
                 [[r["class"], r["na"], r["seconds"], r["mops"], r["zeta"], r["relative_error"],
-                  "SUCCESSFUL" if r["verified"] else "UNSUCCESSFUL", r["matvec_messages"]] for r in results])
+                  "SUCCESSFUL" if r["verified"] else "UNSUCCESSFUL", r["matvec_messages"], *extra(r)] for r in results])
     if comm.here() == 0:
         print(f"results written to {path}")
     return 0 if ok else 1

@@ -5,7 +5,9 @@ Each locale makes ``keys`` uniform random keys in ``[0, width * locales)``
 Phases, timed separately (slowest locale per trial, averaged over the trials
 after the warm-up):
 
-1. ``bucketize``: sort the local keys by destination bucket (counting sort);
+1. ``bucketize``: group the local keys by destination bucket (a counting sort:
+   one counting pass and one placement pass, compiled with numba when present,
+   :func:`pgas.array.counting.group_keys`);
 2. ``offsets``: where each locale's keys go in each receive buffer;
 3. ``exchange``: one bulk ``put`` of a slice from the middle of the receive
    array per destination locale (one message each), then a barrier;
@@ -16,44 +18,59 @@ exclusive scan of the all-gathered bucket counts; ``global`` reserves space
 with one one-sided ``fetch_add`` per destination on a counter per locale.
 Verification: every key arrives exactly once (totals and key sums agree), all
 keys on a locale lie in its bucket, and the counts sum to the keys received.
+
+Keys are int64 by default; ``--key-type int32`` uses ISx's ``KEY_TYPE`` (int).
+``--reference PATH`` runs the ParRes ISx MPI binary (``isx.weak_iso``, built by
+``../shared/refs/build.sh``) in the same job with the same keys per locale and
+locale count, after pgas's trials; its bucket width (WEAK_ISO, 8192 keys per
+locale) becomes the default ``--width``.  ISx prints its mean total and
+all-to-all times per iteration (means over iterations and PEs; its total
+includes making the keys, pgas's phases do not); both are reported next to
+pgas's.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 
 import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import choices, parser, print_table, progress, write_result
+from pgas.array import counting
+from pgas.bench import choices, parser, print_table, progress, reference, write_result
 
 PHASES = ("bucketize", "offsets", "exchange", "count")
 STYLES = ("spmd", "global")
 
 
-def make_keys(n: int, width: int, locales: int, locale: int, seed: int = 0) -> np.ndarray:
-    """Locale ``locale``'s ``n`` keys, uniform in ``[0, width * locales)`` (int64), from its own
+ISO_WIDTH = 8192                                   # ISx's WEAK_ISO bucket width (params.h)
+
+
+def make_keys(n: int, width: int, locales: int, locale: int, seed: int = 0, dtype=np.int64) -> np.ndarray:
+    """Locale ``locale``'s ``n`` keys, uniform in ``[0, width * locales)`` (``dtype``), from its own
     stream (NumPy's PCG64 seeded with ``(seed, locale)``): the same on any number of runs."""
     rng = np.random.default_rng([seed, locale])
-    return rng.integers(0, width * locales, size=n, dtype=np.int64)
+    if width * locales > np.iinfo(dtype).max:
+        raise ValueError(f"keys up to {width * locales} do not fit in {np.dtype(dtype)}")
+    return rng.integers(0, width * locales, size=n, dtype=np.int64).astype(dtype)
 
 
 def bucketize(keys: np.ndarray, width: int, locales: int) -> tuple[np.ndarray, np.ndarray]:
-    """Keys grouped by destination locale (stable) and the count per destination."""
-    dest = keys // width
-    counts = np.bincount(dest, minlength=locales)
-    return keys[np.argsort(dest, kind="stable")], counts
+    """Keys grouped by destination locale (stable) and the count per destination: O(n)."""
+    return counting.group_keys(keys, width, locales)
 
 
 class Sorter:
     """The distributed state of one ISx run: receive buffers and per-locale fill counters."""
 
-    def __init__(self, keys_per_locale: int, width: int) -> None:
+    def __init__(self, keys_per_locale: int, width: int, dtype=np.int64) -> None:
         P = pg.num_locales
         self.width = width
         self.cap = int(keys_per_locale * 1.25) + 1024
-        self.recv = pg.zeros(P * self.cap, dtype=np.int64, dist=pg.Block(), name="receive buffers")
+        self.recv = pg.zeros(P * self.cap, dtype=dtype, dist=pg.Block(), name="receive buffers")
         self.fill = pg.zeros(P, dtype=np.int64, dist=pg.Block(), name="fill counters")
         self.received = 0
 
@@ -136,7 +153,7 @@ def verify(sorter: Sorter, keys: np.ndarray, key_counts: np.ndarray) -> dict:
 
 def run_style(style: str, keys: np.ndarray, width: int, trials: int, warmup: int) -> dict:
     """Collective: warm-up, timed trials and verification of one style."""
-    sorter = Sorter(keys.size, width)
+    sorter = Sorter(keys.size, width, keys.dtype)
     per_trial, check = [], None
     for k in range(warmup + trials):
         t, key_counts = sort_once(sorter, keys, style)
@@ -156,7 +173,12 @@ def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
     p = parser("isx", __doc__.split("\n\n")[0])
     p.add_argument("--keys", type=int, default=1 << 22, help="keys per locale (default 2^22)")
-    p.add_argument("--width", type=int, default=None, help="bucket width = key range per locale (default: --keys)")
+    p.add_argument("--width", type=int, default=None,
+                   help=f"bucket width = key range per locale (default: --keys; {ISO_WIDTH} with --reference)")
+    p.add_argument("--key-type", choices=("int32", "int64"), default="int64",
+                   help="key dtype (default int64; ISx's keys are int32)")
+    p.add_argument("--reference", default=None, metavar="PATH",
+                   help="the ISx MPI binary (isx.weak_iso) to run in the same job for comparison")
     p.add_argument("--styles", type=choices(STYLES), default=list(STYLES), metavar="LIST",
                    help=f"comma-separated from {', '.join(STYLES)} (default all)")
     p.add_argument("--seed", type=int, default=0,
@@ -167,21 +189,41 @@ def make_parser():
 def main(argv: list[str]) -> int:
     p = make_parser()
     args = p.parse_args(argv)
-    width = args.width or args.keys
-    keys = make_keys(args.keys, width, pg.num_locales, comm.here(), args.seed)
+    width = args.width or (ISO_WIDTH if args.reference else args.keys)
+    keys = make_keys(args.keys, width, pg.num_locales, comm.here(), args.seed, np.dtype(args.key_type))
     results = []
     for s in args.styles:
         progress(f"style {s}: {args.trials} trials")
         results.append(run_style(s, keys, width, args.trials, args.warmup))
     ok = all(r["verified"] for r in results)
-    path = write_result("isx", {"keys_per_locale": args.keys, "bucket_width": width, "styles": results,
-                                "verified": ok}, args.out)
+    ref = run_reference(args, width) if args.reference else None
+    path = write_result("isx", {"keys_per_locale": args.keys, "bucket_width": width, "key_type": args.key_type,
+                                "styles": results, "reference": ref, "verified": ok}, args.out)
     if comm.here() == 0:
         print(f"ISx: {args.keys} keys per locale, {pg.num_locales} locales; mean seconds per phase "
               f"(slowest locale) over {args.trials} trials")
     print_table(["style", *PHASES, "total", "Mkeys/s", "verified"],
                 [[r["style"], *(r["phase_seconds_mean"][ph] for ph in PHASES), r["total_seconds_mean"],
                   r["mkeys_per_s"], "yes" if r["verified"] else "NO"] for r in results])
+    if comm.here() == 0 and ref:
+        print(f"ParRes ISx MPI ({ref['argv'][-3]} keys per PE, width {ISO_WIDTH}, {pg.num_locales} PEs): "
+              f"total {ref['total_seconds']} s, all2all {ref['all2all_seconds']} s per iteration; "
+              + ", ".join(f"pgas {r['style']} / ISx = {r['total_seconds_mean'] / ref['total_seconds']:.2f}x"
+                          for r in results if ref["total_seconds"]))
     if comm.here() == 0:
         print(f"results written to {path}")
     return 0 if ok else 1
+
+
+def run_reference(args, width: int) -> dict:
+    """Collective: the ISx MPI binary at this job's locale count and keys per locale (it
+    draws its own keys, with its own generator); its mean times per iteration."""
+    if width != ISO_WIDTH:
+        progress(f"note: ISx WEAK_ISO uses bucket width {ISO_WIDTH}, pgas ran with {width}")
+    iters = args.trials
+    progress(f"reference: {args.reference} ({iters} iterations after its burn-in)")
+    log = os.path.join(tempfile.gettempdir(), f"pgas-isx-ref-{comm.bcast(os.getpid(), 0)}.log")
+    res = reference.run([reference.mpiexec(), "-n", pg.num_locales, args.reference, args.keys, iters, log])
+    total = reference.number(r"Average total time \(per PE\):\s*([0-9.eE+-]+)", res["stdout"])
+    a2a = reference.number(r"Average all2all time \(per PE\):\s*([0-9.eE+-]+)", res["stdout"])
+    return dict(res, total_seconds=total, all2all_seconds=a2a, iterations=iters)

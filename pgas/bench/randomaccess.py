@@ -20,17 +20,24 @@ pass.  The re-application does not use any variant's code path (the updates
 are routed with a plain ``alltoallv`` and applied with ``np.bitwise_xor.at``
 at the owner), so a broken variant cannot verify itself.  The table is reset
 before each variant.
+
+``--reference PATH`` runs HPCC's MPIRandomAccess (``ra_hpcc`` from
+``../shared/refs/build.sh``: HPCC's unmodified code, time bound disabled, so
+exactly 4 x table-size updates) in the same job at the same words per locale
+and locale count, ``--trials`` times; its best GUPS is reported beside each
+variant's.
 """
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import choices, parser, print_table, progress, write_result
+from pgas.bench import choices, parser, print_table, progress, reference, write_result
 from pgas.bench.hpcc_rng import RandomStream
 
 VARIANTS = ("getput", "update_one", "aggregated")
@@ -150,8 +157,21 @@ def make_parser():
                    help="about 2^K table words per locale (default %(default)s)")
     p.add_argument("--variants", type=choices(VARIANTS), default=list(VARIANTS), metavar="LIST",
                    help=f"comma-separated from {', '.join(VARIANTS)} (default all)")
+    p.add_argument("--reference", default=None, metavar="PATH",
+                   help="HPCC MPIRandomAccess driver (ra_hpcc) to run in the same job for comparison")
     p.set_defaults(trials=2, warmup=1)
     return p
+
+
+def run_reference(path: str, log2: int, trials: int) -> dict:
+    """Collective: HPCC MPIRandomAccess at this job's process count and table size."""
+    progress(f"reference: {path}")
+    res = reference.run([reference.mpiexec(), "-n", pg.num_locales, path, log2, trials])
+    found = re.findall(r"TRIAL \d+ GUPS ([0-9.eE+-]+) time ([0-9.eE+-]+) N (\d+) errors (\d+)", res["stdout"])
+    runs = [{"gups": float(g), "seconds": float(t), "table_words": int(n), "errors": int(e)} for g, t, n, e in found]
+    best = max(runs, key=lambda r: r["gups"]) if runs else {"gups": None, "table_words": None}
+    ok = bool(runs) and all(r["errors"] <= 0.01 * r["table_words"] for r in runs)
+    return dict(res, trials=runs, gups=best["gups"], table_words=best["table_words"], verified=ok)
 
 
 def main(argv: list[str]) -> int:
@@ -170,13 +190,21 @@ def main(argv: list[str]) -> int:
     rows = [[v, m["gups"], m["seconds"], m["messages"], m["error_fraction"], "yes" if m["verified"] else "NO",
              m["gups"] / base["gups"] if base else float("nan")] for v, m in best.items()]
     ok = all(m["verified"] for r in results.values() for m in r)
-    path = write_result("randomaccess", {
+    ref = run_reference(args.reference, args.log2_table, args.trials) if args.reference else None
+    if ref:
+        ok = ok and ref["verified"]
+        for row in rows:
+            row += [ref["gups"], row[1] / ref["gups"] if ref["gups"] else float("nan")]
+    path = write_result("randomaccess", {"reference": ref,
         "table_words": T.size, "log2_table_per_locale": args.log2_table, "lookahead": LOOKAHEAD,
         "updates": 4 * T.size, "variants": results, "best": best, "verified": ok,
         "ratios_vs_getput": {v: m["gups"] / base["gups"] for v, m in best.items()} if base else {}}, args.out)
     if comm.here() == 0:
         print(f"RandomAccess: {T.size} words ({pg.num_locales} locales), {4 * T.size} updates")
-    print_table(["variant", "GUPS", "seconds", "messages", "error frac", "verified", "x getput"], rows)
+    print_table(["variant", "GUPS", "seconds", "messages", "error frac", "verified", "x getput"]
+                + (["HPCC GUPS", "pgas / HPCC"] if ref else []), rows)
+    if comm.here() == 0 and ref:
+        print(f"HPCC MPIRandomAccess: table {ref['table_words']} words, best of {len(ref['trials'])} trials")
     if comm.here() == 0:
         print(f"results written to {path}")
     return 0 if ok else 1

@@ -6,7 +6,10 @@ each trial runs ``c = a; b = s c; c = a + b; a = b + s c`` (``s = 3``).
 Every kernel is owner-computes with no messages: copy, scale and add are
 whole-array ufuncs on the DistArrays (``np.add(A, B, out=C)``), triad is
 strip-mined over the local part so ``s c`` stays in cache (one pass over
-memory, like C); ``triad_2pass`` is the plain two-ufunc triad for contrast.
+memory, like C); ``triad_2pass`` is the plain two-ufunc triad for contrast;
+``triad_stmt`` is the triad as one statement, ``A[:] = B[:] + s * C[:]``, run by
+the statement engine (one fused kernel pass storing in place when numba is
+installed, see :mod:`pgas.exec.fuse`; NumPy calls otherwise).
 Times are per kernel, the slowest locale's, best over the trials after the
 warm-up; bandwidth counts the bytes STREAM counts (2 or 3 arrays).
 
@@ -16,7 +19,10 @@ the values the recurrence gives; every locale also checks its whole part.
 
 The C reference (``pgas/bench/c/stream.c``, compiled with ``gcc -O3
 -march=native`` at run time) runs as one process per locale at the same
-size, all at once; its bandwidth is the sum over the processes.
+size, all at once; its bandwidth is the sum over the processes.  With
+``--reference PATH`` McCalpin's ``stream_mpi`` (``stream_mpi_npP`` from
+``../shared/refs/build.sh``, built for P processes) runs in the same job with
+as many processes as locales; its best rates are reported beside pgas's.
 """
 
 from __future__ import annotations
@@ -32,11 +38,11 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import parser, print_table, progress, write_result
+from pgas.bench import parser, print_table, progress, reference, write_result
 
 SCALAR = 3.0
-KERNELS = ("copy", "scale", "add", "triad", "triad_2pass")
-WORDS = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "triad_2pass": 3}
+KERNELS = ("copy", "scale", "add", "triad", "triad_2pass", "triad_stmt")
+WORDS = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "triad_2pass": 3, "triad_stmt": 3}
 STRIP = 1 << 16                                   # elements per strip: 512 KiB, fits in L2
 C_SOURCE = os.path.join(os.path.dirname(__file__), "c", "stream.c")
 
@@ -57,11 +63,13 @@ def kernels(A, B, C, tmp):
             ("scale", lambda: np.multiply(C, SCALAR, out=B)),
             ("add", lambda: np.add(A, B, out=C)),
             ("triad", lambda: triad(A, B, C, SCALAR, tmp)),
-            ("triad_2pass", lambda: (np.multiply(C, SCALAR, out=A), np.add(A, B, out=A)))]
+            ("triad_2pass", lambda: (np.multiply(C, SCALAR, out=A), np.add(A, B, out=A))),
+            ("triad_stmt", lambda: A[:].__setitem__(slice(None), B[:] + SCALAR * C[:]))]
 
 
 def expected(trials: int) -> tuple[float, float, float]:
-    """The values of ``a, b, c`` after ``trials`` rounds (triad_2pass recomputes the same ``a``)."""
+    """The values of ``a, b, c`` after ``trials`` rounds (triad_2pass and triad_stmt recompute
+    the same ``a``)."""
     a, b, c = 1.0, 2.0, 0.0
     for _ in range(trials):
         c = a
@@ -135,6 +143,18 @@ def run_c(n: int, trials: int) -> dict | None:
     return {"per_process": results, "errors": sum(r["errors"] for r in results)}
 
 
+def run_reference(path: str) -> dict:
+    """Collective: McCalpin's stream_mpi at this job's process count; its best rates (GB/s)."""
+    progress(f"reference: {path}")
+    res = reference.run([reference.mpiexec(), "-n", pg.num_locales, path])
+    out = res["stdout"]
+    rates = {k.lower(): reference.number(rf"{k}:\s+([0-9.]+)", out) for k in ("Copy", "Scale", "Add", "Triad")}
+    size = reference.number(r"Array size per MPI rank = ([0-9]+)", out)
+    return dict(res, gb_per_s={k: v / 1e3 for k, v in rates.items() if v is not None},
+                elements_per_process=int(size) if size else None,
+                validates="Solution Validates" in out)
+
+
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
     p = parser("stream", __doc__.split("\n\n")[0])
@@ -142,6 +162,8 @@ def make_parser():
                    help="float64 elements per array per locale (default 2^23 = 64 MiB per array; "
                         "--n is a deprecated spelling)")
     p.add_argument("--no-c", action="store_true", help="skip the C reference (compiled with cc at first use)")
+    p.add_argument("--reference", default=None, metavar="PATH",
+                   help="McCalpin's stream_mpi binary built for this many processes (stream_mpi_npP)")
     p.set_defaults(trials=10)
     return p
 
@@ -159,17 +181,26 @@ def main(argv: list[str]) -> int:
     c_gbs = ({k: sum(WORDS[k] * 8 * n / r[k] for r in c["per_process"]) / 1e9 for k in KERNELS if k in c["per_process"][0]}
              if c else {})
     rows = [[k, gbs[k], gbs[k] / P, c_gbs.get(k, float("nan")), gbs[k] / c_gbs[k] if k in c_gbs else
-             (gbs[k] / c_gbs["triad"] if k == "triad_2pass" and c_gbs else float("nan"))] for k in KERNELS]
-    ok = check["verified"] and (c is None or c["errors"] == 0)
+             (gbs[k] / c_gbs["triad"] if k.startswith("triad_") and c_gbs else float("nan"))] for k in KERNELS]
+    ref = run_reference(args.reference) if args.reference else None
+    ref_gbs = ref["gb_per_s"] if ref else {}
+    for row in rows:
+        base = ref_gbs.get(row[0], ref_gbs.get("triad") if row[0].startswith("triad") else None)
+        row += [base or float("nan"), gbs[row[0]] / base if base else float("nan")]
+    ok = check["verified"] and (c is None or c["errors"] == 0) and (ref is None or ref["validates"])
     path = write_result("stream", {
         "elements_per_locale": n, "bytes_per_array_per_locale": 8 * n, "trials": args.trials,
         "best_seconds": best, "gb_per_s": gbs, "gb_per_s_per_locale": {k: v / P for k, v in gbs.items()},
         "verification": check, "c_reference": c, "c_gb_per_s": c_gbs,
-        "ratio_to_c": {k: gbs[k] / c_gbs[k] for k in c_gbs}, "verified": ok}, args.out)
+        "ratio_to_c": {k: gbs[k] / c_gbs[k] for k in c_gbs}, "reference": ref,
+        "ratio_to_reference": {r[0]: r[-1] for r in rows if ref}, "verified": ok}, args.out)
     if comm.here() == 0:
         print(f"STREAM: {n} float64 per array per locale, {P} locales; C reference: "
               f"{'%d processes' % P if c else 'not run'}")
-    print_table(["kernel", "GB/s", "GB/s/locale", "C GB/s", "pgas / C"], rows)
+    print_table(["kernel", "GB/s", "GB/s/locale", "C GB/s", "pgas / C", "McCalpin GB/s", "pgas / McCalpin"], rows)
+    if comm.here() == 0 and ref:
+        print(f"McCalpin stream_mpi: {ref['argv'][-1]}, {pg.num_locales} processes, "
+              f"{ref['elements_per_process']} float64 per array per process")
     if comm.here() == 0:
         print(f"verification: {'passed' if ok else 'FAILED'} ({check['sampled_reads']} sampled reads); "
               f"results written to {path}")

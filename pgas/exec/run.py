@@ -34,7 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
-from . import settings, transfer
+from . import fuse, settings, transfer
 from .strip import run_strips, strip_plan
 from ..plan import ACCUMULATE_OPS
 from ..plan.inspector import box_points
@@ -227,8 +227,17 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     combine, reducer = _combine(stmt)
     axes = plan.reduce_axes
     results = [] if striped is None else results
-    for task in plan.tasks if striped is None else ():
-        value = evaluate(low.prog, _TaskContext(low, plan, task, flats, bufs, aggregate))
+    dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
+    inplace = striped is None and fuse.in_place(plan, dtypes, axes)
+    for task in plan.tasks if striped is None else ():      # strips were computed as they arrived
+        ctx = _TaskContext(low, plan, task, flats, bufs, aggregate)
+        ref = task.refs[W]
+        target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
+        value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
+        if value is fuse.WRITTEN:
+            results.append(None)                      # a kernel stored it in place
+            continue
+        value = evaluate(low.prog, ctx) if value is None else value
         value = np.broadcast_to(value, task.shape)
         if axes:
             value = reducer.reduce(value, axis=axes, keepdims=True)
@@ -262,6 +271,8 @@ def _write(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
     wbufs = [np.empty(m.size, dtype=warr.dtype) for m in plan.writebacks] if aggregate else []
     remote = []
     for task, value in zip(plan.tasks, results):
+        if value is None:
+            continue                                  # stored in place by a fused kernel
         ref = task.refs[W]
         if ref.msg < 0:
             target = strided(wflat, ref.offset, ref.strides, task.shape)

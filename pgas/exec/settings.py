@@ -5,6 +5,8 @@ from __future__ import annotations
 import numbers
 import os
 
+import numpy as np
+
 from ..comm import check
 from ..plan import OWNER_POLICIES
 
@@ -14,10 +16,15 @@ PROTOCOL_CHOICES = ("auto", "packed", "pipelined", "bounding")
 
 def _defaults() -> dict:
     return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in _OFF,
-            "owner": "write", "nonblocking": True,
+            "owner": "write", "nonblocking": True, "fuse": _fuse_default(),
             "protocol": os.environ.get("PGAS_PROTOCOL", "auto").strip().lower() or "auto",
             "buffer_limit": 64 << 20, "burst": 0,
             "check": os.environ.get("PGAS_CHECK", "0").strip().lower() not in _OFF + ("",)}
+
+
+def _fuse_default():
+    v = os.environ.get("PGAS_FUSE", "auto").strip().lower()
+    return False if v in _OFF else "auto" if v in ("auto", "") else True
 
 
 _settings = _defaults()
@@ -57,6 +64,12 @@ def config(**kw) -> dict:
       are all making the same call (operation, arrays, arguments, call site);
       otherwise every locale raises the same ``pg.CollectiveMismatch`` naming
       what each group of locales called and where (see :mod:`pgas.comm.check`).
+    - ``fuse`` (default ``"auto"``, or ``$PGAS_FUSE``: ``0`` for False, ``1`` for
+      True): run each task's element-wise expression as one compiled loop (numba,
+      the ``fast`` extra) instead of one NumPy call per operation; ``"auto"``
+      only for tasks of at least ``pgas.exec.fuse.FUSE_MIN`` elements, True for
+      every task, False never.  Results are identical (see :mod:`pgas.exec.fuse`);
+      without numba every task runs with NumPy.
 
     >>> config(aggregate=False)["aggregate"]
     False
@@ -79,8 +92,12 @@ def config(**kw) -> dict:
                                                or v < (k == "buffer_limit")):
             raise ValueError(f"pg.config: {k} must be a {'positive' if k == 'buffer_limit' else 'non-negative'} "
                              f"whole number, got {v!r}")
-        _settings[k] = bool(v) if k in ("aggregate", "nonblocking", "check") else (
-            int(v) if k in ("buffer_limit", "burst") else v)
+        if k == "fuse" and v != "auto" and not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"pg.config: fuse must be True, False or 'auto', got {v!r}")
+        if k in ("aggregate", "nonblocking", "check") or (k == "fuse" and v != "auto"):
+            _settings[k] = bool(v)
+        else:
+            _settings[k] = int(v) if k in ("buffer_limit", "burst") else v
     check.set_enabled(_settings["check"])
     return dict(_settings)
 

@@ -1,0 +1,149 @@
+"""Counting passes for bucketing by owner: O(n), no sort.
+
+- :func:`counting_order`: the stable permutation that groups positions by a small
+  integer (the owner), and the count per value: one counting pass and one placement
+  pass, as ISx's bucketize does;
+- :func:`group_keys`: ISx's bucketize itself (keys grouped by ``key // width``);
+- :func:`first_occurrences`: each position's entry among the distinct keys (entries
+  numbered in order of first occurrence), and each entry's first and last position:
+  one pass over a hash table.
+
+They are compiled with numba when it is installed (the ``fast`` extra; kept on
+disk by numba's cache), else done with NumPy: a stable ``argsort`` of the owners
+as an 8- or 16-bit array (NumPy sorts those by radix, in O(n)) and ``np.unique``
+(a sort) for the repeats.  ``pg.config(fuse=False)`` selects the NumPy versions
+too, and so does ``"auto"`` for fewer than ``pgas.exec.fuse.FUSE_MIN`` elements.
+Both give the same results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_SRC = '''
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def counting_order(dest, nb):
+    counts = np.zeros(nb, np.int64)
+    for i in range(dest.size):
+        counts[dest[i]] += 1
+    pos = np.zeros(nb, np.int64)
+    for d in range(1, nb):
+        pos[d] = pos[d - 1] + counts[d - 1]
+    order = np.empty(dest.size, np.int64)
+    for i in range(dest.size):
+        d = dest[i]
+        order[pos[d]] = i
+        pos[d] += 1
+    return order, counts
+
+
+@njit(cache=True, nogil=True)
+def group_keys(keys, width, nb):
+    counts = np.zeros(nb, np.int64)
+    for i in range(keys.size):
+        counts[keys[i] // width] += 1
+    pos = np.zeros(nb, np.int64)
+    for d in range(1, nb):
+        pos[d] = pos[d - 1] + counts[d - 1]
+    out = np.empty_like(keys)
+    for i in range(keys.size):
+        d = keys[i] // width
+        out[pos[d]] = keys[i]
+        pos[d] += 1
+    return out, counts
+
+
+@njit(cache=True, nogil=True)
+def first_occurrences(key, bits):
+    mask = (1 << bits) - 1
+    table = np.full(mask + 1, -1, np.int64)
+    entry = np.empty(mask + 1, np.int64)
+    slot = np.empty(key.size, np.int64)
+    first = np.empty(key.size, np.int64)
+    last = np.empty(key.size, np.int64)
+    m = 0
+    for i in range(key.size):
+        k = key[i]
+        h = ((k * -7046029254386353131) >> (64 - bits)) & mask      # Fibonacci hashing, wrapping
+        while table[h] != -1 and table[h] != k:
+            h = (h + 1) & mask
+        if table[h] == -1:
+            table[h] = k
+            entry[h] = m
+            first[m] = i
+            m += 1
+        e = entry[h]
+        slot[i] = e
+        last[e] = i
+    return slot, first[:m], last[:m]
+'''
+
+_compiled = None
+
+
+def _numba(n: int):
+    """The compiled functions for ``n`` elements, or None: without numba, with
+    ``pg.config(fuse=False)``, or under ``"auto"`` for fewer than ``FUSE_MIN`` elements
+    (a short script need not compile them)."""
+    global _compiled
+    from ..exec import fuse, settings
+    mode = settings.get("fuse")
+    if not mode or n == 0 or (mode is not True and n < fuse.FUSE_MIN):
+        return None
+    if _compiled is None:
+        from ..exec.fuse import _load_module, _numba as have
+        _compiled = _load_module(_SRC, "counting") if have() is not None else False
+    return _compiled or None
+
+
+def counting_order(dest: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, counts)``: the stable permutation grouping positions by ``dest`` (ints in
+    ``[0, nb)``) and the count of each value.
+
+    >>> o, c = counting_order(np.array([2, 0, 2, 1]), 3)
+    >>> o.tolist(), c.tolist()
+    ([1, 3, 0, 2], [1, 1, 2])
+    """
+    dest = np.asarray(dest)
+    nb_ = _numba(dest.size)
+    if nb_ is not None:
+        return nb_.counting_order(dest, nb)
+    small = np.uint8 if nb <= 256 else np.uint16 if nb <= 65536 else np.int64
+    return np.argsort(dest.astype(small, copy=False), kind="stable"), np.bincount(dest, minlength=nb)
+
+
+def group_keys(keys: np.ndarray, width: int, nb: int) -> tuple[np.ndarray, np.ndarray]:
+    """Non-negative ``keys`` grouped (stably) by ``key // width`` in ``[0, nb)``, and the
+    count per group.
+
+    >>> g, c = group_keys(np.array([9, 0, 5, 3, 8, 1]), 3, 4)
+    >>> g.tolist(), c.tolist()
+    ([0, 1, 5, 3, 8, 9], [2, 2, 1, 1])
+    """
+    nb_ = _numba(keys.size)
+    if nb_ is not None:
+        return nb_.group_keys(keys, keys.dtype.type(width), nb)
+    order, counts = counting_order(keys // width, nb)
+    return keys[order], counts
+
+
+def first_occurrences(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(slot, first, last)`` for non-negative int64 ``key``: ``slot[i]`` the entry of
+    position ``i`` among the distinct keys, ``first[e]`` / ``last[e]`` the first and last
+    position of entry ``e``.  Entries are numbered by first occurrence (compiled) or by
+    key (NumPy); callers must not depend on which.
+
+    >>> s, f, l = first_occurrences(np.array([7, 3, 7, 7], dtype=np.int64))
+    >>> sorted(zip(f.tolist(), l.tolist())), bool(s[0] == s[2] == s[3] != s[1])
+    ([(0, 3), (1, 1)], True)
+    """
+    nb_ = _numba(key.size)
+    if nb_ is not None:
+        return nb_.first_occurrences(key, max(4, int(2 * key.size).bit_length()))
+    uniq, first, slot = np.unique(key, return_index=True, return_inverse=True)
+    last = key.size - 1 - np.unique(key[::-1], return_index=True)[1]
+    return slot.reshape(-1), first, last

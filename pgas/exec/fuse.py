@@ -1,0 +1,398 @@
+"""Fused local kernels: a task's expression program as one compiled loop nest.
+
+The NumPy path (:func:`pgas.exec.run.evaluate`) runs an expression tree as one
+ufunc call per node, each making a temporary and a pass over memory.  This
+module turns the same program into the source of one loop nest over the task's
+strided views (one load per operand element, one store per result element, no
+temporaries), compiles it with numba (the ``fast`` extra) and keeps the kernel
+by the program's structure and dtypes, in memory and on disk, so a statement
+run again (or in a later script) does not compile again.
+
+Results are identical to the NumPy path, bit for bit: every node casts its
+operands to the dtypes of the loop NumPy itself resolves for them
+(``ufunc.resolve_dtypes``, NEP 50 rules for Python scalars, which are converted
+by NumPy before the call), computes in that dtype and casts the result to the
+loop's output dtype, so promotion, integer wrap-around, ``x // 0 == 0``,
+``MIN // -1 == MIN`` and IEEE infinities and NaNs of float division match.
+Only operations whose NumPy loops are exactly one IEEE operation (or an
+integer operation) are compiled: ``+ - * / // %`` (``//`` and ``%`` on
+integers), negation, ``abs``, ``square``, ``sqrt``, comparisons, logical and
+bitwise operations, ``minimum``/``maximum`` on integers, and ``where``, on
+bool, integer, float32 and float64 data.  Anything else (transcendental
+functions, whose NumPy SIMD loops round differently from libm; float ``//``,
+``%``, ``minimum`` and ``maximum`` with their signed-zero rules; complex and
+float16 data; ufunc keyword arguments) leaves the task on the NumPy path.  The
+NumPy path's floating-point warnings (divide by zero, overflow) are not issued
+by a kernel; the values are the same.
+
+``pg.config(fuse=...)``: ``"auto"`` (default) fuses tasks of at least
+:data:`FUSE_MIN` elements of a program run at least :data:`FUSE_AFTER` times
+(numba's start-up, about 1-2 s per process even with every kernel cached on
+disk, and a compilation must pay for themselves), ``True`` fuses every task it
+can, ``False`` none.  Without numba every task takes the NumPy path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from . import settings
+
+#: Elements a task needs in ``fuse="auto"`` mode to be run by a kernel ...
+FUSE_MIN = 1 << 16
+#: ... and how many times its program must have been run (numba's start-up in a process
+#: costs about 1-2 s, and compiling a kernel 0.3-1 s: a short script should not pay them).
+FUSE_AFTER = 3
+
+#: Counters: tasks fused, tasks left to NumPy (by reason), kernels compiled or loaded.
+stats = {"fused": 0, "numpy": 0, "kernels": 0}
+
+_DTYPES = {np.dtype(c) for c in "?bBhHiIlLqQfd"}
+_BIN = {"add": {"iuf": "({0} + {1})", "b": "({0} | {1})"},
+        "subtract": {"iuf": "({0} - {1})"},
+        "multiply": {"iuf": "({0} * {1})", "b": "({0} & {1})"},
+        "divide": {"f": "({0} / {1})"}, "true_divide": {"f": "({0} / {1})"},
+        "floor_divide": {"i": "_fdiv_s({0}, {1})", "u": "_fdiv_u({0}, {1})"},
+        "remainder": {"i": "_mod_s({0}, {1})", "u": "_mod_u({0}, {1})"},
+        "equal": {"iufb": "({0} == {1})"}, "not_equal": {"iufb": "({0} != {1})"},
+        "less": {"iufb": "({0} < {1})"}, "less_equal": {"iufb": "({0} <= {1})"},
+        "greater": {"iufb": "({0} > {1})"}, "greater_equal": {"iufb": "({0} >= {1})"},
+        "logical_and": {"iufb": "(({0} != 0) & ({1} != 0))"},
+        "logical_or": {"iufb": "(({0} != 0) | ({1} != 0))"},
+        "logical_xor": {"iufb": "(({0} != 0) != ({1} != 0))"},
+        "bitwise_and": {"iub": "({0} & {1})"}, "bitwise_or": {"iub": "({0} | {1})"},
+        "bitwise_xor": {"iub": "({0} ^ {1})"},
+        "minimum": {"iub": "_min({0}, {1})"}, "maximum": {"iub": "_max({0}, {1})"}}
+_UN = {"negative": {"iuf": "(-{0})"}, "positive": {"iuf": "(+{0})"},
+       "absolute": {"iuf": "abs({0})", "b": "{0}"}, "square": {"iuf": "_sq({0})", "b": "{0}"},
+       "sqrt": {"f": "_sqrt({0})"}, "logical_not": {"iufb": "({0} == 0)"},
+       "invert": {"iu": "(~{0})", "b": "({0} == 0)"}}
+
+_HELPERS = '''
+import numpy as np
+from numba import njit
+from numpy import bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64
+
+_jit = njit(inline="always", error_model="numpy")
+@_jit
+def _fdiv_s(a, b):
+    z = a ^ a
+    if b == z:
+        return z
+    if b == -1:
+        return -a
+    return a // b
+@_jit
+def _fdiv_u(a, b):
+    z = a ^ a
+    if b == z:
+        return z
+    return a // b
+@_jit
+def _mod_s(a, b):
+    z = a ^ a
+    if b == z or b == -1:
+        return z
+    return a % b
+@_jit
+def _mod_u(a, b):
+    z = a ^ a
+    if b == z:
+        return z
+    return a % b
+@_jit
+def _min(a, b):
+    return a if a <= b else b
+@_jit
+def _max(a, b):
+    return a if a >= b else b
+@_jit
+def _sq(a):
+    return a * a
+@_jit
+def _sqrt(a):
+    return np.sqrt(a)
+'''
+
+
+class Unfusable(Exception):
+    """The program (or a value in it) has something no kernel computes exactly."""
+
+
+def _numba():
+    """The numba module, or None when it cannot be imported (then nothing fuses)."""
+    global _NUMBA
+    if _NUMBA is _UNSET:
+        try:
+            import numba
+            _NUMBA = numba
+        except ImportError:
+            _NUMBA = None
+    return _NUMBA
+
+
+_UNSET = object()
+_NUMBA = _UNSET
+_kernels: dict = {}
+_seen: dict = {}
+
+
+def reset() -> None:
+    """Forget the loaded compiler and kernels (tests simulate numba's absence with it)."""
+    global _NUMBA
+    _NUMBA = _UNSET
+    _kernels.clear()
+    _seen.clear()
+    stats.update(fused=0, numpy=0, kernels=0)
+
+
+def _cast(code: str, src: np.dtype, dst: np.dtype) -> str:
+    if src == dst:
+        return code
+    if dst.kind == "b":
+        return f"({code} != 0)"
+    return f"{dst.name}({code})"
+
+
+def _scalar_dtype(v):
+    """The dtype NumPy resolves a constant operand with (Python int/float are weak: NEP 50)."""
+    if isinstance(v, bool):
+        return np.dtype(bool)
+    if isinstance(v, (int, float)):
+        return type(v)
+    if isinstance(v, (np.generic, np.ndarray)):
+        return v.dtype
+    raise Unfusable(f"constant of type {type(v).__name__}")
+
+
+class _Analysis:
+    """Walk a program once: its structure key, its kernel source, and per call the arguments."""
+
+    def __init__(self, dtypes) -> None:
+        self.dtypes = dtypes           # access number -> dtype
+        self.key: list = []
+        self.params: list = []         # per leaf, in order: ("arr", None) or ("const", dtype)
+
+    def node(self, prog):
+        """(code, dtype) of ``prog``; appends to the key and the parameters."""
+        kind = prog[0]
+        if kind == "acc":
+            return self.leaf(("acc", self.dtypes[prog[1]]), self.dtypes[prog[1]])
+        if kind == "np":
+            return self.leaf(("np", prog[1].dtype), prog[1].dtype)
+        if kind == "aff":
+            return self.leaf(("aff",), np.dtype(np.int64))
+        if kind == "const":
+            raise Unfusable("constant outside a call")
+        func, args, kwargs = prog[1], prog[2], prog[3]
+        if kwargs:
+            raise Unfusable("ufunc keyword arguments")
+        if func is np.where:
+            return self.where(args)
+        name = getattr(func, "__name__", None)
+        table = _BIN if len(args) == 2 else _UN if len(args) == 1 else {}
+        if not isinstance(func, np.ufunc) or name not in table:
+            raise Unfusable(f"{name} is not compiled")
+        self.key.append(("call", name))
+        ins = [self.operand(a) for a in args]
+        try:
+            loop = func.resolve_dtypes(tuple(d for _, d in ins) + (None,))
+        except (TypeError, ValueError) as e:
+            raise Unfusable(str(e)) from None
+        if any(np.dtype(d) not in _DTYPES for d in loop) or len(set(loop[:-1])) != 1:
+            raise Unfusable(f"{name} loop {loop}")
+        kind_ = loop[0].kind
+        template = next((t for kinds, t in table[name].items() if kind_ in kinds), None)
+        if template is None:
+            raise Unfusable(f"{name} on {loop[0]}")
+        codes = [self.bind(c, d, loop[0]) for c, d in ins]
+        return _cast(template.format(*codes), _result(name, loop[0]), loop[-1]), loop[-1]
+
+    def where(self, args):
+        self.key.append(("call", "where"))
+        ins = [self.operand(a) for a in args]
+        probes = [np.empty(0, d) if isinstance(d, np.dtype) else v for (_, d), v in
+                  zip(ins, [a[1] if a[0] == "const" else None for a in args])]
+        out = np.where(*probes).dtype
+        if out not in _DTYPES:
+            raise Unfusable(f"where on {out}")
+        for (_, d), a in zip(ins[1:], args[1:]):
+            if not isinstance(d, np.dtype):
+                self.key.append(("value", a[1]))      # the result dtype may depend on a Python scalar's value
+        c, x, y = (self.bind(code, d, t) for (code, d), t in zip(ins, (np.dtype(bool), out, out)))
+        return f"({x} if {c} else {y})", out
+
+    def operand(self, prog):
+        """(code or pending constant, dtype) of a call's argument."""
+        if prog[0] == "const":
+            d = _scalar_dtype(prog[1])
+            if isinstance(d, np.dtype) and d not in _DTYPES:
+                raise Unfusable(f"constant of dtype {d}")
+            self.key.append(("const", d))
+            self.params.append(["const", None])        # a slot in leaf order; its dtype comes with the loop
+            return len(self.params) - 1, d
+        return self.node(prog)
+
+    def bind(self, code, src, dst: np.dtype) -> str:
+        """The operand as ``dst``; a constant becomes a kernel parameter converted by NumPy."""
+        if isinstance(code, int):
+            self.params[code][1] = dst
+            return f"c{code}"
+        return _cast(code, src, dst)
+
+    def leaf(self, key, dtype):
+        self.key.append(key)
+        self.params.append(["arr", None])
+        return f"c{len(self.params) - 1}[IDX]", dtype
+
+
+def _result(name: str, dt: np.dtype) -> np.dtype:
+    """The dtype of a template's expression before its cast (comparisons give bool)."""
+    bools = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+             "logical_and", "logical_or", "logical_xor", "logical_not")
+    if name in bools:
+        return np.dtype(bool)
+    # numba computes small integers as int64, and is not relied on to round float32 results:
+    # anything but int64, float64 and bool gets an explicit cast to the loop's output dtype
+    return dt if dt in (np.dtype(np.int64), np.dtype(np.float64), np.dtype(bool)) else np.dtype(np.int64)
+
+
+def _source(code: str, nparams: int, ndim: int) -> str:
+    idx = ", ".join(f"i{d}" for d in range(ndim))
+    lines = [_HELPERS, "", "@njit(cache=True, error_model='numpy', nogil=True)",
+             f"def kernel(out, {', '.join(f'c{k}' for k in range(nparams))}):"]
+    for d in range(ndim):
+        lines.append("    " * (d + 1) + f"for i{d} in range(out.shape[{d}]):")
+    lines.append("    " * (ndim + 1) + f"out[{idx}] = {code.replace('IDX', idx)}")
+    return "\n".join(lines) + "\n"
+
+
+def cache_dir() -> str:
+    """Where generated kernel modules (and numba's compiled code beside them) are kept:
+    ``$PGAS_CACHE_DIR/fuse`` or ``~/.cache/pgas/fuse``."""
+    root = os.environ.get("PGAS_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pgas")
+    return os.path.join(root, "fuse")
+
+
+def _load(source: str):
+    """The ``kernel`` function of ``source``, from a module file named by its hash."""
+    stats["kernels"] += 1
+    return _load_module(source, "fuse").kernel
+
+
+def _load_module(source: str, tag: str):
+    """The module of ``source``, from a file in :func:`cache_dir` named by its hash (so
+    numba's ``cache=True`` keeps its machine code beside it)."""
+    name = f"pgas_{tag}_" + hashlib.sha1(source.encode()).hexdigest()[:20]
+    folder = cache_dir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        folder = os.path.join(tempfile.gettempdir(), f"pgas-fuse-{os.getuid()}")
+        os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name + ".py")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        try:
+            os.link(tmp, path)             # create-if-absent: a file never changes once written
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def kernel_for(prog, dtypes, ndim: int, hot: bool = True):
+    """``(kernel, params, dtype)`` for a program, or raise :class:`Unfusable`.  With
+    ``hot=False`` a program not compiled yet raises :class:`Unfusable` until it has been
+    asked for :data:`FUSE_AFTER` times (``"auto"`` mode)."""
+    a = _Analysis(dtypes)
+    code, dtype = a.node(prog)
+    key = (tuple(a.key), ndim)
+    k = _kernels.get(key)
+    if k is None:
+        if ndim < 1:
+            raise Unfusable("0-dimensional task")
+        _seen[key] = _seen.get(key, 0) + 1
+        if not hot and _seen[key] < FUSE_AFTER:
+            raise Unfusable("not run often enough yet")
+        if _numba() is None:
+            raise Unfusable("numba is not installed")
+        k = _kernels[key] = (_load(_source(code, len(a.params), ndim)), a.params, dtype)
+    return k
+
+
+def _leaves(prog, ctx, out):
+    kind = prog[0]
+    if kind == "acc":
+        out.append(ctx.access(prog[1]))
+    elif kind == "np":
+        out.append(ctx.replicated(prog[1]))
+    elif kind == "aff":
+        out.append(ctx.affine(prog[1], prog[2]))
+    elif kind == "const":
+        out.append(prog[1])
+    else:
+        for a in prog[2]:
+            _leaves(a, ctx, out)
+    return out
+
+
+def wanted(size: int) -> bool:
+    """True if a task of ``size`` elements may run as a kernel under the current setting."""
+    mode = settings.get("fuse")
+    return bool(mode) and (mode is True or size >= FUSE_MIN)
+
+
+#: What :func:`evaluate` returns when the kernel stored the values in the target itself.
+WRITTEN = object()
+
+
+def in_place(plan, dtypes, axes) -> bool:
+    """True if a statement's kernels may store straight into the written array's local
+    elements while the statement still reads: a plain assignment (no reduction) that no
+    other locale reads from or writes into here, whose written array is read by no
+    access (so no task reads an element another task has already written)."""
+    stmt = plan.stmt
+    W = stmt.write
+    slot = stmt.accesses[W].slot
+    return (settings.get("fuse") is not False and not axes and stmt.reduce is None and not plan.accumulate
+            and not plan.readers and not plan.writers
+            and all(x.slot != slot for k, x in enumerate(stmt.accesses) if k != W))
+
+
+def evaluate(prog, ctx, shape, dtypes, target=None):
+    """The value of ``prog`` on one task of ``shape`` computed by a kernel, or None
+    when the task is to take the NumPy path (see :func:`wanted`, :class:`Unfusable`).
+    ``dtypes`` maps access numbers to dtypes.  With ``target`` (a view of the written
+    elements, see :func:`in_place`) of the result's dtype the kernel stores there and
+    :data:`WRITTEN` is returned."""
+    if prog[0] != "call" or not wanted(int(np.prod(shape))):
+        stats["numpy"] += 1
+        return None
+    try:
+        kernel, params, dtype = kernel_for(prog, dtypes, len(shape), settings.get("fuse") is True)
+        vals = _leaves(prog, ctx, [])
+        args = [np.broadcast_to(v, shape) if p == "arr" else np.array(v, dtype=d)[()]
+                for (p, d), v in zip(params, vals)]
+    except (Unfusable, OverflowError, TypeError, ValueError):
+        stats["numpy"] += 1
+        return None
+    direct = target is not None and target.dtype == dtype
+    out = target if direct else np.empty(shape, dtype)
+    kernel(out, *args)
+    stats["fused"] += 1
+    return WRITTEN if direct else out
+

@@ -1,0 +1,20 @@
+"""The forall suite (test_forall.py) again with every task that can be
+fused run by a compiled kernel (``pg.config(fuse=True)``, kept by ``pg.config()``
+through ``$PGAS_FUSE``): the results must be the same as NumPy's."""
+
+import pytest
+
+pytest.importorskip("numba")
+
+import pgas as pg                                  # noqa: E402
+from test_forall import *                          # noqa: E402,F401,F403
+from test_forall import mode                       # noqa: E402,F401  its autouse fixture (aggregated, baseline)
+
+
+@pytest.fixture(autouse=True)
+def _fused(monkeypatch):
+    monkeypatch.setenv("PGAS_FUSE", "1")           # pg.config() (the tests' resets) keeps fuse=True
+    pg.config()
+    yield
+    monkeypatch.undo()
+    pg.config()

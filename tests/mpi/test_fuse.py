@@ -1,0 +1,192 @@
+"""Fused kernels (pgas.exec.fuse) against the NumPy path and NumPy itself: random
+expression trees over every supported dtype (edge values included: integer
+extremes, zero divisors, NaN, infinities, signed zeros), bit for bit; forall
+bodies; the fallback without numba; the setting."""
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pgas as pg
+from pgas import comm
+from pgas.exec import fuse
+from util import assert_matches, collective_verdict
+
+pytest.importorskip("numba")
+
+P = pg.num_locales
+SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=25)
+DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.uint64, np.float32, np.float64]
+BINARY = [np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.remainder, np.minimum,
+          np.maximum, np.less, np.equal, np.not_equal, np.greater_equal, np.logical_and, np.logical_xor,
+          np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.power, np.arctan2]    # the last two: NumPy path
+UNARY = [np.negative, np.absolute, np.square, np.sqrt, np.invert, np.logical_not, np.positive, np.exp]
+DISTS = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2), pg.BlockCyclic(3)]
+N = 23
+
+
+@pytest.fixture(autouse=True)
+def _defaults():
+    pg.config()
+    yield
+    pg.config()
+
+
+def values(dtype, seed):
+    """N + 2 values of ``dtype``: small ones, zeros, and the dtype's edge values."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    out = rng.integers(-5, 6, N + 2).astype(dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        edges = [info.min, info.max, 0, 1, info.max // 2 + 1] + ([-1, info.min + 1] if dt.kind == "i" else [])
+    elif dt.kind == "f":
+        edges = [np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(dt).max, np.finfo(dt).tiny, 0.1]
+    else:
+        edges = [True, False]
+    pos = rng.choice(N + 2, size=len(edges), replace=False)
+    out[pos] = np.array(edges, dtype=object).astype(dt)
+    return out
+
+
+@st.composite
+def trees(draw, depth=3):
+    """A random expression tree: ('x'|'y'|('const', v)|(func, args...))."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(["x", "y", "x", "y", ("const", 2), ("const", -1), ("const", 0.5),
+                                     ("const", np.float32(1.5)), ("const", True)]))
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        return (draw(st.sampled_from(UNARY)), draw(trees(depth - 1)))
+    if kind == 1:
+        return (pg.where, draw(trees(depth - 1)), draw(trees(depth - 1)), draw(trees(depth - 1)))
+    return (draw(st.sampled_from(BINARY)), draw(trees(depth - 1)), draw(trees(depth - 1)))
+
+
+def build(tree, x, y, where):
+    if tree == "x":
+        return x
+    if tree == "y":
+        return y
+    if tree[0] == "const":
+        return tree[1]
+    func = where if tree[0] is pg.where else tree[0]
+    return func(*[build(t, x, y, where) for t in tree[1:]])
+
+
+def numpy_value(tree, gx, gy):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            want = np.asarray(build(tree, gx, gy, np.where))
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+            return None
+    return want if want.ndim == 1 and want.dtype.kind in "biuf" and want.dtype != np.float16 else None
+
+
+def run_statement(tree, X, Y, dtype, dist, mode):
+    pg.config(fuse=mode)
+    T = pg.zeros(N, dtype=dtype, dist=dist)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        T[:] = build(tree, X[1:N + 1], Y[:N], pg.where)       # shifted views: remote reads on several locales
+    return T
+
+
+def bits(a):
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint8).reshape(a.shape + (a.itemsize,))
+
+
+def same_bits(T, want):
+    """Collective: T's elements equal ``want`` bit for bit (dtype included)."""
+    got = T.to_numpy()
+    collective_verdict(got.dtype == want.dtype and np.array_equal(bits(got), bits(want)),
+                       lambda: f"dtype {got.dtype} vs {want.dtype}: got {got!r}, expected {want!r}")
+
+
+@SETTINGS
+@given(st.data())
+def test_random_trees_are_bit_identical_to_numpy_in_both_modes(data):
+    draw = data.draw
+    tree = draw(trees())
+    dx, dy = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
+    gx, gy = values(dx, 1), values(dy, 2)
+    want = numpy_value(tree, gx[1:N + 1], gy[:N])
+    if want is None or want.shape != (N,):
+        return                                   # NumPy refuses it, or a scalar tree: nothing to compare
+    X = pg.from_numpy(gx, dist=draw(st.sampled_from(DISTS)))
+    Y = pg.from_numpy(gy, dist=draw(st.sampled_from(DISTS)))
+    dist = draw(st.sampled_from(DISTS))
+    for mode in (True, False):
+        same_bits(run_statement(tree, X, Y, want.dtype, dist, mode), want)
+
+
+def test_kernels_run_and_are_cached():
+    gx, gy = np.arange(2 * N, dtype=np.float64), np.linspace(-1, 1, 2 * N)
+    X, Y = pg.from_numpy(gx), pg.from_numpy(gy, dist=pg.Cyclic())
+    fuse.stats.update(fused=0, numpy=0)
+    pg.config(fuse=True)
+    T = pg.zeros(2 * N - 1)
+    for _ in range(2):
+        T[:] = (X[1:] - Y[:-1] * 3.0) / 7.0 + np.sqrt(np.abs(Y[1:]))
+    want = (gx[1:] - gy[:-1] * 3.0) / 7.0 + np.sqrt(np.abs(gy[1:]))
+    same_bits(T, want)
+    tasks = comm.allreduce(fuse.stats["fused"], "sum")
+    collective_verdict(tasks >= 2, f"only {tasks} tasks fused")
+    collective_verdict(fuse.stats["numpy"] == 0, f"{fuse.stats} (NumPy path taken)")
+    key = len(fuse._kernels)
+    T[:] = (X[1:] - Y[:-1] * 3.0) / 7.0 + np.sqrt(np.abs(Y[1:]))
+    collective_verdict(len(fuse._kernels) == key, "a kernel was made again")
+
+
+def test_auto_mode_keeps_tiny_tasks_on_numpy():
+    fuse.stats.update(fused=0, numpy=0)
+    X = pg.arange(8.0)
+    T = pg.zeros(7)
+    T[:] = X[1:] * 2.0 + X[:-1]
+    collective_verdict(fuse.stats["fused"] == 0, f"{fuse.stats}")
+    assert_matches(T, np.arange(1.0, 8.0) * 2 + np.arange(7.0))
+
+
+@pytest.mark.parametrize("dist", DISTS)
+def test_forall_bodies_fused(dist):
+    n = 13
+    GA = np.random.default_rng(3).standard_normal((n, n))
+    for mode in (True, False):
+        pg.config(fuse=mode)
+        A, B = pg.from_numpy(GA, dist=dist), pg.zeros((n, n), dist=pg.Cyclic())
+        pg.forall((range(1, n - 1), range(1, n - 1)),
+                  lambda i, j: B.__setitem__((i, j), 0.25 * (A[i + 1, j] + A[i - 1, j] + A[i, j + 1] + A[i, j - 1])
+                                             - A[i, j] / 3.0))
+        want = np.zeros((n, n))
+        want[1:-1, 1:-1] = 0.25 * (GA[2:, 1:-1] + GA[:-2, 1:-1] + GA[1:-1, 2:] + GA[1:-1, :-2]) - GA[1:-1, 1:-1] / 3.0
+        same_bits(B, want)
+
+
+def test_without_numba_every_task_takes_the_numpy_path(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)       # import numba now raises ImportError
+    fuse.reset()
+    try:
+        pg.config(fuse=True)
+        gx = np.arange(3 * N, dtype=np.int32)
+        X = pg.from_numpy(gx, dist=pg.Cyclic())
+        T = pg.zeros(3 * N - 2, dtype=np.int32)
+        T[:] = X[2:] // 3 - X[:-2] * 7
+        assert_matches(T, gx[2:] // 3 - gx[:-2] * 7)
+        collective_verdict(fuse.stats["fused"] == 0 and fuse.stats["numpy"] > 0, f"{fuse.stats}")
+    finally:
+        monkeypatch.undo()
+        fuse.reset()
+
+
+def test_fuse_setting_is_checked():
+    with pytest.raises(ValueError, match="fuse must be"):
+        pg.config(fuse="always")
+    assert pg.config(fuse=False)["fuse"] is False
+    assert pg.config(fuse="auto")["fuse"] == "auto"
+    assert pg.config()["fuse"] == "auto"
