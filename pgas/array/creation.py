@@ -36,11 +36,22 @@ def _distributed(a) -> bool:
     return isinstance(a, (DistArray, Lazy))
 
 
+def _ghosts_of(a, shape, dist):
+    """``a``'s ghost widths when the new array has its shape and distribution (so
+    ``empty_like(A)`` of a ghosted ``A`` is ghosted alike: a valid ``out=`` for shifts)."""
+    from .core import DistArray
+
+    if isinstance(a, DistArray) and a.layout.ghosts and shape is None and dist is None:
+        return a.layout.ghosts
+    return None
+
+
 def empty_like(a, dtype=None, shape=None, *, dist=None, name=None):
     """Collective: an uninitialised array of ``a``'s shape, dtype and distribution."""
     if not _distributed(a):
         return np.empty_like(a, dtype=dtype, shape=shape)
-    return empty(a.shape if shape is None else shape, a.dtype if dtype is None else dtype, _dist_of(a, dist), name)
+    return empty(a.shape if shape is None else shape, a.dtype if dtype is None else dtype, _dist_of(a, dist), name,
+                 ghosts=_ghosts_of(a, shape, dist))
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, dist=None, name=None):
@@ -48,7 +59,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, dist=None, name=None):
     if not _distributed(a):
         return np.full_like(a, fill_value, dtype=dtype, shape=shape)
     return full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype,
-                _dist_of(a, dist), name)
+                _dist_of(a, dist), name, ghosts=_ghosts_of(a, shape, dist))
 
 
 def zeros_like(a, dtype=None, shape=None, *, dist=None, name=None):

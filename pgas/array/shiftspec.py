@@ -11,6 +11,7 @@ import numpy as np
 from . import engine
 from .collective import checked
 from .core import DistArray
+from .expr import Lazy
 from .index import convert
 from .view import View, select
 
@@ -39,6 +40,10 @@ def _boundary(A: DistArray, boundary, axis: int, fn: str):
     """The boundary as a statement operand: a scalar, a NumPy array or a DistArray of the
     shape of ``A`` without ``axis`` (rank one less), broadcast along ``axis``."""
     want = A.shape[:axis] + A.shape[axis + 1:]
+    if not engine.is_array(boundary) and isinstance(boundary, Lazy):    # a view or an expression
+        from .creation import asarray
+
+        boundary = asarray(boundary)
     if engine.is_array(boundary):
         if boundary.shape != want:
             raise ValueError(f"{fn}: a boundary array must have shape {want} (the array's shape without axis "
@@ -47,13 +52,26 @@ def _boundary(A: DistArray, boundary, axis: int, fn: str):
         return select(boundary, (slice(None),) * axis + (None,))
     b = np.asarray(boundary)
     if b.ndim == 0:
-        _cast(b.dtype, A, fn)
+        if not _python_fits(boundary, A.dtype):      # Python scalars are weak (NumPy 2): 0 fits bool
+            _cast(b.dtype, A, fn)
         return convert(boundary, A.dtype, A)[()]
     if b.shape != want:
         raise ValueError(f"{fn}: a boundary array must have shape {want} (the array's shape without axis "
                          f"{axis}), got {b.shape}")
     _cast(b.dtype, A, fn)
     return np.expand_dims(b, axis).astype(A.dtype)
+
+
+def _python_fits(x, dtype) -> bool:
+    """Whether Python scalar ``x`` goes into ``dtype`` by kind, as NumPy 2 treats Python
+    scalars (its value is range-checked by ``convert``): a bool or int into any numeric
+    dtype, a float into floating or complex ones, a complex into complex ones."""
+    kind = np.dtype(dtype).kind
+    if type(x) in (bool, int):
+        return kind in "biufc" and (kind != "b" or x in (0, 1))
+    if type(x) is float:
+        return kind in "fc"
+    return type(x) is complex and kind == "c"
 
 
 def _cast(dtype, A, fn: str) -> None:

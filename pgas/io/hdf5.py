@@ -169,7 +169,8 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
             if dataset not in f or not isinstance(f[dataset], h5py.Dataset):
                 raise KeyError(f"{path}: no dataset {dataset!r}")
             ds = f[dataset]
-            meta = (tuple(ds.shape), ds.dtype, ds.chunks)
+            dt = ds.dtype if ds.dtype.isnative else ds.dtype.newbyteorder("=")   # HDF5 converts on reading
+            meta = (tuple(ds.shape), dt, ds.chunks)
             check_dtype(meta[1])
             if not meta[0]:
                 raise ValueError(f"{path}:{dataset} holds a 0-d array; pgas arrays have at least one dimension")
