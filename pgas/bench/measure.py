@@ -81,6 +81,21 @@ def _compare(got: np.ndarray, want: np.ndarray) -> float:
 RTOL = 1e-9
 
 
+def timed_steps(kernel, state, steps: int):
+    """Collective: step 0 untimed (plans made, caches warm), then steps 1..``steps`` timed
+    between barriers; ``(seconds, diagnostics)`` with the slowest locale's seconds and the
+    messages of the timed steps."""
+    kernel.step(state, 0)
+    with pg.comm_diagnostics() as d:
+        comm.barrier()
+        t0 = time.perf_counter()
+        for t in range(1, steps + 1):
+            kernel.step(state, t)
+        comm.barrier()
+        dt = time.perf_counter() - t0
+    return float(comm.allreduce(dt, "max")), d
+
+
 def measure(kernel, n: int, dist: str, block: int | None, mode: str, steps: int = 2) -> dict:
     """Collective: run ``kernel`` at size ``n`` in ``mode``; its messages, bytes and
     seconds per step, and whether it matches NumPy (see the module docstring).
@@ -108,15 +123,7 @@ def measure(kernel, n: int, dist: str, block: int | None, mode: str, steps: int 
     pg.config(**_mode_settings(mode))
     try:
         state = kernel.setup(n, make_dist(dist, block))
-        kernel.step(state, 0)
-        with pg.comm_diagnostics() as d:
-            comm.barrier()
-            t0 = time.perf_counter()
-            for t in range(1, steps + 1):
-                kernel.step(state, t)
-            comm.barrier()
-            dt = time.perf_counter() - t0
-        dt = float(comm.allreduce(dt, "max"))
+        dt, d = timed_steps(kernel, state, steps)
         got = {k: state[k].to_numpy() for k in kernel.result}
     finally:
         pg.config()

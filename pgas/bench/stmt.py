@@ -19,7 +19,6 @@ with ``owner="write"`` and the geometric means use the ``write`` rows.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -27,6 +26,7 @@ import pgas as pg
 from pgas import comm
 from pgas.bench import choices, parser, print_table, progress, write_result
 from pgas.bench.kernels import KERNELS, ORIGINAL
+from pgas.bench.measure import timed_steps
 
 LOCALES = 4
 DISTS = {"Cyclic": lambda: pg.Cyclic(), "BlockCyclic(4)": lambda: pg.BlockCyclic(4),
@@ -39,15 +39,7 @@ def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int, owner: 
     pg.config(aggregate=aggregate, owner=owner)
     try:
         state = kernel.setup(n, DISTS[dist_name]())
-        kernel.step(state, 0)
-        with pg.comm_diagnostics() as d:
-            comm.barrier()
-            t0 = time.perf_counter()
-            for t in range(1, steps + 1):
-                kernel.step(state, t)
-            comm.barrier()
-            dt = time.perf_counter() - t0
-        dt = float(comm.allreduce(dt, "max"))
+        dt, d = timed_steps(kernel, state, steps)
         want = kernel.reference(n, steps + 1)
         ok = all(np.allclose(state[k].to_numpy(), want[k], rtol=1e-9) for k in kernel.result)
     finally:

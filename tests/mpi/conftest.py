@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, settings
 os.environ.setdefault("PGAS_PROTOCOL", "packed")
 os.environ.setdefault("PGAS_CALIBRATION", "none")
 
+import pgas as pg  # noqa: E402
 from pgas import comm  # noqa: E402
 from pgas.exec import settings as _engine_settings  # noqa: E402
 
@@ -60,6 +61,16 @@ def _abort_with(title: str, text: str) -> None:
 
 
 @pytest.hookimpl(trylast=True)
+@pytest.fixture
+def fused(monkeypatch):
+    """Every task that can be fused run by a compiled kernel (the *_fused.py suites)."""
+    monkeypatch.setenv("PGAS_FUSE", "1")           # pg.config() (the tests' resets) keeps fuse=True
+    pg.config()
+    yield
+    monkeypatch.undo()
+    pg.config()
+
+
 def pytest_configure(config):
     if comm.here() != 0:
         reporter = config.pluginmanager.get_plugin("terminalreporter")

@@ -6,15 +6,8 @@ import pytest
 
 pytest.importorskip("numba")
 
-import pgas as pg                                  # noqa: E402
 from test_forall import *                          # noqa: E402,F401,F403
 from test_forall import mode                       # noqa: E402,F401  its autouse fixture (aggregated, baseline)
 
 
-@pytest.fixture(autouse=True)
-def _fused(monkeypatch):
-    monkeypatch.setenv("PGAS_FUSE", "1")           # pg.config() (the tests' resets) keeps fuse=True
-    pg.config()
-    yield
-    monkeypatch.undo()
-    pg.config()
+pytestmark = pytest.mark.usefixtures("fused")          # conftest: pg.config(fuse=True) for each test

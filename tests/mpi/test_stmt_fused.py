@@ -6,14 +6,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-import pgas as pg                                  # noqa: E402
 from test_stmt import *                            # noqa: E402,F401,F403  the tests, collected again here
 
 
-@pytest.fixture(autouse=True)
-def _fused(monkeypatch):
-    monkeypatch.setenv("PGAS_FUSE", "1")           # pg.config() (the tests' resets) keeps fuse=True
-    pg.config()
-    yield
-    monkeypatch.undo()
-    pg.config()
+pytestmark = pytest.mark.usefixtures("fused")          # conftest: pg.config(fuse=True) for each test
