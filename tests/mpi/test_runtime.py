@@ -153,3 +153,22 @@ def test_explain_is_local():
     ok = me != 0 or ("locale 7" in text and "all 4096 locales" in text and "estimated from" in text)
     collective_verdict(ok, text)
     assert_matches(E.eval(), np.ones(63))
+
+
+def test_window_pool_gathers_nothing_per_locale(monkeypatch):
+    """Pooling released windows costs one allreduce over the live windows, never an
+    allgather of every locale's list (which grows with the locale count), and reused
+    windows hold the new array's values."""
+    from pgas.comm import runtime as rt
+    from pgas.comm import window
+
+    def refuse(obj):
+        raise AssertionError("allgather while allocating")
+    monkeypatch.setattr(rt, "allgather", refuse)
+    for k in range(6):
+        A = pg.from_numpy(np.full(37, float(k)), dist=pg.Cyclic())
+        B = pg.zeros(37)
+        del A, B
+        window.collect()
+        C = pg.from_numpy(np.arange(37.0) + k)
+        assert_matches(C, np.arange(37.0) + k)
