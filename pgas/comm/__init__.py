@@ -10,6 +10,7 @@ from .runtime import (
                       allgather,
                       allgatherv,
                       allreduce,
+                      allreduce_with,
                       alltoallv,
                       barrier,
                       bcast,
@@ -27,6 +28,6 @@ from .runtime import (
 )
 from .window import Window, allocate
 
-__all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",
+__all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce", "allreduce_with",
            "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
            "notify", "expect", "wait", "statement_done", "await_target"]

@@ -211,6 +211,17 @@ def allreduce(value, op: str = "sum"):
     return out if np.ndim(value) else out[0]
 
 
+def allreduce_with(value, combine):
+    """Every locale's ``value`` combined in locale order by ``combine(a, b)`` (associative;
+    pickled objects, for small values): a reduction tree of O(log P) steps, where an
+    allgather would hand every locale all P values."""
+    op = mpi().Op.Create(lambda a, b, datatype=None: combine(a, b), commute=False)
+    try:
+        return comm().allreduce(value, op=op)
+    finally:
+        op.Free()
+
+
 def bcast_value(value, dtype, root: int):
     """One element of ``dtype`` from ``root`` on every locale (counted as one message per receiver)."""
     buf = np.array([value if here() == root else 0], dtype=dtype)

@@ -172,3 +172,29 @@ def test_window_pool_gathers_nothing_per_locale(monkeypatch):
         window.collect()
         C = pg.from_numpy(np.arange(37.0) + k)
         assert_matches(C, np.arange(37.0) + k)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40])
+def test_min_max_reduce_in_a_tree(monkeypatch, n):
+    """A whole-array min / max combines the locales' partial results in a reduction tree
+    (no allgather of P values), keeps NaN as NumPy does, and skips locales that own nothing."""
+    from pgas.comm import runtime as rt
+
+    def refuse(*a, **k):
+        raise AssertionError("gathered every locale's partial result")
+    g = np.linspace(-3.0, 5.0, n)
+    A = pg.from_numpy(g, dist=pg.Cyclic())
+    for mod in (rt, comm):
+        monkeypatch.setattr(mod, "allgather", refuse)
+        monkeypatch.setattr(mod, "allgatherv", refuse)
+    assert A.min() == g.min() and A.max() == g.max()
+    assert np.max(A) == np.max(g)
+    g[n // 2] = np.nan
+    monkeypatch.undo()
+    B = pg.from_numpy(g, dist=pg.Block())
+    I = pg.from_numpy(np.arange(n, dtype=np.int8) - 3)
+    for mod in (rt, comm):
+        monkeypatch.setattr(mod, "allgather", refuse)
+        monkeypatch.setattr(mod, "allgatherv", refuse)
+    assert np.isnan(B.max()) and np.isnan(B.min())
+    assert I.min() == np.int8(-3) and I.max() == np.int8(n - 4) and I.max().dtype == np.int8
