@@ -198,3 +198,26 @@ def test_min_max_reduce_in_a_tree(monkeypatch, n):
         monkeypatch.setattr(mod, "allgatherv", refuse)
     assert np.isnan(B.max()) and np.isnan(B.min())
     assert I.min() == np.int8(-3) and I.max() == np.int8(n - 4) and I.max().dtype == np.int8
+
+
+def test_scalar_reductions_fold_in_a_tree(monkeypatch):
+    """Every reduction to a scalar (where=, initial=, mean, var, std, argmax, any,
+    count_nonzero) folds partial results in a tree: the same answers as NumPy, no gather."""
+    from pgas.comm import runtime as rt
+
+    def refuse(*a, **k):
+        raise AssertionError("gathered every locale's partial result")
+    g = np.linspace(-2.0, 3.0, 30).reshape(5, 6) ** 3
+    mask = (np.arange(30) % 3 != 0).reshape(5, 6)
+    A = pg.from_numpy(g, dist=pg.Cyclic())
+    for mod in (rt, comm):
+        monkeypatch.setattr(mod, "allgather", refuse)
+        monkeypatch.setattr(mod, "allgatherv", refuse)
+    np.testing.assert_allclose(pg.sum(A, where=mask), np.sum(g, where=mask))
+    np.testing.assert_allclose(pg.max(A, initial=100.0), np.max(g, initial=100.0))
+    np.testing.assert_allclose(pg.mean(A, where=mask), np.mean(g, where=mask))
+    np.testing.assert_allclose(pg.var(A, ddof=1), np.var(g, ddof=1))
+    np.testing.assert_allclose(pg.std(A), np.std(g))
+    assert int(pg.argmax(A)) == int(np.argmax(g)) and int(pg.argmin(A)) == int(np.argmin(g))
+    assert bool(pg.any(A > 26.0)) == bool(np.any(g > 26.0))
+    assert int(pg.count_nonzero(A > 0)) == int(np.count_nonzero(g > 0))
