@@ -37,7 +37,6 @@ from .. import comm
 from . import fuse, settings, transfer
 from .strip import run_strips, strip_plan
 from ..plan import ACCUMULATE_OPS
-from ..plan.inspector import box_points
 from ..plan.transfers import expand
 
 #: Reduction ufunc used to combine the values a write receives over the loop
@@ -366,7 +365,7 @@ class _InspectorContext:
 
     def points(self):
         if self._pts is None:
-            self._pts = [p[self.lp.iters] for p in box_points(self.plan.stmt)]
+            self._pts = list(self.lp.points)
         return self._pts
 
     def replicated(self, arr):
