@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
-from pgas.array.ghosts import StaleGhosts
+StaleGhosts = pg.StaleGhosts
 from util import assert_matches, collective_verdict
 
 P = pg.num_locales
