@@ -259,3 +259,20 @@ def test_check_catches_a_stale_kept_view():
     A.update_ghosts()
     m = run_stencil(B, A, FIVE, G)
     collective_verdict(m == 0, f"{m}")
+
+
+@pytest.mark.parametrize("n,g", [(13, 1), (7, 2), (3, 3)])
+def test_arange_with_ghosts(n, g):
+    A = pg.arange(2, 2 + 3 * n, 3, dtype=float, ghosts=g)
+    want = np.arange(2, 2 + 3 * n, 3, dtype=float)
+    assert_matches(A, want)
+    collective_verdict(A.ghosts == (g,) and A.dtype == want.dtype, f"{A.ghosts} {A.dtype}")
+    A.update_ghosts(periodic=True)
+    p = A.local_with_ghosts
+    own = A.layout.owned(pg.here)[0]
+    ok = not own.size or np.array_equal(p, want[np.arange(own[0] - g, own[-1] + 1 + g) % n])
+    collective_verdict(ok, f"padded block {p}")
+    A.update_ghosts()
+    B = pg.zeros(n, dtype=A.dtype)
+    m = run_stencil(B, A, [(-1,), (1,)], want)
+    collective_verdict(m == 0, f"{m} messages")
