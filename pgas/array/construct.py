@@ -85,9 +85,11 @@ def ones(shape, dtype=float, dist: Distribution | None = None, name: str | None 
 
 
 def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None = None,
-           name: str | None = None) -> DistArray:
+           name: str | None = None, ghosts=None) -> DistArray:
     """Collective: NumPy's ``arange`` as a 1-D distributed array: ``arange(n)``, ``arange(start,
-    stop[, step])``; values ``start + i * step`` (the dtype of the arguments unless ``dtype``)."""
+    stop[, step])``; values ``start + i * step`` (the dtype of the arguments unless ``dtype``).
+    ``ghosts=g`` pads each locale's block with ``g`` ghost cells (zero until
+    ``update_ghosts``), as for the other constructors."""
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
@@ -103,7 +105,9 @@ def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None
     else:
         n = max(int(np.ceil((stop - start) / step)), 0)
     _check("arange", (start, stop, step), dt, dist, name)
-    a = _empty(n, dt, dist, name)
+    a = _empty(n, dt, dist, name, ghosts)
+    if a.layout.ghosts:
+        a.local_with_ghosts[...] = 0                  # ghost cells start defined
     i = a.layout.owned(comm.here())[0]
     first = np.asarray(start).astype(dt)               # as NumPy: value i is first + i * delta, with
     delta = np.asarray(start + step).astype(dt) - first  # delta taken after casting to the dtype

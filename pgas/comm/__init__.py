@@ -26,8 +26,10 @@ from .runtime import (
                       await_target,
                       wait,
 )
+from .runtime import barrier_count, expect_values, notify_values          # h11: ghost reads
 from .window import Window, allocate
 
 __all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce", "allreduce_with",
            "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
-           "notify", "expect", "wait", "statement_done", "await_target"]
+           "notify", "expect", "wait", "statement_done", "await_target",
+           "barrier_count", "notify_values", "expect_values"]
