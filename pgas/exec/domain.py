@@ -175,10 +175,15 @@ def _resolve_affine(items):
     for v, (item, k) in enumerate(zip(items, ks)):
         if k is None:
             continue
-        got = _fit(item, k, v, pts[:, :k])
+        counts = [len(r) for r in outer]
+        sub = np.stack([g.reshape(-1) for g in np.meshgrid(
+            *[np.arange(r.start, r.stop, r.step, dtype=np.int64) for r in outer[:k]], indexing="ij")], axis=1)
+        got = _fit(item, k, v, sub, counts[:k])
         if got is None:
             return None
         (a0, a), (b0, b), step, first, last, lens = got
+        first, last, lens = (np.broadcast_to(x.reshape(counts[:k] + [1] * (K - k)), counts).reshape(-1)
+                             for x in (first, last, lens))
         live &= lens > 0
         sizes *= lens
         lo_hi[v] = (first, last, step)
@@ -210,7 +215,7 @@ def _resolve_affine(items):
     return Domain(tuple(box), (), text, tuple(clips), count, items)
 
 
-def _fit(f, k: int, v: int, pts: np.ndarray):
+def _fit(f, k: int, v: int, pts: np.ndarray, counts):
     """``((a0, a), (b0, b), step, first, last, lens)`` if ``f`` returns
     ``range(a0 + a @ p, b0 + b @ p, step)`` at every point ``p`` of ``pts`` (one step
     ``> 0``, every non-empty range's start in one residue class mod ``step``), with
@@ -224,7 +229,6 @@ def _fit(f, k: int, v: int, pts: np.ndarray):
     step = int(arr[0, 2])
     if step <= 0 or (arr[:, 2] != step).any():
         return None
-    counts = [len(np.unique(pts[:, u])) for u in range(k)]
     fits = []
     for col in (0, 1):
         vals = arr[:, col]

@@ -163,6 +163,24 @@ def test_three_level_and_empty_domains():
     assert_matches(X, want)
     pg.forall((range(n), lambda i: range(0)), lambda i, j: X.__setitem__((i, j, 0), 99.0))
     assert_matches(X, want)
+    dom = (range(n), range(1, n), lambda i: range(i, n), lambda i, j: range(j - 1, j + 1))   # clipped, 2 outer
+    assert resolve(dom).clips
+    G4, H4 = data((n,) * 4, 8), data((n,) * 4, 9)
+    for dist in DISTS:
+        X4, Y4 = pg.from_numpy(G4, dist=dist), pg.from_numpy(H4, dist=dist)
+        F = pg.zeros(n, dist=dist)
+
+        def body(i, j, k, l):
+            X4[i, j, k, l] = Y4[l, k, j, i] * 2 + 1
+            F[l] += Y4[i, j, k, l]
+
+        pg.forall(dom, body)
+        want, wf = G4.copy(), np.zeros(n)
+        for i, j, k, l in points(dom):
+            want[i, j, k, l] = H4[l, k, j, i] * 2 + 1
+            wf[l] += H4[i, j, k, l]
+        assert_matches(X4, want)
+        assert_matches(F, wf)
 
 
 def test_plan_keeps_message_bound():
@@ -259,7 +277,8 @@ def test_affine_detection():
     n = 9
     for dom in [(range(n), lambda i: range(i + 1, n)), (range(n), lambda i: range(i)),
                 (range(2, n), lambda i: range(2, i + 1)), (range(n), range(3), lambda i: range(i, 2 * i + 1)),
-                (range(0, n, 2), lambda i: range(i, n, 2)), (range(n), lambda i: range(i + 1), range(4))]:
+                (range(0, n, 2), lambda i: range(i, n, 2)), (range(n), lambda i: range(i + 1), range(4)),
+                (range(5), range(4), lambda i: range(i), lambda i, j: range(j, 5))]:
         D = resolve(dom)
         assert D.clips and not D.parts and D.count == len(points(dom))
     for dom in [(range(n), lambda i: range(max(0, i - 2), i)), (range(n), lambda i: range(i % 2, n, 2)),
