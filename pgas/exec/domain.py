@@ -201,7 +201,7 @@ def _resolve_affine(items):
         if v < K:
             s, st, _ = plain[v]
             lo, hi = int(pts[live, v].min()), int(pts[live, v].max())
-            box.append((lo, st, (hi - lo) // st + 1) if st > 0 else (hi, -st, (hi - lo) // -st + 1))
+            box.append((lo, abs(st), (hi - lo) // abs(st) + 1))          # a set: walked upwards
         elif ks[v] is None:
             box.append(plain[v])
         else:

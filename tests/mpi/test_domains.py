@@ -163,6 +163,14 @@ def test_three_level_and_empty_domains():
     assert_matches(X, want)
     pg.forall((range(n), lambda i: range(0)), lambda i, j: X.__setitem__((i, j, 0), 99.0))
     assert_matches(X, want)
+    GY = data((n, n), 9)
+    for dist in DISTS:                                # an outer range walked backwards
+        Y, W = pg.from_numpy(GY, dist=dist), pg.from_numpy(GX[0, 0], dist=dist)
+        pg.forall((range(n - 1, -1, -2), lambda i: range(i + 1, n)), lambda i, j: _acc(W, i, Y[j, i]))
+        want_w = GX[0, 0].copy()
+        for i in range(n - 1, -1, -2):
+            want_w[i] += GY[i + 1:, i].sum()
+        assert_matches(W, want_w)
     dom = (range(n), range(1, n), lambda i: range(i, n), lambda i, j: range(j - 1, j + 1))   # clipped, 2 outer
     assert resolve(dom).clips
     G4, H4 = data((n,) * 4, 8), data((n,) * 4, 9)
@@ -278,7 +286,8 @@ def test_affine_detection():
     for dom in [(range(n), lambda i: range(i + 1, n)), (range(n), lambda i: range(i)),
                 (range(2, n), lambda i: range(2, i + 1)), (range(n), range(3), lambda i: range(i, 2 * i + 1)),
                 (range(0, n, 2), lambda i: range(i, n, 2)), (range(n), lambda i: range(i + 1), range(4)),
-                (range(5), range(4), lambda i: range(i), lambda i, j: range(j, 5))]:
+                (range(5), range(4), lambda i: range(i), lambda i, j: range(j, 5)),
+                (range(n - 1, -1, -2), lambda i: range(i + 1, n))]:
         D = resolve(dom)
         assert D.clips and not D.parts and D.count == len(points(dom))
     for dom in [(range(n), lambda i: range(max(0, i - 2), i)), (range(n), lambda i: range(i % 2, n, 2)),
