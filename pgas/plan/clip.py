@@ -31,6 +31,11 @@ from .pieces import Lattice
 #: Outer points of one piece enumerated at once, at most.
 MAX_OUTER = 1 << 24
 
+#: Bands a clipped piece is cut into along an outer variable when an access reads
+#: through both variables of a bound that cuts it (``Y[j, i]`` over ``j > i``): the
+#: hulls of a triangle's bands waste about ``1 / BANDS`` of its footprint.
+BANDS = 8
+
 
 def structure(clips, nvars: int):
     """``(inner, outer)``: per constraint its inner variable, and the sorted outer
@@ -172,3 +177,41 @@ def points_mask(pts, clips) -> np.ndarray:
                 acc = acc + a * vals
         keep &= acc >= 0
     return keep
+
+
+def coupled(clips, accesses, skip: int) -> tuple:
+    """Outer variables to cut into bands: those of a bound that some access other than
+    ``skip`` reads through together with the bound's inner variable."""
+    out = set()
+    for coefs, _ in clips:
+        vs = [v for v, a in enumerate(coefs) if a]
+        inner = vs[-1]
+        for k, x in enumerate(accesses):
+            if k != skip and x.uses(inner):
+                out |= {v for v in vs[:-1] if x.uses(v)}
+    return tuple(sorted(out))
+
+
+def banded(piece, clips, outer_vars, bands: int = BANDS) -> list:
+    """:func:`clip_piece` of ``piece`` cut into up to ``bands`` bands along each of
+    ``outer_vars`` (pieces without domain points dropped); ``[]`` if it has none."""
+    first = clip_piece(piece, clips)
+    if first is None:
+        return []
+    if not first[1] or not outer_vars:
+        return [first]
+    parts = [first[0]]
+    for v in outer_vars:
+        cut = []
+        for pc in parts:
+            lat = pc[v]
+            if lat.ntiles > 1:
+                edges = sorted({lat.ntiles * b // bands for b in range(bands + 1)})
+                subs = [Lattice(lat.first + lat.dt * a, lat.du, lat.length, lat.dt, b - a)
+                        for a, b in zip(edges, edges[1:])]
+            else:
+                edges = sorted({lat.length * b // bands for b in range(bands + 1)})
+                subs = [Lattice(lat.first + lat.du * a, lat.du, b - a, lat.dt, 1) for a, b in zip(edges, edges[1:])]
+            cut += [pc[:v] + (s,) + pc[v + 1:] for s in subs]
+        parts = cut
+    return [g for g in (clip_piece(pc, clips) for pc in parts) if g is not None]

@@ -30,7 +30,8 @@ pieces of all parts share the messages: still at most one per (peer, array).
 A clipped domain (:attr:`~pgas.plan.model.Statement.clips`) is planned as its
 bounding box, each piece clipped (:mod:`pgas.plan.clip`): pieces without a
 domain point are dropped (here and in the peer lists), the others shrink to
-their points' hull and carry the constraints that cut through them.  Its
+their points' hull and carry the constraints that cut through them (cut into
+a few bands first when an access reads through both variables of a bound).  Its
 iterations are owned by the write.
 """
 
@@ -39,7 +40,7 @@ from __future__ import annotations
 import itertools
 from functools import lru_cache
 
-from .clip import clip_piece, holds
+from .clip import banded, coupled, holds
 from .inspector import plan_inspector
 from .model import PlanError, Statement
 from .pieces import access_on_piece, part_lattices
@@ -101,7 +102,8 @@ def _plan_local(stmt: Statement, layouts: tuple, own: int, locale: int) -> Plan:
               for pc in itertools.product(*lats)]
     cuts = None
     if stmt.clips:
-        got = [g for g in (clip_piece(pc, stmt.clips) for pc in pieces) if g is not None]
+        split = coupled(stmt.clips, stmt.accesses, own)
+        got = [g for pc in pieces for g in banded(pc, stmt.clips, split)]
         pieces, cuts = [g[0] for g in got], [g[1] for g in got]
     raw = [tuple(access_on_piece(x, pc, layouts[x.slot]) for x in stmt.accesses) for pc in pieces]
     tasks, fetches, writebacks, valid = _build(stmt, pieces, raw, own, locale)

@@ -266,17 +266,25 @@ def test_clipped_pieces_do_not_grow_with_n_and_footprints_are_tight(case, P):
         assert npieces[2] <= npieces[0] + 2, npieces
 
 
-def test_transposed_triangle_moves_at_most_its_hull():
-    """A read through both variables of a clip (``B[j, i]`` over ``j > i``) moves its
-    pieces' lattice hulls: at most the bounding rectangle's footprint."""
-    n, P = 48, 4
+def test_transposed_triangle_is_cut_into_bands():
+    """A read through both variables of a clip (``B[j, i]`` over ``j > i``): each
+    piece is cut into at most BANDS bands along ``i``, so the pieces still do not
+    grow with n, and the bands' hulls move little more than the tight footprint."""
+    from pgas.plan.clip import BANDS
+    P = 4
     accs = (Access(0, ((1, 0), (0, 1)), (0, 0)), Access(1, ((0, 1), (1, 0)), (0, 0)))
     for dist in DISTS:
-        L = dist.bind((n, n), P)
-        D = resolve((range(n), lambda i: range(i + 1, n)))
-        s = Statement(D.box, accs, 0, None, (), D.clips, D.count)
-        box = Statement(D.box, accs, 0)
-        assert _tight(s, (L, L)) <= plan(s, (L, L)).moved <= plan(box, (L, L)).moved
+        npieces = []
+        for n in (48, 96, 192):
+            L = dist.bind((n, n), P)
+            D = resolve((range(n), lambda i: range(i + 1, n)))
+            s = Statement(D.box, accs, 0, None, (), D.clips, D.count)
+            g = plan(s, (L, L))
+            npieces.append(max(len(lp.pieces) for lp in g.locales))
+            tight = _tight(s, (L, L))
+            assert tight <= g.moved <= tight * (1 + 2 / BANDS) and g.moved <= plan(Statement(D.box, accs, 0),
+                                                                                 (L, L)).moved
+        assert npieces[2] <= npieces[1] + 2, npieces
 
 
 def test_affine_detection():
