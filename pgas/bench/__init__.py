@@ -50,6 +50,7 @@ BENCHMARKS: dict[str, str] = {
     "pshift": "pgas.bench.pshift",
     "protocols": "pgas.bench.protocols",           # h10
     "polybench": "pgas.bench.polybench",
+    "domains": "pgas.bench.domains",              # h13
 }
 
 

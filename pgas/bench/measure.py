@@ -141,6 +141,7 @@ def measure(kernel, n: int, dist: str, block: int | None, mode: str, steps: int 
     return {"kernel": kernel.name, "n": int(n), "dist": dist, "block": block, "locales": comm.num_locales(),
             "mode": mode, "steps": steps, "messages_per_step": msgs, "bytes_per_step": d.bytes / steps,
             "elements_per_message": d.bytes / itemsize / d.messages if d.messages else 0.0,
+            "max_elements_per_message": d.largest_bytes / itemsize,
             "seconds_per_step": dt / steps, "correct": bool(err <= RTOL), "max_rel_error": err}
 
 

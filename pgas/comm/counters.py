@@ -10,13 +10,17 @@ _msgs: np.ndarray | None = None
 _bytes: np.ndarray | None = None
 _syncs = 0
 _barriers = 0
+_largest = 0
 
 
 def record(target: int, nbytes: int, count: int = 1) -> None:
     """Count ``count`` messages of ``nbytes`` payload bytes in all from here to ``target``."""
+    global _largest
     if _on:
         _msgs[target] += count
         _bytes[target] += nbytes
+        if count and nbytes > _largest * count:
+            _largest = -(-nbytes // count)          # a record of several messages: their mean, rounded up
 
 
 def record_sync(count: int = 1) -> None:
@@ -39,8 +43,8 @@ def enabled() -> bool:
 
 def start(num_locales: int) -> None:
     """Start counting from zero."""
-    global _on, _msgs, _bytes, _syncs, _barriers
-    _syncs = _barriers = 0
+    global _on, _msgs, _bytes, _syncs, _barriers, _largest
+    _syncs = _barriers = _largest = 0
     _msgs = np.zeros(num_locales, dtype=np.int64)
     _bytes = np.zeros(num_locales, dtype=np.int64)
     _on = True
@@ -52,3 +56,8 @@ def stop() -> tuple[np.ndarray, np.ndarray, int, int]:
     global _on
     _on = False
     return _msgs, _bytes, _syncs, _barriers
+
+
+def largest() -> int:
+    """Payload bytes of the largest message sent from here since :func:`start`."""
+    return _largest

@@ -38,6 +38,7 @@ class CommDiagnostics:
         self.byte_matrix: np.ndarray | None = None
         self.sync_counts: np.ndarray | None = None
         self.barrier_counts: np.ndarray | None = None
+        self.largest_bytes = 0
 
     def __enter__(self) -> "CommDiagnostics":
         if counters.enabled():
@@ -55,7 +56,8 @@ class CommDiagnostics:
         if check.enabled:
             check.collective("end of a pg.comm_diagnostics() block")
         runtime.barrier()
-        rows = runtime.allgather((msgs, nbytes, syncs, barriers))
+        rows = runtime.allgather((msgs, nbytes, syncs, barriers, counters.largest()))
+        self.largest_bytes = int(max(r[4] for r in rows))      # the largest single message, any locale
         self.matrix = np.array([r[0] for r in rows])
         self.byte_matrix = np.array([r[1] for r in rows])
         self.sync_counts = np.array([r[2] for r in rows])

@@ -15,7 +15,7 @@ from .run import DONE_READ, READY, _flush_all, _sync, _TaskContext, evaluate, st
 def groupable(plan) -> bool:
     """True if ``plan`` can join :func:`run_together`: a pieces plan whose writes are all
     local (owner computes by the write), so only its fetches communicate."""
-    return (plan.kind == "pieces" and plan.stmt.reduce is None and not plan.writebacks
+    return (plan.kind == "pieces" and plan.stmt.reduce is None and not plan.stmt.clips and not plan.writebacks
             and not plan.writers)
 
 

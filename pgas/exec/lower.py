@@ -132,7 +132,7 @@ def lower_ref(domain, target: Ref, value, reduce_name: str | None) -> Lowered:
     b.access(target.base, target.M, target.c, write=True)
     prog = b.program(value)
     accesses = tuple(Access(x.slot, [tuple(r) + (0,) * (m - len(r)) for r in x.M], x.c) for x in b.accesses)
-    stmt = Statement(domain.box, accesses, 0, reduce_name, domain.parts)
+    stmt = Statement(domain.box, accesses, 0, reduce_name, domain.parts, domain.clips, domain.count)
     return Lowered(stmt, b.arrays, prog, [_name(a, k) for k, a in enumerate(b.arrays)])
 
 

@@ -35,7 +35,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
 from ..comm import check
-from . import fuse, ghostread, settings, transfer
+from . import clipped, fuse, ghostread, settings, transfer
 from .strip import run_strips, strip_plan
 from ..plan import ACCUMULATE_OPS
 from ..plan.transfers import expand
@@ -132,12 +132,14 @@ class _TaskContext:
         return out
 
 
-def _get_elements(arr, ref, shape) -> np.ndarray:
-    """Baseline: one message per element of the access (repeats included)."""
+def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
+    """Baseline: one message per element of the access (repeats included; inside
+    the clips only, for a piece of a clipped domain)."""
     offs = expand(ref.offset, shape, ref.strides)
-    out = np.empty(len(offs), dtype=arr.dtype)
-    for k, o in enumerate(offs.tolist()):
-        arr._win.get(ref.owner, o, out[k:k + 1])
+    out = np.zeros(len(offs), dtype=arr.dtype) if clip else np.empty(len(offs), dtype=arr.dtype)
+    ks = np.flatnonzero(np.broadcast_to(clipped.mask(shape, clip), shape)).tolist() if clip else range(len(offs))
+    for k in ks:
+        arr._win.get(ref.owner, int(offs[k]), out[k:k + 1])
     return out.reshape(shape)
 
 
@@ -237,18 +239,24 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         bufs = _fetch(low, plan, None if check.enabled else served)
         stale = ghostread.verify(low, plan, served, bufs) if served and check.enabled else None
     else:
-        bufs = {(task.piece, k): _get_elements(low.arrays[stmt.accesses[k].slot], ref, task.shape)
+        bufs = {(task.piece, k): _get_elements(low.arrays[stmt.accesses[k].slot], ref, task.shape, task.clip)
                 for task in plan.tasks for k, ref in enumerate(task.refs) if ref.msg >= 0 and k != W}
     sent += comm.notify(sources, DONE_READ)
     combine, reducer = _combine(stmt)
     axes = plan.reduce_axes
     results = [] if striped is None else results
     dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
-    inplace = striped is None and fuse.in_place(plan, dtypes, axes)
+    inplace = striped is None and not stmt.clips and fuse.in_place(plan, dtypes, axes)
     for task in plan.tasks if striped is None else ():      # strips were computed as they arrived
         ctx = _TaskContext(low, plan, task, flats, bufs, aggregate)
         ref = task.refs[W]
         target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
+        if task.clip:                                 # a piece of a clipped domain (pgas.exec.clipped)
+            with np.errstate(all="ignore"):
+                value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)
+                value = evaluate(low.prog, ctx) if value is None else value
+                results.append(clipped.finish(task, np.broadcast_to(value, task.shape), axes, reducer))
+            continue
         value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
         if value is fuse.WRITTEN:
             results.append(None)                      # a kernel stored it in place
@@ -301,6 +309,9 @@ def _write(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
             continue
         if axes:
             target = _reduced(target, axes, len(task.shape))
+        if isinstance(value, clipped.Clipped):
+            clipped.store(target, value, combine if axes else None)
+        elif axes:
             target[...] = combine(target, value)
         else:
             target[...] = value

@@ -287,9 +287,10 @@ def forall(domain, body) -> None:
     An inner range may depend on outer variables: give a callable of the first
     ``k`` variables' values that returns the range, as in
     ``pg.forall((range(n), lambda i: range(i + 1, n)), body)`` (a triangle).
-    It is evaluated once per point of those ``k`` variables, and the domain runs
-    as a union of rectangular parts planned together (see ``docs/domains.md``):
-    still one message per (peer, array) per statement.
+    It is evaluated once per point of those ``k`` variables.  Affine bounds run
+    as the bounding box's pieces clipped by the bounds, others as rectangular
+    parts planned together (see ``docs/domains.md``): one message per (peer,
+    array) per statement either way.
 
     Parameters
     ----------

@@ -25,7 +25,7 @@ CACHE = 256
 
 def strip_plan(low, plan):
     """``(pieces, strips)`` of ``plan`` under the buffer limit, or None (cached per plan)."""
-    if not plan.fetches:
+    if not plan.fetches or plan.stmt.clips:          # clipped tasks run whole (pgas.exec.clipped)
         return None
     sizes = tuple(a.dtype.itemsize for a in low.arrays)
     limit = settings.get("buffer_limit")

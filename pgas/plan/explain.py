@@ -47,6 +47,9 @@ def describe(plan, names=None, max_pieces: int = 8, totals: str | None = None, t
     if s.parts:
         over = (f"a domain of {s.size} iterations in {len(s.parts)} rectangular parts, "
                 f"bounded by {over}")
+    elif s.clips:
+        cut = " and ".join(_clip_text(c, e, vn) for c, e in s.clips if not _box_implies(c, e, s.box))
+        over = f"a domain of {s.size} iterations: {over}, clipped by {cut or 'nothing'}"
     lines = [f"statement: {txt[s.write]}{op} f({reads})   over {over or 'nothing'}   on {plan.nlocales} locales"]
     local = isinstance(plan, Plan)
     locs = (plan,) if local else plan.locales
@@ -67,6 +70,7 @@ def describe(plan, names=None, max_pieces: int = 8, totals: str | None = None, t
             rng = ", ".join(_lattice_text(v, lat) for v, lat in zip(vn, lats))
             task = next(t for t in lp.tasks if lp.pieces[t.piece] is lats)
             rem = [f"{txt[a]}@{r.owner}" for a, r in enumerate(task.refs) if r.owner != e]
+            rng += f", clipped by {len(task.clip)} bound(s)" if task.clip else ""
             lines.append(f"  piece {p}: {rng or 'one point'} -> locale {e}; "
                          + (f"remote: {', '.join(rem)}" if rem else "all local"))
         if len(pieces) > max_pieces:
@@ -107,3 +111,26 @@ def _lattice_text(v: str, lat) -> str:
     if lat.length == 1:
         return f"{v} in {lat.first}+{lat.dt}t (t<{lat.ntiles})"
     return f"{v} in {lat.first}+{lat.du}u+{lat.dt}t (u<{lat.length}, t<{lat.ntiles})"
+
+
+def _clip_text(coefs, const, vn) -> str:
+    """``j >= i + 1`` for the clip ``j - i - 1 >= 0`` (its last variable on the left)."""
+    v = max(k for k, a in enumerate(coefs) if a)
+    sign = coefs[v]
+    terms = [(-sign * a, vn[k]) for k, a in enumerate(coefs) if a and k != v]
+    rhs = ""
+    for a, name in terms:
+        t = name if abs(a) == 1 else f"{abs(a)}*{name}"
+        rhs += ("-" if a < 0 else "") + t if not rhs else (" - " if a < 0 else " + ") + t
+    c = -sign * const
+    rhs = str(c) if not rhs else rhs + (f" + {c}" if c > 0 else f" - {-c}" if c < 0 else "")
+    return f"{vn[v]} {'>=' if sign > 0 else '<='} {rhs}"
+
+
+def _box_implies(coefs, const, box) -> bool:
+    """True if every point of ``box`` satisfies the clip (it cuts nothing)."""
+    least = const
+    for a, (start, step, count) in zip(coefs, box):
+        if a:
+            least += min(a * start, a * (start + step * (count - 1)))
+    return least >= 0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .clip import points_mask
 from .model import Statement
 from .result import Plan
 
@@ -62,12 +63,17 @@ class InspectorLocale:
 
 def box_points(stmt: Statement) -> list[np.ndarray]:
     """Loop variable values of every iteration (flattened C order over the box, part
-    after part for a non-rectangular domain)."""
+    after part for a non-rectangular domain, the box's points inside its clips for
+    a clipped one)."""
     if stmt.parts:
         per = [box_points(sub) for sub in stmt.rectangles()]
         return [np.concatenate([p[v] for p in per]) for v in range(stmt.nvars)]
     axes = [start + step * np.arange(count, dtype=np.int64) for start, step, count in stmt.box]
-    return [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+    pts = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+    if stmt.clips:
+        keep = points_mask(pts, stmt.clips)
+        pts = [p[keep] for p in pts]
+    return pts
 
 
 def global_indices(x, pts) -> tuple[np.ndarray, ...]:
@@ -99,8 +105,8 @@ def owned_points(stmt: Statement, wx, layout, me: int) -> tuple[np.ndarray, list
             vals.append(v)
             base += sub.size
         return np.concatenate(pos), [np.concatenate([v[k] for v in vals]) for k in range(stmt.nvars)]
-    ks = _owned_steps(stmt.box, wx, layout.owned(me))
-    if ks is None:
+    ks = None if stmt.clips else _owned_steps(stmt.box, wx, layout.owned(me))
+    if ks is None:                              # positions count the clipped domain's points
         pts = box_points(stmt)
         execs = np.broadcast_to(np.asarray(layout.owners(global_indices(wx, pts))), (stmt.size,))
         mine = np.flatnonzero(execs == me)

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 
 class PlanError(ValueError):
     """A statement that cannot be planned (an access out of bounds, a bad box, ...)."""
@@ -81,13 +83,18 @@ class Access:
 class Statement:
     """An iteration ``box`` (``(start, step, count)`` per loop var), its ``accesses``,
     the index of the written access, the reduction ufunc name (or None), and for a
-    non-rectangular domain its disjoint rectangular ``parts`` (``box`` bounding them)."""
+    non-rectangular domain its disjoint rectangular ``parts`` (``box`` bounding them),
+    or the affine ``clips`` ``(coefs, const)`` (``coefs @ i + const >= 0``) that cut
+    it out of ``box`` (see :mod:`pgas.plan.clip`) with ``count`` its number of points
+    (counted here from the box's points when not given)."""
 
     box: tuple[tuple[int, int, int], ...]
     accesses: tuple[Access, ...]
     write: int
     reduce: str | None = None
     parts: tuple = ()
+    clips: tuple = ()
+    count: int = -1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "box", tuple((int(a), int(b), int(n)) for a, b, n in self.box))
@@ -100,6 +107,8 @@ class Statement:
                 raise PlanError(f"bad iteration range start={start} step={step} count={count}")
         if any(len(p) != m for p in self.parts):
             raise PlanError(f"every part of the domain must have {m} ranges (one per loop variable)")
+        if self.clips:
+            self._check_clips(m)
         for x in self.accesses:
             if any(len(row) != m for row in x.M):
                 raise PlanError(f"access matrix rows must have {m} entries (one per loop variable)")
@@ -114,6 +123,24 @@ class Statement:
             raise PlanError("the write ignores loop variable(s) "
                             f"{list(self.reduced_vars)}: use an in-place operator (+=, *=, ...) to reduce over them")
 
+    def _check_clips(self, m: int) -> None:
+        from .clip import points_mask, structure
+
+        clips = tuple((tuple(int(a) for a in c), int(e)) for c, e in self.clips)
+        object.__setattr__(self, "clips", clips)
+        if self.parts:
+            raise PlanError("a domain has rectangular parts or clips, not both")
+        try:
+            structure(clips, m)
+        except ValueError as e:
+            raise PlanError(str(e)) from None
+        if any(self.box[v][1] < 0 for c, _ in clips for v, a in enumerate(c) if a):
+            raise PlanError("a clipped loop variable needs a positive step")
+        if self.count < 0:
+            axes = [s + st * np.arange(n, dtype=np.int64) for s, st, n in self.box]
+            pts = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
+            object.__setattr__(self, "count", int(points_mask(pts, clips).sum()))
+
     @property
     def nvars(self) -> int:
         return len(self.box)
@@ -121,6 +148,8 @@ class Statement:
     @property
     def size(self) -> int:
         """Number of iterations."""
+        if self.clips:
+            return self.count
         total = 0
         for box in self.boxes():
             n = 1

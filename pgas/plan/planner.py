@@ -27,6 +27,12 @@ repeated in a time-step loop is planned once.  Non-separable statements
 (``A[i + j]``) go to :mod:`pgas.plan.inspector`.  A non-rectangular domain
 (:attr:`~pgas.plan.model.Statement.parts`) is planned part by part, and the
 pieces of all parts share the messages: still at most one per (peer, array).
+A clipped domain (:attr:`~pgas.plan.model.Statement.clips`) is planned as its
+bounding box, each piece clipped (:mod:`pgas.plan.clip`): pieces without a
+domain point are dropped (here and in the peer lists), the others shrink to
+their points' hull and carry the constraints that cut through them (cut into
+a few bands first when an access reads through both variables of a bound).  Its
+iterations are owned by the write.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from __future__ import annotations
 import itertools
 from functools import lru_cache
 
+from .clip import banded, coupled, holds
 from .inspector import plan_inspector
 from .model import PlanError, Statement
 from .pieces import access_on_piece, part_lattices
@@ -54,7 +61,7 @@ def candidates(stmt: Statement, layouts, owner: str = "write") -> list[int]:
     reduction only if its op can accumulate)."""
     if owner not in OWNER_POLICIES:
         raise PlanError(f"owner policy must be one of {OWNER_POLICIES}, got {owner!r}")
-    if owner == "write" or not stmt.separable or (stmt.reduced_vars and stmt.reduce not in ACCUMULATE_OPS):
+    if owner == "write" or not stmt.separable or stmt.clips or (stmt.reduced_vars and stmt.reduce not in ACCUMULATE_OPS):
         return [stmt.write]
     seen, out = set(), []
     for k in [stmt.write] + [k for k in range(len(stmt.accesses)) if k != stmt.write]:
@@ -93,8 +100,15 @@ def _plan_local(stmt: Statement, layouts: tuple, own: int, locale: int) -> Plan:
     coords = layouts[ox.slot].coords(locale)
     pieces = [pc for lats in part_lattices(stmt, layouts, _nonempty(stmt), fix=(own, coords))
               for pc in itertools.product(*lats)]
+    cuts = None
+    if stmt.clips:
+        split = coupled(stmt.clips, stmt.accesses, own)
+        got = [g for pc in pieces for g in banded(pc, stmt.clips, split)]
+        pieces, cuts = [g[0] for g in got], [g[1] for g in got]
     raw = [tuple(access_on_piece(x, pc, layouts[x.slot]) for x in stmt.accesses) for pc in pieces]
     tasks, fetches, writebacks, valid = _build(stmt, pieces, raw, own, locale)
+    if cuts is not None:
+        tasks = tuple(Task(t.piece, t.shape, t.refs, cuts[t.piece]) for t in tasks)
     readers, writers = _peers(stmt, layouts, own, locale)
     acc = ACCUMULATE_OPS[stmt.reduce] if own != stmt.write and stmt.reduced_vars else None
     return Plan(stmt, P, locale, "pieces", own, tuple(pieces), tasks, fetches, writebacks,
@@ -166,7 +180,7 @@ def _peers(stmt: Statement, layouts, own: int, me: int) -> tuple[tuple[int, ...]
         done.add((x.slot, x.M, x.c, k == stmt.write))
         here = layouts[x.slot].coords(me)
         for pc in (pc for lats in part_lattices(stmt, layouts, _nonempty(stmt), only=(k, own), fix=(k, here))
-                   for pc in itertools.product(*lats)):
+                   for pc in itertools.product(*lats) if holds(pc, stmt.clips)):
             g = tuple(c + sum(a * lat.first for a, lat in zip(row, pc)) for row, c in zip(ox.M, ox.c))
             e = OL.owner(g)
             if e != me:

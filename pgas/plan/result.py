@@ -28,11 +28,14 @@ class Ref:
 @dataclass(frozen=True)
 class Task:
     """One piece as run by its executing locale: the lattice ``shape``
-    ``(ntiles_0, len_0, ntiles_1, len_1, ...)`` and one :class:`Ref` per access."""
+    ``(ntiles_0, len_0, ntiles_1, len_1, ...)``, one :class:`Ref` per access, and
+    for a piece of a clipped domain the constraints that cut through it (over the
+    shape's dims, :func:`pgas.plan.clip.mask`): only elements inside are written."""
 
     piece: int
     shape: tuple[int, ...]
     refs: tuple[Ref, ...]
+    clip: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from pgas.plot import footprints, jacobi_statement, ownership, ownership_text
 def _run(study, kernel, dist, block, locales, mode, msgs, secs, n=100, correct=True):
     return {"study": study, "kernel": kernel, "n": n, "dist": dist, "block": block, "locales": locales,
             "mode": mode, "steps": 2, "messages_per_step": float(msgs), "bytes_per_step": 8.0 * msgs * 10,
-            "elements_per_message": 10.0 if msgs else 0.0, "seconds_per_step": secs, "correct": correct,
+            "elements_per_message": 10.0 if msgs else 0.0, "max_elements_per_message": 16.0 if msgs else 0.0,
+            "seconds_per_step": secs, "correct": correct,
             "max_rel_error": 0.0 if correct else 0.5}
 
 
@@ -72,6 +73,8 @@ def test_markdown_tables_ratios_and_geometric_means(saved):
     assert "| 1024 locales |" in md and "2048 (0.9766)" in md
     assert "planning mvt on 16 locales failed: TraceError" in md
     # the wrong run is named at the top and left out of the tables
+    fig11 = md[md.index("## Figure 11"):md.index("## Figure 13")]
+    assert "Cyclic max | Cyclic mean" in fig11 and "| 16 | 10 |" in fig11      # the largest message, then the mean
     assert "WARNING: 1 of" in md and "mvt n=100 Cyclic aggregated" in md
     assert "| mvt | 100 |" not in md and "| mvt | 10 | Cyclic | error |" in md
 

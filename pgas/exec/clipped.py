@@ -1,0 +1,60 @@
+"""Running the tasks of a clipped domain (:mod:`pgas.plan.clip`).
+
+A clipped task's views cover its piece's lattice hull: every element there is
+inside the arrays (the box is the domain's exact projection, and bounds are
+checked on it) and inside the fetched buffers (footprints are the hull's).
+The value is computed on the whole hull with floating-point warnings off (a
+point outside the domain may divide by zero), then:
+
+- a plain write stores only where the task's :func:`~pgas.plan.clip.mask` holds;
+- a reduction first replaces the values outside by the reduction's neutral
+  element, and combines only into the written elements that have at least one
+  point inside, so the others keep their exact old values (signed zeros too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..plan.clip import mask
+
+
+@dataclass
+class Clipped:
+    """A task's value and where (broadcastable to the written view) to store it."""
+
+    value: np.ndarray
+    where: np.ndarray
+
+
+def neutral(reducer, dtype):
+    """The neutral element of ``reducer`` (a ufunc) in ``dtype``."""
+    dtype = np.dtype(dtype)
+    if reducer in (np.minimum, np.fmin, np.maximum, np.fmax):
+        low = reducer in (np.maximum, np.fmax)
+        if dtype.kind in "fc":
+            return np.asarray(-np.inf if low else np.inf, dtype)
+        if dtype.kind == "b":
+            return np.asarray(not low, dtype)
+        info = np.iinfo(dtype)
+        return np.asarray(info.min if low else info.max, dtype)
+    return np.asarray(reducer.identity).astype(dtype)
+
+
+def finish(task, value, axes, reducer):
+    """The :class:`Clipped` result of a clipped ``task`` whose value over the whole
+    hull is ``value`` (broadcast to the task's shape)."""
+    keep = np.broadcast_to(mask(task.shape, task.clip), task.shape)
+    if axes:
+        value = np.where(keep, value, neutral(reducer, value.dtype))
+        return Clipped(reducer.reduce(value, axis=axes, keepdims=True), keep.any(axis=axes, keepdims=True))
+    return Clipped(value, keep)
+
+
+def store(target, value: Clipped, combine=None) -> None:
+    """Write a clipped result into ``target`` (combined with its old values by
+    ``combine`` for a reduction)."""
+    new = combine(target, value.value) if combine is not None else value.value
+    np.copyto(target, np.broadcast_to(new, target.shape), casting="unsafe", where=value.where)
