@@ -26,7 +26,8 @@ from .runtime import (
                       wait,
 )
 from .window import Window, allocate
+from .exchange import exchange, exchange_known  # h12: point-to-point exchanges
 
 __all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce",
            "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
-           "notify", "expect", "wait", "statement_done", "await_target"]
+           "notify", "expect", "wait", "statement_done", "await_target", "exchange", "exchange_known"]
