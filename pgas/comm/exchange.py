@@ -27,22 +27,10 @@ the order sent (MPI's non-overtaking rule), so successive exchanges never mix.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from .counters import record, record_sync
-from .runtime import _notices, comm, here, mpi, num_locales, raise_agreed
-
-_yield = os.sched_yield if hasattr(os, "sched_yield") else (lambda: None)
-
-
-def _wait(reqs) -> None:
-    """Wait for ``reqs``, giving the core away between polls (on a machine with more
-    processes than cores a spinning wait takes the time the peers need to send)."""
-    Request = mpi().Request
-    while not Request.Testall(reqs):
-        _yield()
+from .runtime import _notices, _yield, comm, here, mpi, num_locales, raise_agreed, yielding_wait
 
 #: The tag of exchange messages (statements' notices use 11-14, ghost exchanges 21-22).
 TAG = 41
@@ -105,7 +93,7 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
         if rest:
             _yield()
         waiting = rest
-    _wait(reqs)
+    yielding_wait(reqs)
     if failed:
         raise_agreed(error)
     out = [None] * P
@@ -130,5 +118,5 @@ def exchange_known(send: list[np.ndarray], out: np.ndarray, counts) -> list[np.n
     c, MPI = _notices(), mpi()
     reqs = [c.Irecv([parts[r].view(np.uint8), MPI.BYTE], r, TAG) for r in range(P) if r != me]
     sends, _keep = _post(send, out.dtype, me, P, None)
-    _wait(reqs + sends)
+    yielding_wait(reqs + sends)
     return parts
