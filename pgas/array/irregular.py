@@ -218,15 +218,9 @@ class IndexPlan:
             raise ValueError(f"{A.label}: this index plan was made for another shape or distribution")
 
 
-def _collect(fn):
-    """Run ``fn()``, agreeing on any error so every locale raises alike."""
-    out, err = _attempt(fn)
-    comm.agree(err)
-    return out
-
-
 def _attempt(fn):
-    """``(fn(), None)``, or ``(None, error)`` for the errors bad input raises."""
+    """``(fn(), None)``, or ``(None, error)`` for the errors bad input raises (the
+    exchange that follows agrees on them, so every locale raises alike)."""
     try:
         return fn(), None
     except (IndexError, ValueError, TypeError, OverflowError) as e:
