@@ -64,3 +64,7 @@ def __getattr__(name: str):
     if name == "num_locales":
         return comm.num_locales()
     raise AttributeError(f"module 'pgas' has no attribute {name!r}")
+
+# h11: ghost reads (statements read current ghost cells; check mode verifies them)
+from .array.ghosts import StaleGhosts  # noqa: E402
+__all__ += ["StaleGhosts"]

@@ -22,6 +22,14 @@ like). Statements load the file of their key on first use; without one (or with
 file (another format version or key) is ignored with a warning.
 ``$PGAS_CALIBRATION=PATH`` names a file explicitly.
 
+Where the calibration measured a grid of region length x region count (the
+paper's comparative map), the choice follows the measurements rather than the
+fitted formulas: :class:`Grid` interpolates each protocol's measured time
+bilinearly in log space (log time over log run bytes and log run count) between
+the four nearest grid points, and the fastest interpolated protocol wins; a
+message outside the grid (or next to a point not measured) falls back to the
+fitted model. The per-element guard is kept either way.
+
 >>> m = Model(**DEFAULTS)
 >>> m.choose(runs=1, nbytes=8 << 20, span=8 << 20, write=False)[0]
 'pipelined'
@@ -36,7 +44,7 @@ import math
 import os
 import re
 import warnings
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 #: Version of the calibration file format (a file of another version is stale).
 VERSION = 1
@@ -52,7 +60,73 @@ DEFAULTS = {"latency": 3e-6, "issue": 1.5e-6, "gap": 2e-10, "packed_fixed": 3e-6
 BOUND_WASTE = 2.0
 
 
-@dataclass(frozen=True)
+class Grid:
+    """Measured transfer times over run bytes x run count (the paper's comparative map).
+
+    ``rows``: dicts with ``length`` (elements per region), ``count`` (regions),
+    ``itemsize`` (bytes per element, default 8) and a time in seconds per measured
+    protocol (``packed``, ``pipelined``, and optionally ``bounding``), measured on
+    regions that are every other block of ``length`` elements.
+
+    >>> g = Grid([{"length": 1, "count": 1, "packed": 1e-5, "pipelined": 2e-5},
+    ...           {"length": 4, "count": 1, "packed": 4e-5, "pipelined": 2e-5}])
+    >>> {p: round(t * 1e6, 1) for p, t in g.times(16, 1).items()}      # 2 elements: halfway in log
+    {'packed': 20.0, 'pipelined': 20.0}
+    >>> g.times(64, 1) is None                                          # outside the grid
+    True
+    """
+
+    def __init__(self, rows) -> None:
+        rows = list(rows)
+        self.protocols = tuple(p for p in PROTOCOLS if rows and all(p in r for r in rows))
+        if not rows or not {"packed", "pipelined"} <= set(self.protocols):
+            raise ValueError("a measured grid needs packed and pipelined times at every point")
+        pts = {}
+        for r in rows:
+            b, c = int(r["length"]) * int(r.get("itemsize", 8)), int(r["count"])
+            ts = [float(r[p]) for p in self.protocols]
+            if b <= 0 or c <= 0 or not all(math.isfinite(t) and t > 0 for t in ts):
+                raise ValueError(f"bad grid point {r}")
+            pts[(b, c)] = ts
+        self.xs = sorted({b for b, _ in pts})
+        self.ys = sorted({c for _, c in pts})
+        self.lx = [math.log(x) for x in self.xs]
+        self.ly = [math.log(y) for y in self.ys]
+        self.logt = {k: [math.log(t) for t in v] for k, v in pts.items()}
+
+    def __len__(self) -> int:
+        return len(self.logt)
+
+    @staticmethod
+    def _bracket(axis, logs, v):
+        """``(i, j, w)``: ``v`` lies between ``axis[i]`` and ``axis[j]`` with weight ``w`` on j."""
+        if v < axis[0] or v > axis[-1]:
+            return None
+        j = next(k for k, a in enumerate(axis) if a >= v)
+        if axis[j] == v or j == 0:
+            return j, j, 0.0
+        return j - 1, j, (math.log(v) - logs[j - 1]) / (logs[j] - logs[j - 1])
+
+    def times(self, run_bytes: float, count: int) -> dict | None:
+        """Interpolated seconds per protocol of ``count`` runs of ``run_bytes`` bytes each,
+        or None outside the grid or next to a point not measured."""
+        bx, by = self._bracket(self.xs, self.lx, run_bytes), self._bracket(self.ys, self.ly, count)
+        if bx is None or by is None:
+            return None
+        acc = [0.0] * len(self.protocols)
+        for xi, wx in ((bx[0], 1 - bx[2]), (bx[1], bx[2])):
+            for yi, wy in ((by[0], 1 - by[2]), (by[1], by[2])):
+                w = wx * wy
+                if w == 0:
+                    continue
+                lt = self.logt.get((self.xs[xi], self.ys[yi]))
+                if lt is None:
+                    return None
+                acc = [a + w * t for a, t in zip(acc, lt)]
+        return {p: math.exp(a) for p, a in zip(self.protocols, acc)}
+
+
+@dataclass(frozen=True, eq=False)
 class Model:
     """LogGP-style figures of one machine, MPI and locale count (see the module text)."""
 
@@ -65,6 +139,7 @@ class Model:
     copy_gap: float
     element: float
     source: str = "defaults"
+    grid: Grid | None = None
 
     def predict(self, protocol: str, runs: int, nbytes: int, span: int = 0, itemsize: int = 8) -> float:
         """Predicted seconds of one transfer group of ``runs`` contiguous runs, ``nbytes``
@@ -82,22 +157,41 @@ class Model:
     def choose(self, runs: int, nbytes: int, span: int, write: bool, itemsize: int = 8,
                allowed=PROTOCOLS) -> tuple[str, dict]:
         """``(protocol, predicted seconds per protocol considered)``: the fastest predicted,
-        never one predicted slower than the per-element path (then ``"elements"``)."""
+        never one predicted slower than the per-element path (then ``"elements"``; on a
+        tie the aggregated protocol). A single run goes pipelined (the same one
+        contiguous transfer as packed, without a derived datatype).
+        Predictions come from the measured :class:`Grid` where the message lies in it
+        (a bounding read scaled by the fitted model from the grid's interval, every
+        other run, to ``span``), else from the fitted formulas."""
+        measured = self.grid.times(nbytes / runs, runs) if self.grid is not None and runs > 0 else None
         times = {}
         for p in allowed:
-            if p == "bounding" and (write or span > BOUND_WASTE * nbytes):
-                continue
-            times[p] = self.predict(p, runs, nbytes, span, itemsize)
-        times["elements"] = self.predict("elements", runs, nbytes, span, itemsize)
+            if p == "bounding" and (write or runs < 2 or span > BOUND_WASTE * nbytes):
+                continue                # (one run: the bounding read is that run, plus a copy)
+            if p == "packed" and runs == 1 and "pipelined" in allowed:
+                continue                # one run: the same one contiguous transfer, without a datatype
+            if measured is not None and p in measured:
+                t = measured[p]
+                if p == "bounding":     # the grid's interval: every other run, 2 * nbytes - one run
+                    ref = 2 * nbytes - nbytes // runs
+                    t *= self.predict(p, runs, nbytes, span, itemsize) / self.predict(p, runs, nbytes, ref, itemsize)
+                times[p] = t
+            else:
+                times[p] = self.predict(p, runs, nbytes, span, itemsize)
+        one = self.grid.times(itemsize, 1) if measured is not None else None
+        if one is not None:             # the grid's one-element get, so that both sides are measured alike
+            times["elements"] = max(1, nbytes // max(itemsize, 1)) * one["pipelined"]
+        else:
+            times["elements"] = self.predict("elements", runs, nbytes, span, itemsize)
         best = min(times, key=lambda p: (times[p], p == "elements"))
         return best, times
 
     def figures(self) -> dict:
-        """The figures as a dict (without ``source``)."""
-        return {k: v for k, v in asdict(self).items() if k != "source"}
+        """The figures as a dict (without ``source`` and ``grid``)."""
+        return {k: getattr(self, k) for k in FIELDS}
 
 
-FIELDS = tuple(f.name for f in fields(Model) if f.name != "source")
+FIELDS = tuple(f.name for f in fields(Model) if f.name not in ("source", "grid"))
 
 
 def cache_dir() -> str:
@@ -164,6 +258,8 @@ def load(k: dict, path: str | None = None) -> Model:
         vals = {f: float(figs[f]) for f in FIELDS}
         if not all(math.isfinite(v) and v >= 0 for v in vals.values()):
             raise ValueError("a figure is negative or not finite")
+        rows = (doc.get("measurements") or {}).get("grid") or []
+        grid = Grid(rows) if rows else None
     except _Stale as e:
         warnings.warn(f"pgas: ignoring stale calibration file {path} ({e}); using default figures "
                       "(run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
@@ -172,7 +268,7 @@ def load(k: dict, path: str | None = None) -> Model:
         warnings.warn(f"pgas: ignoring corrupt calibration file {path} ({type(e).__name__}: {e}); "
                       "using default figures (run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
         return Model(**DEFAULTS)
-    return Model(**vals, source=path)
+    return Model(**vals, source=path, grid=grid)
 
 
 class _Stale(Exception):

@@ -7,7 +7,8 @@ personalised exchange (at most one message per locale pair), and each owner
 combines what it received in locale order.  The result is a DistArray over the
 kept axes, distributed like the input (same kind, default grid), or into
 ``out=``; reducing every axis gives a scalar on every locale (the partials are
-then allgathered: one small message per locale pair).
+then folded in an MPI reduction tree, in locale order: O(log P) steps, no
+locale receives one record per locale).
 
 Partial results are combined with the operation's ufunc (``add``,
 ``multiply``, ``minimum``, ``maximum``, ``logical_or``, ``logical_and``);
@@ -134,9 +135,13 @@ class _Target:
         self.cols = [g.reshape(-1) for g in np.meshgrid(*idx, indexing="ij")] if idx else []
 
 
-def _exchange(t: _Target, fields: dict) -> tuple[np.ndarray, dict]:
+def _exchange(t: _Target, fields: dict, fold) -> tuple[np.ndarray, dict]:
     """Send each partial cell's ``fields`` to the result owner; returns the received
-    ``(local offsets, fields)``, concatenated in source locale order."""
+    ``(local offsets, fields)``, concatenated in source locale order.
+
+    A scalar result is combined in a reduction tree: ``fold(offs, fields)`` folds the
+    records of some consecutive locales (in locale order) into the fields of one record,
+    so no locale receives a record per locale."""
     n = int(np.prod(t.local_shape)) if t.contributes else 0
     rec = np.dtype([("off", np.int64)] + [(k, v.dtype) for k, v in fields.items()])
     if t.layout is None:                                  # scalar result: everyone gets everything
@@ -144,7 +149,16 @@ def _exchange(t: _Target, fields: dict) -> tuple[np.ndarray, dict]:
         mine["off"] = 0
         for k, v in fields.items():
             mine[k] = v.reshape(-1)[:len(mine)]
-        got = np.concatenate(comm.allgather(mine))
+
+        def combine(x, y):
+            r = np.concatenate([x, y])
+            if len(r) <= 1:
+                return r
+            one = np.zeros(1, rec)
+            for k, v in fold(r["off"], {k: r[k] for k in fields}).items():
+                one[k] = np.reshape(v, -1)
+            return one
+        got = comm.allreduce_with(mine, combine)
     else:
         records = np.empty(n, rec)
         P = comm.num_locales()
@@ -240,7 +254,8 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
             part = local_fn(A.local, axis=axes, dtype=probe_dtype, **kw)
     else:
         part = np.empty(0, probe_dtype)
-    offs, f = _exchange(t, {"v": np.asarray(part, dtype=probe_dtype)})
+    offs, f = _exchange(t, {"v": np.asarray(part, dtype=probe_dtype)},
+                        lambda o, g: {"v": _combine(t, ufunc, o, g["v"], probe_dtype, None)})
     res = _combine(t, ufunc, offs, f["v"], probe_dtype, init)
     if t.layout is None and op == "count_nonzero":
         return int(res[0])
@@ -264,7 +279,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
         n = np.sum(np.broadcast_to(mask, A.local.shape), axis=axes, dtype=np.int64) if mask is not True else \
             np.full(np.shape(s), int(np.prod([A.local.shape[d] for d in axes])), np.int64)
         fields = {"s": np.asarray(s, sdt), "n": np.asarray(n, np.int64)}
-    offs, f = _exchange(t, fields)
+    offs, f = _exchange(t, fields, lambda o, g: {"s": _combine(t, np.add, o, g["s"], sdt, None),
+                                                 "n": _combine(t, np.add, o, g["n"], np.int64, None)})
     s = _combine(t, np.add, offs, f["s"], sdt, None)
     n = _combine(t, np.add, offs, f["n"], np.int64, None)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -294,14 +310,17 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False):
         dev = x - s / cnt
         m2 = np.sum((dev * dev.conj()).real if cdt.kind == "c" else dev * dev, axis=axes)
         fields = {"n": np.full(m2.shape, cnt, np.int64), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
-    offs, f = _exchange(t, fields)
-    n = _combine(t, np.add, offs, f["n"], np.int64, None)
-    s = _combine(t, np.add, offs, f["s"], cdt, None)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mu = s / n
-        d = f["s"] / np.maximum(f["n"], 1) - mu[offs]
-        extra = f["n"] * ((d * d.conj()).real if cdt.kind == "c" else d * d)
-        m2 = _combine(t, np.add, offs, (f["m2"] + extra).astype(rdt), rdt, None)
+
+    def moments(o, g):                  # (count, sum, squared deviations) of each result element
+        n = _combine(t, np.add, o, g["n"], np.int64, None)
+        s = _combine(t, np.add, o, g["s"], cdt, None)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = g["s"] / np.maximum(g["n"], 1) - (s / np.maximum(n, 1))[o]
+            extra = g["n"] * ((d * d.conj()).real if cdt.kind == "c" else d * d)
+            m2 = _combine(t, np.add, o, (g["m2"] + extra).astype(rdt), rdt, None)
+        return {"n": n, "s": s, "m2": m2}
+    offs, f = _exchange(t, fields, moments)
+    n, s, m2 = moments(offs, f).values()
     dof = np.maximum(n - ddof, 0)
     if np.any(dof == 0):
         import warnings
@@ -340,18 +359,21 @@ def arg(a, op: str, axis=None, out=None, keepdims=False):
             pos = fn(A.local, axis=ax, keepdims=True)
             fields = {"v": np.take_along_axis(A.local, pos, ax).squeeze(ax),
                       "i": owned[ax][pos.squeeze(ax)].astype(np.int64)}
-    offs, f = _exchange(t, fields)
-    v, i = f["v"], f["i"]
-    isnan = np.isnan(v) if v.dtype.kind in "fc" else np.zeros(len(v), bool)
-    vk = [v.imag, v.real] if v.dtype.kind == "c" else [v.astype(np.int8) if v.dtype == bool else v]
-    if op == "argmin":     # first of each group: NaN, then smallest value, then smallest index
-        order = np.lexsort([i, *vk, ~isnan, offs])
-        pick = np.ones(len(order), bool)
-        pick[1:] = offs[order][1:] != offs[order][:-1]
-    else:                  # last of each group: NaN, then largest value, then smallest index
-        order = np.lexsort([-i, *vk, isnan, offs])
-        pick = np.ones(len(order), bool)
-        pick[:-1] = offs[order][1:] != offs[order][:-1]
+
+    def winners(offs, v, i):            # the record that wins each result element
+        isnan = np.isnan(v) if v.dtype.kind in "fc" else np.zeros(len(v), bool)
+        vk = [v.imag, v.real] if v.dtype.kind == "c" else [v.astype(np.int8) if v.dtype == bool else v]
+        if op == "argmin":     # first of each group: NaN, then smallest value, then smallest index
+            order = np.lexsort([i, *vk, ~isnan, offs])
+            pick = np.ones(len(order), bool)
+            pick[1:] = offs[order][1:] != offs[order][:-1]
+        else:                  # last of each group: NaN, then largest value, then smallest index
+            order = np.lexsort([-i, *vk, isnan, offs])
+            pick = np.ones(len(order), bool)
+            pick[:-1] = offs[order][1:] != offs[order][:-1]
+        return order[pick]
+    offs, f = _exchange(t, fields, lambda o, g: {k: g[k][winners(o, g["v"], g["i"])] for k in g})
+    won = winners(offs, f["v"], f["i"])
     res = np.zeros(_size(t), np.intp)
-    res[offs[order][pick]] = i[order][pick]
+    res[offs[won]] = f["i"][won]
     return _finish(t, res, out, np.dtype(np.intp))

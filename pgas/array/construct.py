@@ -85,9 +85,11 @@ def ones(shape, dtype=float, dist: Distribution | None = None, name: str | None 
 
 
 def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None = None,
-           name: str | None = None) -> DistArray:
+           name: str | None = None, ghosts=None) -> DistArray:
     """Collective: NumPy's ``arange`` as a 1-D distributed array: ``arange(n)``, ``arange(start,
-    stop[, step])``; values ``start + i * step`` (the dtype of the arguments unless ``dtype``)."""
+    stop[, step])``; values ``start + i * step`` (the dtype of the arguments unless ``dtype``).
+    ``ghosts=g`` pads each locale's block with ``g`` ghost cells (zero until
+    ``update_ghosts``), as for the other constructors."""
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
@@ -103,7 +105,9 @@ def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None
     else:
         n = max(int(np.ceil((stop - start) / step)), 0)
     _check("arange", (start, stop, step), dt, dist, name)
-    a = _empty(n, dt, dist, name)
+    a = _empty(n, dt, dist, name, ghosts)
+    if a.layout.ghosts:
+        a.local_with_ghosts[...] = 0                  # ghost cells start defined
     i = a.layout.owned(comm.here())[0]
     first = np.asarray(start).astype(dt)               # as NumPy: value i is first + i * delta, with
     delta = np.asarray(start + step).astype(dt) - first  # delta taken after casting to the dtype
@@ -117,7 +121,13 @@ def from_numpy(array, dist: Distribution | None = None, name: str | None = None,
     array = np.asarray(array)
     checked("pg.from_numpy(...)", args=(repr(dist), name))
     digest = zlib.crc32(np.ascontiguousarray(array).view(np.uint8).reshape(-1)) if array.ndim else 0
-    seen = comm.allgather((array.shape, array.dtype.str, digest))      # agree first, then check alike
+    # one allreduce of a fingerprint (min and max) checks that every locale passed the same
+    # array; only when they differ does an allgather find out how (to say so, alike everywhere)
+    key = ((zlib.crc32(repr((array.shape, array.dtype.str)).encode()) & 0x7FFFFFFF) << 32) | digest
+    low, neg_high = comm.allreduce(np.array([key, -key], dtype=np.int64), "min")
+    seen = [(array.shape, array.dtype.str, digest)]
+    if low != -neg_high:
+        seen = comm.allgather(seen[0])
     if any(s[:2] != seen[0][:2] for s in seen):
         raise ValueError(f"from_numpy: locales passed different arrays (shape, dtype): {[s[:2] for s in seen]}")
     if any(s[2] != seen[0][2] for s in seen):

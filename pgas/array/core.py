@@ -70,7 +70,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     (2, array([1, 3, 5, 7]))
     """
 
-    __slots__ = ("layout", "dtype", "name", "local", "_storage", "_win", "_me", "_writes", "_seq", "__weakref__")
+    __slots__ = ("layout", "dtype", "name", "_local", "_ghost", "_storage", "_win", "_me", "_writes", "_seq", "__weakref__")
 
     def __init__(self, *args, **kwargs) -> None:
         raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
@@ -87,11 +87,22 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         self._win = comm.allocate(size, self.dtype, (layout.key, self.dtype.str),
                                   math.prod(layout.shape) * self.dtype.itemsize)
         self._storage = self._win.storage()           # flat; with ghost cells, the padded block
-        self.local = ghosts.interior(self._storage, layout) if layout.ghosts else self._storage.reshape(shape)
+        self._local = ghosts.interior(self._storage, layout) if layout.ghosts else self._storage.reshape(shape)
+        self._ghost = ghosts.GhostState() if layout.ghosts else None
         self._me = comm.here()
         self._writes = 0                       # collective writes seen (lazy expressions check it)
         self._seq = next(_created)
         return self
+
+    @property
+    def local(self) -> np.ndarray:
+        """This locale's elements as a writable NumPy array (a view of its window storage;
+        with ghost cells, the interior of the padded block).  With ghost cells, taking
+        this view counts as a write: statements stop reading the ghost cells that mirror
+        it until the next ``update_ghosts`` (see ``docs/polyshift.md``)."""
+        if self._ghost is not None:
+            self._ghost.touch()
+        return self._local
 
     # -- metadata ---------------------------------------------------------
     @property
@@ -170,13 +181,13 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         ``root`` (each locale sends its part there, one message) and None elsewhere."""
         collective.checked("{0}.to_numpy()", self, args=(repr(root),))
         if root is None:
-            parts = comm.allgatherv(np.ascontiguousarray(self.local).reshape(-1))
+            parts = comm.allgatherv(np.ascontiguousarray(self._local).reshape(-1))
         else:
             if not isinstance(root, (int, np.integer)) or not 0 <= root < self.layout.num_locales:
                 raise ValueError(f"to_numpy: root must be a locale number in [0, {self.layout.num_locales}), "
                                  f"got {root!r}")
             send = [np.empty(0, self.dtype)] * self.layout.num_locales
-            send[root] = np.ascontiguousarray(self.local).reshape(-1)
+            send[root] = np.ascontiguousarray(self._local).reshape(-1)
             parts = comm.alltoallv(send, self.dtype)
             if self._me != root:
                 return None
@@ -230,6 +241,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
             return slicing.put_slice(self, index, value)
         value = self._element(value, index)
         owner, flat = loc
+        ghosts.wrote(self)
         if owner == self._me:
             self._storage[flat] = value[0]
         else:
@@ -244,6 +256,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     def put_async(self, index, value) -> "slicing.Pending":
         """Start a one-sided write of one element or a basic slice; ``h.wait()`` completes it
         (then visible to other locales after their next synchronisation, as :meth:`put`)."""
+        ghosts.wrote(self)
         return slicing.start_put(self, index, value)
 
     def _element(self, value, key) -> np.ndarray:
@@ -267,14 +280,17 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         local); ``op`` is one of ``add, xor, or, and, min, max, replace`` as the dtype allows.
         Complete at the caller by its next synchronisation; seen by other locales after
         the next ``pg.barrier()``."""
+        ghosts.wrote(self)
         irregular.update_one(self, index, value, op)
 
     def fetch_add(self, index, value):
         """One-sided atomic add; returns the previous value (one message)."""
+        ghosts.wrote(self)
         return irregular.fetch_add(self, index, value)
 
     def compare_exchange(self, index, expected, value):
         """One-sided atomic compare-and-swap; returns the value found (one message)."""
+        ghosts.wrote(self)
         return irregular.compare_exchange(self, index, expected, value)
 
     def index_plan(self, indices) -> "irregular.IndexPlan":

@@ -181,6 +181,8 @@ def _broadcast_shape(args):
         raise TraceError("forall subscripts and slice views cannot be mixed in one expression")
     if traced:
         return None
+    if shapes and all(s == shapes[0] for s in shapes[1:]):
+        return tuple(shapes[0])                 # the common case, without NumPy's general rule
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:

@@ -4,6 +4,8 @@ global copy anywhere: :func:`from_local` (each locale hands in its own block) an
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from .. import comm
@@ -57,25 +59,39 @@ def from_local(block, shape, dist: Distribution | None = None, dtype=None, name:
 
     Notes
     -----
-    No locale holds more than its own block; one small allgather checks the blocks.
+    No locale holds more than its own block.  Each locale checks its own block's shape
+    against the layout, and one small allreduce (plus, when ``dtype`` is not given, one
+    broadcast of the dtype) checks the rest: nothing grows with the locale count.
     """
     block = np.asarray(block)
     layout = _layout(shape, dist)
-    seen = comm.allgather((block.shape, block.dtype.str, block.size))
-    bad = [(r, s) for r, (s, _, _) in enumerate(seen) if tuple(s) != layout.local_shape(r)]
-    if bad:
-        r, s = bad[0]
-        raise ValueError(f"from_local: locale {r} passed a block of shape {tuple(s)}, but it owns "
-                         f"{layout.local_shape(r)} of the {layout.shape} array ({layout.dist}, grid {layout.grid})")
+    me = comm.here()
+    err = None
+    if block.shape != layout.local_shape(me):
+        err = ValueError(f"from_local: locale {me} passed a block of shape {block.shape}, but it owns "
+                         f"{layout.local_shape(me)} of the {layout.shape} array ({layout.dist}, grid {layout.grid})")
+    comm.agree(err)
     if dtype is None:
-        kinds = sorted({d for _, d, n in seen if n}) or [seen[0][1]]
-        if len(kinds) > 1:
-            raise ValueError(f"from_local: locales passed blocks of different dtypes {kinds}; pass dtype=")
-        dtype = kinds[0]
+        dtype = _agreed_dtype(block)
     a = DistArray._create(layout, check_dtype(dtype), name)
     a.local[...] = block
     comm.barrier([a._win])
     return a
+
+
+_NONE = np.iinfo(np.int64).max
+
+
+def _agreed_dtype(block: np.ndarray) -> np.dtype:
+    """Collective: the dtype of the non-empty blocks (locale 0's when all are empty);
+    a ValueError on every locale alike when the non-empty blocks' dtypes differ."""
+    code = zlib.crc32(block.dtype.str.encode())
+    mine = [code, -code, comm.here()] if block.size else [_NONE, _NONE, comm.num_locales()]
+    low, neg_high, first = comm.allreduce(np.array(mine, dtype=np.int64), "min")   # neg_high: -max
+    if low != _NONE and low != -neg_high:
+        kinds = sorted({d for d, n in comm.allgather((block.dtype.str, block.size)) if n})
+        raise ValueError(f"from_local: locales passed blocks of different dtypes {kinds}; pass dtype=")
+    return np.dtype(comm.bcast(block.dtype.str, int(first) if low != _NONE else 0))
 
 
 def fromfunction(function, shape, dist: Distribution | None = None, dtype=float, name: str | None = None,

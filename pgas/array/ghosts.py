@@ -14,9 +14,10 @@ neighbour (all the faces, edges and corners that neighbour supplies, as one
 multi-region get straight out of its window), no copy of the interior.
 ``A.accumulate_ghosts()`` is the reverse: it adds what this locale wrote into its
 ghost cells to the owners' elements (one accumulate per neighbour) and zeroes
-the ghost cells.  Ghost cells are otherwise scratch: statements neither read nor
-write them, and a statement writing ``A`` leaves them stale until the next
-``update_ghosts``.  See ``docs/polyshift.md``.
+the ghost cells.  Statements never write ghost cells.  They READ them, instead of
+fetching, where a remote footprint lies inside the cells the last ``update_ghosts``
+filled and those are provably current (:class:`GhostState`,
+:mod:`pgas.exec.ghostread`).  See ``docs/polyshift.md``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,53 @@ from .. import comm
 
 #: Tags of the ghost exchange notices (apart from the statements' 11-14).
 READY, DONE = 21, 22
+
+
+class StaleGhosts(RuntimeError):
+    """Under ``pg.config(check=True)``: a statement's ghost-cell read differed from the
+    owner's elements (a write through a NumPy view of ``A.local`` kept from before the
+    last ``update_ghosts``)."""
+
+
+class GhostState:
+    """Per array and locale: when this locale's ghost cells are current.
+
+    ``version`` counts this locale's possible writes to its own block outside
+    statements (``A.local`` / ``A.local_with_ghosts`` taken, a one-sided write
+    from here, :meth:`GhostMethods.invalidate_ghosts`); owners send it to their
+    readers in each statement's READY notice.  ``update_ghosts`` records ``mask``
+    (the padded cells it filled), ``seen`` (each source's version then), and the
+    array's collective-write count and the barrier count.  The cells are current
+    while neither count moved, ``mask`` was not dropped here, and (checked per
+    statement) the owner's version is still the one seen."""
+
+    __slots__ = ("version", "mask", "seen", "writes", "barriers")
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.mask = None
+        self.seen: dict = {}
+        self.writes = self.barriers = -1
+
+    def touch(self) -> None:
+        """This locale may write its block or its ghost cells outside statements."""
+        self.version += 1
+        self.mask = None
+
+
+def wrote(A) -> None:
+    """Hook of every one-sided write, and of taking ``A.local``: ``A``'s ghost cells here
+    stop being current, and its owners' readers see a new version."""
+    if A._ghost is not None:
+        A._ghost.touch()
+
+
+def current(A):
+    """The flat mask of this locale's current ghost cells of ``A``, or None."""
+    st = A._ghost
+    if st is None or st.mask is None or st.writes != A._writes or st.barriers != comm.barrier_count():
+        return None
+    return st.mask
 
 
 def dense_only(A):
@@ -60,7 +108,7 @@ def interior(storage: np.ndarray, layout) -> np.ndarray:
 def padded(A) -> np.ndarray:
     """``A.local_with_ghosts``: this locale's padded block (the interior if no ghosts)."""
     if not A.layout.ghosts:
-        return A.local
+        return A._local
     return A._storage.reshape(A.layout.storage_shape(A._me))
 
 
@@ -181,9 +229,10 @@ def update_ghosts(A, periodic=False, corners: bool = True) -> None:
     sources = sorted(q for q in by_source if q != me)
     win.complete()
     win.sync()
-    ready = comm.expect(sources, READY)
+    st = A._ghost
+    ready, seen = comm.expect_values(sources, READY, 1)
     done = comm.expect(readers, DONE)
-    sent = comm.notify(readers, READY)
+    sent = comm.notify_values(readers, READY, np.array([st.version]))
     comm.wait(ready)
     bufs = []
     for q in sources:
@@ -202,6 +251,12 @@ def update_ghosts(A, periodic=False, corners: bool = True) -> None:
             shape = tuple(hi - lo for lo, hi in ob)
             block[_sl(db)] = buf[k:k + math.prod(shape)].reshape(shape)
             k += math.prod(shape)
+    mask = np.zeros(block.shape, dtype=bool)
+    for parts in by_source.values():
+        for _, db in parts:
+            mask[_sl(db)] = True
+    st.mask, st.seen = mask.reshape(-1), {q: int(v) for q, v in zip(sources, seen[:, 0])}
+    st.writes, st.barriers = A._writes, comm.barrier_count()
     comm.wait(done)
     comm.wait(sent)
     comm.statement_done()
@@ -216,6 +271,8 @@ def accumulate_ghosts(A, periodic=False, corners: bool = True, op: str = "sum") 
     L, me, win = A.layout, A._me, A._win
     if not L.ghosts:
         return
+    from .engine import before_write
+    before_write(A, None)                     # a collective write: the ghost cells stop being current
     by_target, writers = exchange_plan(L, me, periodic, bool(corners))
     block = padded(A)
     targets = sorted(by_target)
@@ -252,8 +309,19 @@ class GhostMethods:
     @property
     def local_with_ghosts(self) -> np.ndarray:
         """This locale's block padded with its ghost cells, a view of its window storage
-        (``A.local`` is its interior).  Fill the ghosts with :meth:`update_ghosts`."""
+        (``A.local`` is its interior).  Fill the ghosts with :meth:`update_ghosts`.
+        Taking this view counts as a write (as ``A.local`` does): statements stop
+        reading the ghost cells it may change, and those mirroring its interior on
+        the neighbours, until the next ``update_ghosts``."""
+        wrote(self)
         return padded(self)
+
+    def invalidate_ghosts(self) -> None:
+        """Local (this locale only, no message): say that this locale wrote its block or
+        its ghost cells through a NumPy view kept from before the last
+        :meth:`update_ghosts`; statements then fetch instead of reading the ghost cells
+        that mirror this block (on every neighbour) or this locale's own ghost cells."""
+        wrote(self)
 
     def update_ghosts(self, periodic=False, corners: bool = True) -> None:
         """Collective: fill every ghost cell from its owner, one message per neighbour.

@@ -28,7 +28,10 @@ def reduce_all(a, fn, op: str, axis, dtype, out, what: str | None = None):
     if a.size == 0:
         raise ValueError(f"zero-size {a.label} has no {op}")
     part = np.array([fn(a.local)] if a.local.size else [], dtype=a.dtype)
-    return fn(np.concatenate(comm.allgatherv(part, count=False)))
+
+    def combine(x, y):                   # min/max are associative; locale order is kept
+        return x if not y.size else y if not x.size else np.array([fn(np.concatenate([x, y]))], dtype=x.dtype)
+    return fn(comm.allreduce_with(part, combine))
 
 
 def _distributed(a) -> bool:

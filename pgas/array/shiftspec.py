@@ -5,6 +5,7 @@ statements, destination checks, and the plan templates of ``pg.pshift_setup``.""
 from __future__ import annotations
 
 import operator
+from collections import OrderedDict
 
 import numpy as np
 
@@ -175,11 +176,52 @@ def check_out(A: DistArray, out, count: int, fn: str) -> list:
     return outs
 
 
+#: Lowered and planned shifts without a plan (``pg.cshift``, ``pg.eoshift``, ``pg.pshift``,
+#: ``np.roll``), per (layout, dtype, shifts): a repeated call neither lowers nor plans.
+#: The entries hold stand-ins (no storage), never the arrays.  Bounded; the same calls
+#: happen on every locale, so every locale holds the same keys.
+_templates: OrderedDict = OrderedDict()
+TEMPLATES = 256
+
+
+def _template_key(A: DistArray, specs: list):
+    """The cache key of a shift call, or None if a boundary is distributed (then it is
+    lowered every call).  Scalars and NumPy boundaries enter by their bytes (so -0.0 and
+    0.0, or two NaNs, are told apart exactly)."""
+    out = []
+    for s in specs:
+        b = s.boundary
+        if isinstance(b, View):
+            return None
+        if s.kind == "eoshift":
+            arr = np.asarray(b)
+            b = (arr.shape, arr.dtype.str, arr.tobytes())
+        out.append((s.kind, s.shift, s.axis, b))
+    return (A.layout.key, A.dtype.str, tuple(out))
+
+
 def run(A: DistArray, specs: list, outs: list, header: str) -> None:
     """Collective: every shift of ``specs`` from ``A`` into ``outs``, one exchange."""
-    pairs = [p for spec, R in zip(specs, outs) for p in statements(A, R, spec)]
+    key = _template_key(A, specs)
+    if key is None:
+        pairs = [p for spec, R in zip(specs, outs) for p in statements(A, R, spec)]
+        checked(header + "({0})", A, args=tuple(s.key() for s in specs))
+        engine.executor().run_group(pairs, header)
+        return
     checked(header + "({0})", A, args=tuple(s.key() for s in specs))
-    engine.executor().run_group(pairs, header)
+    hit = _templates.get(key)
+    if hit is None:
+        src = _Proto(A, 0)
+        src.name, src.label = A.name, A.label
+        dests, items = setup_plans(src, specs)
+        hit = _templates[key] = (src, dests, items)
+        if len(_templates) > TEMPLATES:
+            _templates.popitem(last=False)
+    else:
+        _templates.move_to_end(key)
+    src, dests, items = hit
+    rebind = {id(src): A, **{id(d): R for d, R in zip(dests, outs)}}
+    engine.executor().run_planned(items, rebind, header)
 
 
 class _Proto:

@@ -6,10 +6,13 @@ mode, on this job's locales:
 
 - ``baseline``: ``pg.config(aggregate=False)``, one message per remote element
   access (an unoptimised PGAS runtime, Chapel's original Cyclic follower);
-- ``aggregated``: the default runtime, each iteration on the owner of the
-  element it writes, remote elements fetched in one message per peer;
+- ``aggregated``: plain aggregation, each iteration on the owner of the
+  element it writes, remote elements fetched in one packed message per peer
+  (``pg.config(protocol="packed")``);
 - ``auto``: aggregated, with the owner of each statement chosen by the cost
-  model (``pg.config(owner="cost")``).
+  model (``pg.config(owner="cost")``) and each message's protocol by the
+  calibrated model, with its guard against aggregation slower than the
+  per-element path (``pg.config(protocol="auto")``, :mod:`pgas.calibrate`).
 
 :func:`measure` runs one untimed warm-up step (which also plans), then
 ``steps`` timed steps whose messages and bytes it counts, then checks every
@@ -60,7 +63,8 @@ def dist_label(dist: str, block: int | None) -> str:
 def _mode_settings(mode: str) -> dict:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
-    return {"aggregate": mode != "baseline", "owner": "cost" if mode == "auto" else "write"}
+    return {"aggregate": mode != "baseline", "owner": "cost" if mode == "auto" else "write",
+            "protocol": "auto" if mode == "auto" else "packed"}
 
 
 def _compare(got: np.ndarray, want: np.ndarray) -> float:

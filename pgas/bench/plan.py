@@ -18,6 +18,11 @@ which needs matplotlib: ``pip install pgas[plot]``):
    job has 4 locales) with blocking transfers (each one completed before the
    next starts: ``pg.config(nonblocking=False)``) against non-blocking ones, and
    the global barriers and point-to-point notices per statement.
+4. **Planning overhead per kernel** of ``pgas bench stmt`` (:mod:`pgas.bench.planparts`):
+   one step's time split into tracing, lowering, the plan-cache lookup (and the
+   first-time plan), fetching, computing, writing back and synchronising, against
+   the targets of 50 us to describe and analyse a cached statement and 2 ms for a
+   first-time plan (``--kernels none`` skips it).
 """
 
 from __future__ import annotations
@@ -204,6 +209,41 @@ def plot(rows, path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _overhead(args) -> dict:
+    """Collective: the per-kernel planning overhead (:mod:`pgas.bench.planparts`), printed."""
+    from pgas.bench import planparts
+    from pgas.bench.kernels import KERNELS
+
+    if args.kernels == "none":
+        return {}
+    names = sorted(KERNELS) if args.kernels == "all" else [k for k in args.kernels.split(",") if k]
+    bad = [k for k in names if k not in KERNELS]
+    if bad:
+        raise SystemExit(f"unknown kernels {bad}; choose from {sorted(KERNELS)}")
+    rows = planparts.measure(names, args.kernel_size, args.kernel_steps, pg.Block())
+    stages = ("trace", "lower", "plan", "fetch", "compute", "write", "sync")
+    print_table(["kernel", "n", "stmts", "step us", *(f"{s} us" for s in stages), "describe us/stmt",
+                 "first plan us/stmt", "longest first plan us"],
+                [[r["kernel"], r["n"], r["statements_per_step"], r["step_us"],
+                  *(r["parts_us_per_step"][s] for s in stages), r["cached_describe_us_per_statement"],
+                  r["first_plan_us_per_statement"], r["first_plan_us_longest"]] for r in rows])
+    worst = max(rows, key=lambda r: r["cached_describe_us_per_statement"])
+    slow = max(rows, key=lambda r: r["first_plan_us_longest"])
+    summary = {"describe_target_us": 50.0, "first_plan_target_us": 2000.0,
+               "worst_describe_us_per_statement": worst["cached_describe_us_per_statement"],
+               "worst_describe_kernel": worst["kernel"],
+               "kernels_describe_within_target": sum(r["cached_describe_us_per_statement"] <= 50 for r in rows),
+               "longest_first_plan_us": slow["first_plan_us_longest"], "longest_first_plan_kernel": slow["kernel"],
+               "kernels_first_plan_within_target": sum(r["first_plan_us_longest"] <= 2000 for r in rows),
+               "kernels": len(rows)}
+    if comm.here() == 0:
+        print(f"describe + analyse a cached statement: within 50 us in {summary['kernels_describe_within_target']} "
+              f"of {len(rows)} kernels (worst {worst['kernel']}, {summary['worst_describe_us_per_statement']:.0f} "
+              f"us); first-time plan within 2 ms in {summary['kernels_first_plan_within_target']} (longest "
+              f"{slow['kernel']}, {summary['longest_first_plan_us']:.0f} us)")
+    return {"dist": "Block", "kernels": rows, "summary": summary}
+
+
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
     p = parser("plan", "Planning time vs locale count, cached statement time vs NumPy, and a halo "
@@ -218,6 +258,10 @@ def make_parser():
     p.add_argument("--halo-size", type=int, default=512, help="extent of the 9-point stencil (default 512)")
     p.add_argument("--plot", default=None, help="write a PNG of the planning times here")
     p.add_argument("--skip-scaling", action="store_true", help="only the measurements at this job's locales")
+    p.add_argument("--kernels", default="all", help="stmt kernels whose planning overhead to split "
+                                                    "(comma list, 'all' or 'none'; default all)")
+    p.add_argument("--kernel-size", type=int, default=0, help="their size (default 0: each kernel's test size)")
+    p.add_argument("--kernel-steps", type=int, default=7, help="cached steps timed per kernel (default 7)")
     return p
 
 
@@ -230,13 +274,15 @@ def main(argv=None) -> int:
     rows = comm.bcast(rows, 0)
     small = statement_time(args)
     halo_res = halo(args)
+    parts = _overhead(args)
     print_table(["statement", "pgas us", "NumPy us", "difference us"],
                 [[f"B[1:-1] = 0.5*(A[:-2]+A[2:]), n={small['n']}", small["pgas_us"], small["numpy_us"],
                   small["difference_us"]]])
     print_table(["9-point halo", "seconds", "messages", "barriers", "notices"],
                 [[k, halo_res[k]["seconds"], halo_res[k]["messages"], halo_res[k]["barriers"], halo_res[k]["syncs"]]
                  for k in ("blocking", "nonblocking")])
-    path = write_result("plan", {"scaling": rows, "statement": small, "halo": halo_res}, args.out)
+    path = write_result("plan", {"scaling": rows, "statement": small, "halo": halo_res, "overhead": parts},
+                        args.out)
     if args.plot and comm.here() == 0 and rows:
         plot(rows, args.plot)
     if comm.here() == 0:

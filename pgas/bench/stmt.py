@@ -10,10 +10,17 @@ seconds per step, and the aggregated / baseline ratios; then the geometric
 means of the ratios per distribution, next to the paper's (messages -64 %
 Cyclic, -72 % Block-Cyclic; runtime -36 %, -53 %).
 
-The aggregated mode runs once per ``--owners`` policy (``pg.config(owner=...)``;
+The aggregated mode (plain aggregation: one packed message per peer and
+array) runs once per ``--owners`` policy (``pg.config(owner=...)``;
 default ``write`` for every kernel, plus ``cost`` for mvt, whose reductions
 the cost model runs on A's owner with remote accumulates).  The baseline runs
 with ``owner="write"`` and the geometric means use the ``write`` rows.
+
+The *auto* mode (``--auto``, default on) runs every choice automatic: the
+owner by the cost model, each message's protocol by the calibrated model
+with its guard (:mod:`pgas.bench.measure`'s ``auto``). Reported per kernel and
+distribution: auto's time over the better of baseline and plain aggregation
+(the issue's check: at most 1.05).
 """
 
 from __future__ import annotations
@@ -34,9 +41,11 @@ DISTS = {"Cyclic": lambda: pg.Cyclic(), "BlockCyclic(4)": lambda: pg.BlockCyclic
 PAPER = {"Cyclic": {"messages": 0.36, "time": 0.64}, "BlockCyclic": {"messages": 0.28, "time": 0.47}}
 
 
-def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int, owner: str = "write") -> dict:
-    """Collective: one kernel, distribution, mode and owner policy; messages and time per step."""
-    pg.config(aggregate=aggregate, owner=owner)
+def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int, owner: str = "write",
+            protocol: str = "packed") -> dict:
+    """Collective: one kernel, distribution, mode, owner policy and protocol; messages and
+    time per step."""
+    pg.config(aggregate=aggregate, owner=owner, protocol=protocol)
     try:
         state = kernel.setup(n, DISTS[dist_name]())
         dt, d = timed_steps(kernel, state, steps)
@@ -44,8 +53,8 @@ def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int, owner: 
         ok = all(np.allclose(state[k].to_numpy(), want[k], rtol=1e-9) for k in kernel.result)
     finally:
         pg.config()
-    return {"kernel": kernel.name, "n": n, "dist": dist_name, "mode": "aggregated" if aggregate else "baseline",
-            "owner": owner,
+    mode = "baseline" if not aggregate else "auto" if protocol == "auto" else "aggregated"
+    return {"kernel": kernel.name, "n": n, "dist": dist_name, "mode": mode, "owner": owner, "protocol": protocol,
             "messages_per_step": d.messages / steps, "bytes_per_step": d.bytes / steps,
             "seconds_per_step": dt / steps, "correct": bool(ok)}
 
@@ -75,6 +84,8 @@ def make_parser():
     p.add_argument("--size", default="bench", help="bench (Figure 11 sizes, mvt 1000), paper, tiny, "
                    "or a scale factor of the paper size such as 0.25 (default bench)")
     p.add_argument("--steps", type=int, default=2, help="timed steps per run (default 2)")
+    p.add_argument("--no-auto", dest="auto", action="store_false",
+                   help="skip the auto mode (owner and protocol chosen by the models)")
     p.add_argument("--owners", type=choices(("write", "cost")), default=None, metavar="LIST", help="comma-separated owner policies for the aggregated runs "
                    "(write, cost); default write, and write,cost for mvt")
     return p
@@ -83,7 +94,7 @@ def make_parser():
 def main(argv=None) -> int:
     """Run the benchmark; see the module docstring."""
     args = make_parser().parse_args(argv)
-    rows, results = [], []
+    rows, results, autos = [], [], []
     for name in args.kernels:
         kernel = KERNELS[name]
         n = _size(kernel, args.size)
@@ -91,6 +102,7 @@ def main(argv=None) -> int:
         for dist in args.dists:
             progress(f"kernel {name}, n={n}, {dist}")
             base = run_one(kernel, n, dist, False, args.steps)
+            plain = None
             for owner in owners:
                 agg = run_one(kernel, n, dist, True, args.steps, owner)
                 rm = agg["messages_per_step"] / base["messages_per_step"] if base["messages_per_step"] else float("nan")
@@ -100,6 +112,15 @@ def main(argv=None) -> int:
                 rows.append([name, n, dist, owner, base["messages_per_step"], agg["messages_per_step"], rm,
                              agg["bytes_per_step"], base["seconds_per_step"], agg["seconds_per_step"], rt,
                              "yes" if base["correct"] and agg["correct"] else "NO"])
+                if owner == "write" or plain is None:
+                    plain = agg
+            if args.auto:
+                auto = run_one(kernel, n, dist, True, args.steps, "cost", "auto")
+                best = min((base, plain), key=lambda r: r["seconds_per_step"])
+                autos.append({"kernel": name, "n": n, "dist": dist, "auto": auto, "best_fixed": best["mode"],
+                              "auto_over_best": auto["seconds_per_step"] / best["seconds_per_step"],
+                              "auto_over_aggregated": auto["seconds_per_step"] / plain["seconds_per_step"],
+                              "auto_over_baseline": auto["seconds_per_step"] / base["seconds_per_step"]})
     summary = {}
     for kind in ("Cyclic", "BlockCyclic"):
         sel = [r for r in results if r["baseline"]["dist"].startswith(kind) and r["owner"] == "write"]
@@ -115,7 +136,22 @@ def main(argv=None) -> int:
         for kind, s in summary.items():
             print(f"{kind}: messages {-100 * s['message_reduction']:+.1f}% (paper -{100 * s['paper_message_reduction']:.0f}%),"
                   f" time {-100 * s['time_reduction']:+.1f}% (paper -{100 * s['paper_time_reduction']:.0f}%)")
-    path = write_result("stmt", {"size": args.size, "steps": args.steps, "runs": results, "summary": summary}, args.out)
+    if autos:
+        print_table(["kernel", "n", "dist", "s auto", "auto msgs", "better fixed", "auto / better", "ok"],
+                    [[a["kernel"], a["n"], a["dist"], a["auto"]["seconds_per_step"], a["auto"]["messages_per_step"],
+                      a["best_fixed"], a["auto_over_best"], "yes" if a["auto"]["correct"] else "NO"] for a in autos])
+        worst = max(autos, key=lambda a: a["auto_over_best"])
+        summary["auto"] = {"runs": len(autos), "within_5pct": sum(a["auto_over_best"] <= 1.05 for a in autos),
+                           "worst": worst["auto_over_best"], "worst_run": f"{worst['kernel']} {worst['dist']}",
+                           "geomean_auto_over_best": geomean([a["auto_over_best"] for a in autos])}
+        if comm.here() == 0:
+            s = summary["auto"]
+            print(f"auto within 5% of the better of baseline and plain aggregation in {s['within_5pct']} of "
+                  f"{s['runs']} runs (worst {s['worst_run']}: {s['worst']:.2f}x; geometric mean "
+                  f"{s['geomean_auto_over_best']:.3f})")
+    path = write_result("stmt", {"size": args.size, "steps": args.steps, "runs": results, "auto": autos,
+                                 "summary": summary}, args.out)
     if comm.here() == 0:
         print(f"wrote {path}")
-    return 0 if all(r["baseline"]["correct"] and r["aggregated"]["correct"] for r in results) else 1
+    return 0 if all(r["baseline"]["correct"] and r["aggregated"]["correct"] for r in results) and \
+        all(a["auto"]["correct"] for a in autos) else 1

@@ -5,9 +5,11 @@ paper's profiles with all processors of a node active, and each figure is the
 slowest locale's (an allreduce max).  Measured: the round-trip latency of one
 element (``latency``, also the per-element path's ``element``), the start-up
 overhead of a non-blocking get by burst length and payload ``o(b, S)``, the
-gap per byte of one large get, a grid of region length x region count for
-pipelined gets (one per region) and packed gets (one derived datatype, built
-as the runtime builds it), from
+gap per byte of one large get, a grid of region length x region count (every
+other block of ``length``) for pipelined gets (one per region), packed gets
+(one derived datatype, built as the runtime builds it) and bounding reads (one
+get of the interval, twice the payload, and a local gather), which the
+automatic choice interpolates (:class:`pgas.calibrate.Grid`), and from
 which the pipelined (``issue``, with ``gap`` from the large get) and packed (``packed_fixed``,
 ``packed_run``, ``packed_gap``) figures are fitted by least squares, the local
 gather rate (``copy_gap``), and NumPy's add rate for the compute side.
@@ -21,12 +23,14 @@ import time
 import numpy as np
 
 from . import runtime
-from .window import _regions_type
+from .window import Window, _live
 
-LENGTHS = (1, 8, 64, 512, 4096)          # region length, elements (float64)
-COUNTS = (1, 4, 16, 64, 256)             # regions per transfer
+LENGTHS = (1, 4, 16, 64, 256, 1024, 4096)    # region length, elements (float64)
+COUNTS = (1, 4, 16, 64, 256, 1024)           # regions per transfer
+MAX_ELEMENTS = 1 << 20                       # grid points moving more are skipped
 BURSTS = (1, 8, 64)
 PAYLOADS = (8, 1024, 16384)              # bytes
+GRID_PROTOCOLS = ("pipelined", "packed", "bounding")
 
 
 class _Progress:
@@ -72,14 +76,15 @@ def measure(reps: int = 5, progress: bool = True) -> dict:
     comm = runtime.comm()
     me, P = comm.Get_rank(), comm.Get_size()
     target = (me + 1) % P
-    n = 2 * max(LENGTHS) * max(COUNTS)
+    shape = [(L, C) for L in LENGTHS for C in COUNTS if L * C <= MAX_ELEMENTS]
+    n = 2 * max(L * C for L, C in shape)
     win = MPI.Win.Allocate(n * 8, 8, comm=comm)
     mem = np.frombuffer(win.tomemory(), dtype=np.float64)
     mem[:] = 1.0
     win.Lock_all()
     comm.Barrier()
     D = MPI.DOUBLE
-    steps = 4 + len(BURSTS) * len(PAYLOADS) + len(LENGTHS) * len(COUNTS)
+    steps = 4 + len(BURSTS) * len(PAYLOADS) + len(shape)
     bar = _Progress(steps, progress and me == 0)
     out: dict = {}
     try:
@@ -119,31 +124,7 @@ def measure(reps: int = 5, progress: bool = True) -> dict:
                 o[f"{b},{S}"] = float(np.median(tot)) / b
                 bar.step(f"o(b={b}, S={S})")
         out["o"] = o
-        grid = []
-        for L in LENGTHS:
-            for C in COUNTS:
-                buf = np.empty(L * C)
-                dtype = _regions_type(np.float64, ((0, (C, L) if L > 1 else (C,), (2 * L, 1) if L > 1 else (2,)),))
-                starts = [j * 2 * L for j in range(C)]
-
-                def pipelined():
-                    for j, s in enumerate(starts):
-                        win.Get([buf[j * L:(j + 1) * L], D], target, [s, L, D])
-                    win.Flush(target)
-
-                def packed():
-                    win.Get([buf, D], target, [0, 1, dtype])
-                    win.Flush(target)
-                pipelined()
-                packed()
-                tp, tk = [], []
-                for _ in range(reps):                   # alternated, so that noise hits both alike
-                    tp.append(_median_time(pipelined, 1))
-                    tk.append(_median_time(packed, 1))
-                grid.append({"length": L, "count": C, "bytes": 8 * L * C,
-                             "pipelined": float(np.median(tp)), "packed": float(np.median(tk))})
-                bar.step(f"grid {L}x{C}")
-        out["grid"] = grid
+        out["grid"] = _grid(shape, target, n, reps, bar)
         scratch = np.random.default_rng(0).random(n)
         idx = np.arange(0, n, 2)
         dst = np.empty(len(idx))
@@ -162,10 +143,66 @@ def measure(reps: int = 5, progress: bool = True) -> dict:
     return _slowest(comm, out)
 
 
+def _together(fn) -> float:
+    """Seconds of ``fn()`` started on every locale at once: the slowest locale's."""
+    comm = runtime.comm()
+    comm.Barrier()
+    t0 = time.perf_counter()
+    fn()
+    return comm.allreduce(time.perf_counter() - t0, op=runtime.mpi().MAX)
+
+
+def _grid(shape, target: int, n: int, reps: int, bar) -> list:
+    """Times of the three protocols over the grid, through the runtime's own window
+    calls (so their Python overheads count as they do in statements): each the median
+    over ``reps`` of the slowest locale's time, every locale starting together."""
+    w = Window(n, np.float64, key=("pgas-calibrate", n))
+    w.local[:] = 1.0
+    w.sync()
+    runtime.comm().Barrier()
+    grid = []
+    try:
+        for L, C in shape:
+            buf = np.empty(L * C)
+            regions = ((0, (C, L) if L > 1 else (C,), (2 * L, 1) if L > 1 else (2,)),)
+            offs, lens = np.arange(C, dtype=np.int64) * 2 * L, np.full(C, L, dtype=np.int64)
+            gather = (np.arange(C)[:, None] * 2 * L + np.arange(L)).ravel()
+
+            def pipelined():
+                w.get_runs(target, offs, lens, buf)
+                w.flush(target)
+
+            def packed():
+                w.get_regions(target, regions, buf, flush=False)
+                w.flush(target)
+
+            def bounding():                     # a fresh scratch buffer, as the runtime's
+                span = np.empty(2 * L * C - L)
+                w.get_runs(target, offs[:1], np.array([len(span)]), span)
+                w.flush(target)
+                np.take(span, gather, out=buf)
+            fns = {"pipelined": pipelined, "packed": packed, "bounding": bounding}
+            ts = {k: [] for k in fns}
+            for f in fns.values():
+                f()
+            for _ in range(reps):                   # alternated, so that noise hits all alike
+                for k, f in fns.items():
+                    ts[k].append(_together(f))
+            grid.append({"length": L, "count": C, "bytes": 8 * L * C,
+                         **{k: float(np.median(v)) for k, v in ts.items()}})
+            bar.step(f"grid {L}x{C}")
+    finally:
+        runtime.comm().Barrier()
+        _live.pop(w.id, None)
+        w.in_use = False
+        w._free()
+    return grid
+
+
 def _slowest(comm, out: dict) -> dict:
     """Each timing replaced by its maximum over the locales."""
     flat = [out["latency"], out["big"], out["copy"], out["add"]] + list(out["o"].values()) + \
-        [g[p] for g in out["grid"] for p in ("pipelined", "packed")]
+        [g[p] for g in out["grid"] for p in GRID_PROTOCOLS]
     MPI = runtime.mpi()
     arr = np.array(flat)
     comm.Allreduce(MPI.IN_PLACE, arr, op=MPI.MAX)
@@ -174,7 +211,8 @@ def _slowest(comm, out: dict) -> dict:
         out[k] = next(vals)
     out["o"] = {k: next(vals) for k in out["o"]}
     for g in out["grid"]:
-        g["pipelined"], g["packed"] = next(vals), next(vals)
+        for p in GRID_PROTOCOLS:
+            g[p] = next(vals)
     return out
 
 

@@ -232,3 +232,4 @@ def barrier() -> None:
     if enabled:
         collective("pg.barrier()")
     runtime.barrier()
+    runtime.count_user_barrier()              # ghost cells stop being current (one-sided writes)

@@ -158,6 +158,22 @@ def barrier(windows=None) -> None:
         w.sync()
 
 
+_barriers = 0
+
+
+def barrier_count() -> int:
+    """How many ``pg.barrier()`` calls this locale has made (the same on every locale
+    between two of them): one-sided writes become visible at one, so ghost cells filled
+    before it are not current after it."""
+    return _barriers
+
+
+def count_user_barrier() -> None:
+    """Count one ``pg.barrier()`` (see :func:`barrier_count`)."""
+    global _barriers
+    _barriers += 1
+
+
 # -- point-to-point synchronisation with peers ------------------------------
 _ncomm = None
 _EMPTY = np.zeros(1, dtype=np.uint8)
@@ -187,6 +203,28 @@ def expect(sources, tag: int) -> list:
         return []
     c, byte = _notices(), mpi().BYTE
     return [c.Irecv([_EMPTY, 0, byte], s, tag) for s in sources]
+
+
+def notify_values(targets, tag: int, values: np.ndarray) -> list:
+    """As :func:`notify`, but each notice carries ``values`` (a few int64: an array's write
+    versions); the receiver posts :func:`expect_values` with the same count."""
+    if not targets:
+        return []
+    c, t = _notices(), mpi().INT64_T
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    record_sync(len(targets))
+    return [c.Isend([values, t], r, tag) for r in targets]
+
+
+def expect_values(sources, tag: int, count: int):
+    """Post the receipt of one notice of ``count`` int64 with ``tag`` from each of
+    ``sources``; returns ``(requests, buffer)``, row ``k`` of the buffer being what
+    ``sources[k]`` sent (valid once the requests completed)."""
+    buf = np.zeros((len(sources), count), dtype=np.int64)
+    if not sources:
+        return [], buf
+    c, t = _notices(), mpi().INT64_T
+    return [c.Irecv([buf[k], t], s, tag) for k, s in enumerate(sources)], buf
 
 
 def wait(requests) -> None:
@@ -222,6 +260,17 @@ def yielding_wait(requests) -> None:
     Request = mpi().Request
     while not Request.Testall(requests):
         _yield()
+
+
+def allreduce_with(value, combine):
+    """Every locale's ``value`` combined in locale order by ``combine(a, b)`` (associative;
+    pickled objects, for small values): a reduction tree of O(log P) steps, where an
+    allgather would hand every locale all P values."""
+    op = mpi().Op.Create(lambda a, b, datatype=None: combine(a, b), commute=False)
+    try:
+        return comm().allreduce(value, op=op)
+    finally:
+        op.Free()
 
 
 def bcast_value(value, dtype, root: int):

@@ -362,14 +362,17 @@ def allocate(size: int, dtype, key, weight: int = 0) -> Window:
 
 def collect() -> None:
     """Collective: pool the windows every locale has released (in id order); free the
-    oldest pooled ones beyond ``POOL_LIMIT``.  The pool is the same on every locale."""
+    oldest pooled ones beyond ``POOL_LIMIT``.  The pool is the same on every locale.
+
+    The live windows are the same on every locale (they are made and freed collectively),
+    so one allreduce (min) of a released-or-not byte per live window finds the common
+    ones: its size grows with the live windows, never with the locale count."""
     if not _live:
         return
-    mine = sorted(_released)
-    common = set(mine)
-    for other in runtime.allgather(mine):
-        common &= set(other)
-    for wid in sorted(common):
+    ids = sorted(_live)
+    mine = np.fromiter((wid in _released for wid in ids), dtype=np.uint8, count=len(ids))
+    common = [wid for wid, everywhere in zip(ids, runtime.allreduce(mine, "min")) if everywhere]
+    for wid in common:
         _released.discard(wid)
         win = _live[wid]
         win.in_use = False

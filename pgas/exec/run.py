@@ -34,10 +34,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
-from . import fuse, settings, transfer
+from ..comm import check
+from . import fuse, ghostread, settings, transfer
 from .strip import run_strips, strip_plan
 from ..plan import ACCUMULATE_OPS
-from ..plan.inspector import box_points
 from ..plan.transfers import expand
 
 #: Reduction ufunc used to combine the values a write receives over the loop
@@ -76,9 +76,14 @@ def _identity(op: str, dtype) -> np.ndarray:
 
 
 def strided(buf: np.ndarray, offset: int, strides, shape) -> np.ndarray:
-    """The view of flat ``buf`` at element ``offset`` with element ``strides``."""
+    """The view of flat ``buf`` at element ``offset`` with element ``strides`` (checked to
+    lie inside ``buf``; ``np.ndarray`` on the buffer is several times cheaper than
+    ``as_strided``, which is kept for buffers that are not contiguous)."""
     item = buf.itemsize
-    return as_strided(buf[offset:], shape=tuple(shape), strides=tuple(s * item for s in strides))
+    st = tuple(s * item for s in strides)
+    if buf.flags.c_contiguous:
+        return np.ndarray(tuple(shape), buf.dtype, buffer=buf, offset=offset * item, strides=st)
+    return as_strided(buf[offset:], shape=tuple(shape), strides=st)
 
 
 def evaluate(prog, ctx):
@@ -172,13 +177,19 @@ def _flush_all(pairs) -> None:
         win.flush(peer)
 
 
-def _fetch(low, plan) -> list:
+def _fetch(low, plan, served=None) -> list:
     """Start every fetch of ``plan`` with its protocol (:mod:`pgas.exec.transfer`), complete
-    them with one flush per (window, target), and return the filled message buffers."""
+    them with one flush per (window, target), and return the filled message buffers.
+    Fetches in ``served`` (index: buffer, :mod:`pgas.exec.ghostread`) are not made."""
     bufs, finish, held = [], [], 0
     overlap = settings.get("nonblocking")
-    room = [settings.get("buffer_limit") - sum(m.size * low.arrays[m.slot].dtype.itemsize for m in plan.fetches)]
-    for m in plan.fetches:
+    served = served or {}
+    fetches = [m for k, m in enumerate(plan.fetches) if k not in served]
+    room = [settings.get("buffer_limit") - sum(m.size * low.arrays[m.slot].dtype.itemsize for m in fetches)]
+    for k, m in enumerate(plan.fetches):
+        if k in served:
+            bufs.append(served[k])
+            continue
         arr = low.arrays[m.slot]
         buf = np.empty(m.size, dtype=arr.dtype)
         held += buf.nbytes
@@ -191,7 +202,7 @@ def _fetch(low, plan) -> list:
             finish.append(f)
         bufs.append(buf)
     _flush_all({(id(low.arrays[m.slot]._win), m.peer): (low.arrays[m.slot]._win, m.peer)
-                for m in plan.fetches}.values())
+                for m in fetches}.values())
     for f in finish:
         f()
     transfer.hold(-held)
@@ -210,16 +221,21 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     peers = sources or targets or plan.readers or plan.writers
     if peers:
         _sync(wins)                                   # my earlier stores, visible to my readers
-    ready = comm.expect(sources, READY)
+    garrs = ghostread.ghosted(low)                    # READY carries their write versions
+    ready, vers = comm.expect_values(sources, READY, len(garrs)) if garrs else (comm.expect(sources, READY), None)
     readers_done = comm.expect(plan.readers, DONE_READ)
     writes_done = comm.expect(plan.writers, DONE_WRITE)
-    sent = comm.notify(plan.readers, READY)
+    sent = (comm.notify_values(plan.readers, READY, ghostread.versions(garrs)) if garrs
+            else comm.notify(plan.readers, READY))
     comm.wait(ready)
     striped = strip_plan(low, plan) if aggregate else None
+    served, stale = {}, None
     if striped is not None:
         plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip
     elif aggregate:
-        bufs = _fetch(low, plan)
+        served = ghostread.serve(low, plan, sources, vers) if garrs else {}
+        bufs = _fetch(low, plan, None if check.enabled else served)
+        stale = ghostread.verify(low, plan, served, bufs) if served and check.enabled else None
     else:
         bufs = {(task.piece, k): _get_elements(low.arrays[stmt.accesses[k].slot], ref, task.shape)
                 for task in plan.tasks for k, ref in enumerate(task.refs) if ref.msg >= 0 and k != W}
@@ -253,6 +269,8 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     comm.wait(sent)
     if plan.writers:
         _sync(wins)                                   # remote writes into my memory, visible to me
+    if garrs and check.enabled:
+        comm.agree(stale)                             # a ghost read differed from its owner's elements
 
 
 def _send_back(warr, plan, targets, send) -> list:
@@ -366,7 +384,7 @@ class _InspectorContext:
 
     def points(self):
         if self._pts is None:
-            self._pts = [p[self.lp.iters] for p in box_points(self.plan.stmt)]
+            self._pts = list(self.lp.points)
         return self._pts
 
     def replicated(self, arr):

@@ -14,7 +14,7 @@ from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
-from . import settings, transfer
+from . import ghostread, settings, transfer
 from .domain import resolve
 from .group import groupable, run_together
 from .lower import Lowered, lower_ref, lower_view
@@ -196,8 +196,20 @@ def _describe(low, layouts, at: int) -> str:
         txt = [x.text(low.names[x.slot], var_names(low.stmt.nvars)) for x in low.stmt.accesses]
         lines += "\n  candidates: " + "; ".join(f"{txt[c]}: {round(m)} elements / {round(n)} messages"
                                                 for c, (m, n, _) in zip(cands, costs))
-    return describe(plan_local(low.stmt, layouts, own, at), low.names, totals=lines,
-                    transfers=lambda m, w: transfer.describe(m, low.arrays[m.slot].dtype.itemsize, w))
+    mine = plan_local(low.stmt, layouts, own, at)
+    notes, served = {}, 0
+    if layouts == tuple(a.layout for a in low.arrays) and mine.kind == "pieces":   # h11: ghost reads
+        notes, served = ghostread.explain(low, mine, at, at == comm.here())
+        if served:
+            lines += (f"\nghost cells: {served} of locale {at}'s {len(mine.fetches)} fetches served from ghost "
+                      f"cells, so {mine.messages - served} messages")
+
+    def said(m, w):
+        txt = transfer.describe(m, low.arrays[m.slot].dtype.itemsize, w)
+        k = None if w else next((k for k, f in enumerate(mine.fetches) if f is m), None)
+        return txt if k not in notes else f"{txt}\n    {notes[k]}"
+
+    return describe(mine, low.names, totals=lines, transfers=said)
 
 
 def describe_statement(low) -> str:

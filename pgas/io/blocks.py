@@ -45,13 +45,6 @@ def _chunked(layout, shape) -> tuple[int, ...]:
     return tuple(min(b, max(n, 1)) for b, n in zip(_layout(shape, Block()).blocks, shape))
 
 
-def _alike(err) -> None:
-    """Collective: raise the first locale's error (of its type) on every locale, if any."""
-    seen = comm.allgather(None if err is None else (type(err), str(err)))
-    first = next((s for s in seen if s is not None), None)
-    if first is not None:
-        raise err if err is not None and type(err) is first[0] else first[0](first[1])
-
 
 def aligned(A: DistArray, chunks) -> DistArray:
     """Collective: ``A`` itself when each of its blocks is a whole number of ``chunks`` (or

@@ -30,7 +30,7 @@ from ..array.construct import _layout, empty
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Block
-from .blocks import _alike, _boxes, _chunked, aligned, direct_layout
+from .blocks import _boxes, _chunked, aligned, direct_layout
 
 _HOW = ("HDF5_MPI=ON HDF5_DIR=/path/to/parallel-hdf5 CC=mpicc pip install --no-binary=h5py h5py "
         "(h5py.get_config().mpi must be True); or pass serial=True (the locales take turns: slow at "
@@ -65,7 +65,7 @@ def _each_in_turn(fn) -> None:
         err = e
     if me < p - 1:
         comm.wait(comm.notify([me + 1], _TURN))
-    _alike(err)
+    comm.agree(err)
 
 
 def _open(h5py, parallel: bool, path, mode: str):
@@ -129,7 +129,7 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
                 write(f)
         except Exception as e:        # noqa: BLE001
             err = e
-        _alike(err)
+        comm.agree(err)
         return
 
     def turn() -> None:
@@ -176,7 +176,7 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
                 raise ValueError(f"{path}:{dataset} holds a 0-d array; pgas arrays have at least one dimension")
     except Exception as e:            # noqa: BLE001
         err = e
-    _alike(err)
+    comm.agree(err)
     shape, dtype, chunks = meta
     layout, direct = direct_layout(shape, dist, chunks or _layout(shape, Block()).blocks)
     tmp = DistArray._create(layout, dtype, name)
@@ -193,7 +193,7 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
             read(f)
     except Exception as e:            # noqa: BLE001
         err = e
-    _alike(err)
+    comm.agree(err)
     comm.barrier([tmp._win])
     if direct:
         return tmp

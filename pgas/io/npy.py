@@ -82,7 +82,7 @@ def save(path, A: DistArray) -> None:
                     f.truncate(len(header) + A.size * A.dtype.itemsize)
         except OSError as e:
             err = e
-    _alike(err)
+    comm.agree(err)
     if A.size and big_blocks(A.layout, A.shape):
         _collective(write_darray, path, len(header), A.layout, A.local)
     elif A.size:
@@ -116,16 +116,8 @@ def _collective(fn, path, offset, layout, buf, **kw) -> None:
         fn(path, offset, layout.shape, layout.grid, layout.blocks, buf, **kw)
     except Exception as e:                # noqa: BLE001 - MPI errors, raised on every locale below
         err = OSError(f"{path}: {e}")
-    _alike(err)
+    comm.agree(err)
 
-
-def _alike(err: Exception | None) -> None:
-    """Collective: raise the first locale's error, with its type, on every locale."""
-    seen = comm.allgather(None if err is None else (type(err), str(err)))
-    first = next((s for s in seen if s is not None), None)
-    if first is not None:
-        kind, text = first
-        raise err if err is not None and type(err) is kind else kind(text)
 
 
 def _read_header(path: str):

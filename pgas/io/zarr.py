@@ -26,7 +26,7 @@ from ..array.construct import empty
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Distribution
-from .blocks import MIN_CHUNK, _alike, _boxes, _chunked, aligned, direct_layout  # noqa: F401 - MIN_CHUNK documented here
+from .blocks import MIN_CHUNK, _boxes, _chunked, aligned, direct_layout  # noqa: F401 - MIN_CHUNK documented here
 
 
 def _zarr():
@@ -79,7 +79,7 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
                               overwrite=overwrite, **kwargs)
         except Exception as e:            # noqa: BLE001 - raised on every locale below
             err = e
-    _alike(err)
+    comm.agree(err)
     err = None
     try:
         z = zarr.open_array(store, mode="r+")
@@ -88,7 +88,7 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
                 z[glob] = src.local[loc]
     except Exception as e:                # noqa: BLE001
         err = e
-    _alike(err)
+    comm.agree(err)
 
 
 def from_zarr(store, dist: Distribution | None = None, name: str | None = None) -> DistArray:
@@ -122,7 +122,7 @@ def from_zarr(store, dist: Distribution | None = None, name: str | None = None) 
             raise ValueError(f"{store}: holds a 0-d array; pgas arrays have at least one dimension")
     except Exception as e:                # noqa: BLE001
         err = e
-    _alike(err)
+    comm.agree(err)
     layout, direct = direct_layout(z.shape, dist, z.chunks)
     tmp = DistArray._create(layout, z.dtype, name)
     err = None
@@ -132,7 +132,7 @@ def from_zarr(store, dist: Distribution | None = None, name: str | None = None) 
                 tmp.local[loc] = z[glob]
     except Exception as e:                # noqa: BLE001
         err = e
-    _alike(err)
+    comm.agree(err)
     comm.barrier([tmp._win])
     if direct:
         return tmp

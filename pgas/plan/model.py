@@ -18,6 +18,7 @@ reduction over it with ``reduce`` (a ufunc name such as ``"add"``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 
 class PlanError(ValueError):
@@ -138,13 +139,13 @@ class Statement:
             return (self,)
         return tuple(Statement(b, self.accesses, self.write, self.reduce) for b in self.parts)
 
-    @property
+    @cached_property
     def reduced_vars(self) -> tuple[int, ...]:
         """Loop variables the write ignores (the statement reduces over them)."""
         w = self.accesses[self.write]
         return tuple(v for v in range(self.nvars) if not w.uses(v))
 
-    @property
+    @cached_property
     def separable(self) -> bool:
         return all(x.separable for x in self.accesses)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .model import Statement
 from .pieces import Lattice
@@ -79,7 +80,7 @@ class Plan:
         """Elements this locale moves in aggregated mode."""
         return sum(m.size for m in self.fetches + self.writebacks)
 
-    @property
+    @cached_property
     def reduce_axes(self) -> tuple[int, ...]:
         """Lattice axes the write ignores (summed / reduced before writing)."""
         return tuple(a for v in self.stmt.reduced_vars for a in (2 * v, 2 * v + 1))
@@ -113,6 +114,6 @@ class GlobalPlan:
         """Elements moved between distinct locales in aggregated mode."""
         return sum(lp.moved for lp in self.locales)
 
-    @property
+    @cached_property
     def reduce_axes(self) -> tuple[int, ...]:
         return self.locales[0].reduce_axes if self.locales else ()

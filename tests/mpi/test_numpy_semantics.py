@@ -187,6 +187,10 @@ def test_from_numpy_checks_the_locales_passed_the_same_data():
     if pg.num_locales > 1:
         with pytest.raises(ValueError, match="different data"):
             pg.from_numpy(g)
+        with pytest.raises(ValueError, match="different arrays"):
+            pg.from_numpy(np.zeros(3 + (pg.here > 0)))
+        with pytest.raises(ValueError, match="different arrays"):
+            pg.from_numpy(np.zeros(3, dtype=np.float32 if pg.here else np.float64))
     assert_matches(pg.from_numpy(np.arange(10.0)), np.arange(10.0))
 
 

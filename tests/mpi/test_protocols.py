@@ -145,3 +145,25 @@ def test_bench_protocols_runs(tmp_path):
     status = protocols.main(["--lengths", "1,64", "--counts", "1,16", "--trials", "1", "--warmup", "0",
                              "--out", str(tmp_path / "p.json"), "--png", str(tmp_path / "p.png")])
     collective_verdict(status == 0, f"status {status}")
+
+
+def test_bench_plan_overhead_parts(tmp_path):
+    """pgas bench plan's planning overhead per kernel: every stage reported, finite."""
+    import json
+    import math
+
+    from pgas import comm
+    from pgas.bench import plan
+
+    out = tmp_path / "plan.json"
+    status = plan.main(["--skip-scaling", "--kernels", "jacobi1D,mvt", "--kernel-steps", "1", "--trials", "1",
+                        "--warmup", "0", "--reps", "2", "--halo-size", "16", "--out", str(out)])
+    ok = status == 0
+    if comm.here() == 0:
+        doc = json.load(open(out))
+        rows = doc["overhead"]["kernels"]
+        ok &= [r["kernel"] for r in rows] == ["jacobi1D", "mvt"]
+        ok &= all(set(r["parts_us_per_step"]) == {"trace", "lower", "plan", "fetch", "compute", "write", "sync"}
+                  and all(math.isfinite(v) and v >= 0 for v in r["parts_us_per_step"].values())
+                  and r["first_plan_us_per_statement"] > 0 for r in rows)
+    collective_verdict(ok, f"status {status}")

@@ -153,3 +153,71 @@ def test_explain_is_local():
     ok = me != 0 or ("locale 7" in text and "all 4096 locales" in text and "estimated from" in text)
     collective_verdict(ok, text)
     assert_matches(E.eval(), np.ones(63))
+
+
+def test_window_pool_gathers_nothing_per_locale(monkeypatch):
+    """Pooling released windows costs one allreduce over the live windows, never an
+    allgather of every locale's list (which grows with the locale count), and reused
+    windows hold the new array's values."""
+    from pgas.comm import runtime as rt
+    from pgas.comm import window
+
+    def refuse(obj):
+        raise AssertionError("allgather while allocating")
+    monkeypatch.setattr(rt, "allgather", refuse)
+    for k in range(6):
+        A = pg.from_numpy(np.full(37, float(k)), dist=pg.Cyclic())
+        B = pg.zeros(37)
+        del A, B
+        window.collect()
+        C = pg.from_numpy(np.arange(37.0) + k)
+        assert_matches(C, np.arange(37.0) + k)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40])
+def test_min_max_reduce_in_a_tree(monkeypatch, n):
+    """A whole-array min / max combines the locales' partial results in a reduction tree
+    (no allgather of P values), keeps NaN as NumPy does, and skips locales that own nothing."""
+    from pgas.comm import runtime as rt
+
+    def refuse(*a, **k):
+        raise AssertionError("gathered every locale's partial result")
+    g = np.linspace(-3.0, 5.0, n)
+    A = pg.from_numpy(g, dist=pg.Cyclic())
+    for mod in (rt, comm):
+        monkeypatch.setattr(mod, "allgather", refuse)
+        monkeypatch.setattr(mod, "allgatherv", refuse)
+    assert A.min() == g.min() and A.max() == g.max()
+    assert np.max(A) == np.max(g)
+    g[n // 2] = np.nan
+    monkeypatch.undo()
+    B = pg.from_numpy(g, dist=pg.Block())
+    I = pg.from_numpy(np.arange(n, dtype=np.int8) - 3)
+    for mod in (rt, comm):
+        monkeypatch.setattr(mod, "allgather", refuse)
+        monkeypatch.setattr(mod, "allgatherv", refuse)
+    assert np.isnan(B.max()) and np.isnan(B.min())
+    assert I.min() == np.int8(-3) and I.max() == np.int8(n - 4) and I.max().dtype == np.int8
+
+
+def test_scalar_reductions_fold_in_a_tree(monkeypatch):
+    """Every reduction to a scalar (where=, initial=, mean, var, std, argmax, any,
+    count_nonzero) folds partial results in a tree: the same answers as NumPy, no gather."""
+    from pgas.comm import runtime as rt
+
+    def refuse(*a, **k):
+        raise AssertionError("gathered every locale's partial result")
+    g = np.linspace(-2.0, 3.0, 30).reshape(5, 6) ** 3
+    mask = (np.arange(30) % 3 != 0).reshape(5, 6)
+    A = pg.from_numpy(g, dist=pg.Cyclic())
+    for mod in (rt, comm):
+        monkeypatch.setattr(mod, "allgather", refuse)
+        monkeypatch.setattr(mod, "allgatherv", refuse)
+    np.testing.assert_allclose(pg.sum(A, where=mask), np.sum(g, where=mask))
+    np.testing.assert_allclose(pg.max(A, initial=100.0), np.max(g, initial=100.0))
+    np.testing.assert_allclose(pg.mean(A, where=mask), np.mean(g, where=mask))
+    np.testing.assert_allclose(pg.var(A, ddof=1), np.var(g, ddof=1))
+    np.testing.assert_allclose(pg.std(A), np.std(g))
+    assert int(pg.argmax(A)) == int(np.argmax(g)) and int(pg.argmin(A)) == int(np.argmin(g))
+    assert bool(pg.any(A > 26.0)) == bool(np.any(g > 26.0))
+    assert int(pg.count_nonzero(A > 0)) == int(np.count_nonzero(g > 0))

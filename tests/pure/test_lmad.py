@@ -1,7 +1,9 @@
 """The LMAD algebra (pgas.plan.lmad) and message building against brute-force index sets;
 the protocol model and the calibration file."""
 
+import dataclasses
 import json
+import math
 import warnings
 
 import numpy as np
@@ -189,3 +191,74 @@ def test_corrupt_or_stale_calibration_is_ignored_with_a_warning(tmp_path, monkey
     with pytest.warns(RuntimeWarning, match="stale" if damage in ("version", "key") else "corrupt"):
         m = calibrate.load(k)
     assert m.source == "defaults" and m.figures() == calibrate.DEFAULTS
+
+
+def _synthetic_grid(seed: int):
+    """A grid of length x count with random times per protocol (float64, waste 2)."""
+    rng = np.random.default_rng(seed)
+    return [{"length": L, "count": C, "packed": float(rng.uniform(1e-6, 1e-3)),
+             "pipelined": float(rng.uniform(1e-6, 1e-3)), "bounding": float(rng.uniform(1e-6, 1e-3))}
+            for L in (1, 4, 16, 64) for C in (1, 4, 16)]
+
+
+@SET
+@given(st.integers(0, 10 ** 6))
+def test_grid_choice_at_grid_points_is_the_measured_fastest(seed):
+    rows = _synthetic_grid(seed)
+    m = dataclasses.replace(calibrate.Model(**calibrate.DEFAULTS), grid=calibrate.Grid(rows))
+    for r in rows:
+        L, C = r["length"], r["count"]
+        proto, times = m.choose(runs=C, nbytes=8 * L * C, span=8 * (2 * L * C - L), write=False)
+        allowed = ["pipelined"] if C == 1 else ["packed", "pipelined", "bounding"]
+        fastest = min(allowed, key=lambda p: r[p])
+        for p in allowed:
+            assert times[p] == pytest.approx(r[p], rel=1e-9)
+        assert proto == (fastest if times[fastest] <= times["elements"] else "elements")
+        wproto, wtimes = m.choose(runs=C, nbytes=8 * L * C, span=8 * (2 * L * C - L), write=True)
+        assert "bounding" not in wtimes
+
+
+@SET
+@given(st.integers(0, 10 ** 6), st.floats(0, 1), st.floats(0, 1))
+def test_grid_interpolates_in_log_space_between_points(seed, fx, fy):
+    rows = _synthetic_grid(seed)
+    g = calibrate.Grid(rows)
+    at = {(r["length"], r["count"]): r for r in rows}
+    run_bytes, count = 8 * 4 * 4 ** fx, 4 * 4 ** fy           # between lengths 4, 16 and counts 4, 16
+    got = g.times(run_bytes, count)
+    for p in ("packed", "pipelined", "bounding"):
+        want = math.exp((1 - fx) * (1 - fy) * math.log(at[4, 4][p]) + fx * (1 - fy) * math.log(at[16, 4][p])
+                        + (1 - fx) * fy * math.log(at[4, 16][p]) + fx * fy * math.log(at[16, 16][p]))
+        assert got[p] == pytest.approx(want, rel=1e-6)
+        lo, hi = sorted((min(at[a, b][p] for a in (4, 16) for b in (4, 16)),
+                         max(at[a, b][p] for a in (4, 16) for b in (4, 16))))
+        assert lo * (1 - 1e-9) <= got[p] <= hi * (1 + 1e-9)
+
+
+def test_grid_outside_or_missing_falls_back_to_the_fitted_model():
+    rows = [r for r in _synthetic_grid(1) if (r["length"], r["count"]) != (64, 16)]
+    fitted = calibrate.Model(**calibrate.DEFAULTS)
+    m = dataclasses.replace(fitted, grid=calibrate.Grid(rows))
+    assert m.grid.times(8 * 128, 4) is None and m.grid.times(8 * 4, 64) is None      # outside
+    assert m.grid.times(8 * 32, 8) is None                          # next to the missing 64 x 16
+    for runs, nbytes in ((64, 64 * 8 * 128), (8, 8 * 8 * 32)):
+        assert m.choose(runs, nbytes, 2 * nbytes, False) == fitted.choose(runs, nbytes, 2 * nbytes, False)
+    with pytest.raises(ValueError):
+        calibrate.Grid([{"length": 1, "count": 1, "packed": 1e-6}])       # no pipelined time
+    with pytest.raises(ValueError):
+        calibrate.Grid([{"length": 1, "count": 1, "packed": -1.0, "pipelined": 1e-6}])
+
+
+def test_calibration_file_grid_is_loaded_and_a_bad_one_warns(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    k = calibrate.key("h", "MPICH 4", 2)
+    path = calibrate.save(k, calibrate.DEFAULTS, {"grid": _synthetic_grid(2)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = calibrate.load(k)
+    assert m.grid is not None and len(m.grid) == 12
+    doc = json.load(open(path))
+    doc["measurements"]["grid"][3]["packed"] = float("nan")
+    json.dump(doc, open(path, "w"))
+    with pytest.warns(RuntimeWarning, match="corrupt"):
+        assert calibrate.load(k).grid is None
