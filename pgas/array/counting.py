@@ -4,6 +4,8 @@
   integer (the owner), and the count per value: one counting pass and one placement
   pass, as ISx's bucketize does;
 - :func:`group_keys`: ISx's bucketize itself (keys grouped by ``key // width``);
+- :func:`inspect`: the two above together, as ``update`` / ``gather`` need them (one
+  compiled pass);
 - :func:`first_occurrences`: each position's entry among the distinct keys (entries
   numbered in order of first occurrence), and each entry's first and last position:
   one pass over a hash table.
@@ -12,7 +14,8 @@ They are compiled with numba when it is installed (the ``fast`` extra; kept on
 disk by numba's cache), else done with NumPy: a stable ``argsort`` of the owners
 as an 8- or 16-bit array (NumPy sorts those by radix, in O(n)) and ``np.unique``
 (a sort) for the repeats.  ``pg.config(fuse=False)`` selects the NumPy versions
-too, and so does ``"auto"`` for fewer than ``pgas.exec.fuse.FUSE_MIN`` elements.
+too, and so does ``"auto"`` until a process has put ``pgas.exec.fuse.FUSE_MIN``
+elements through the irregular paths (:func:`hot`).
 Both give the same results.
 """
 
@@ -80,19 +83,74 @@ def first_occurrences(key, bits):
         slot[i] = e
         last[e] = i
     return slot, first[:m], last[:m]
+
+
+@njit(cache=True, nogil=True)
+def inspect(owners, local, width, nb, bits):
+    slot0, first0, last0 = first_occurrences(owners * width + local, bits)
+    m = first0.size
+    counts = np.zeros(nb, np.int64)
+    for e in range(m):
+        counts[owners[first0[e]]] += 1
+    pos = np.zeros(nb, np.int64)
+    for d in range(1, nb):
+        pos[d] = pos[d - 1] + counts[d - 1]
+    rank = np.empty(m, np.int64)
+    first = np.empty(m, np.int64)
+    last = np.empty(m, np.int64)
+    offsets = np.empty(m, np.int64)
+    for e in range(m):
+        d = owners[first0[e]]
+        r = pos[d]
+        pos[d] += 1
+        rank[e] = r
+        first[r] = first0[e]
+        last[r] = last0[e]
+        offsets[r] = local[first0[e]]
+    n = owners.size
+    slot = np.empty(n, np.int64)
+    nrep = 0
+    for i in range(n):
+        slot[i] = rank[slot0[i]]
+        if first[slot[i]] != i:
+            nrep += 1
+    repeats = np.empty(nrep, np.int64)
+    j = 0
+    for i in range(n):
+        if first[slot[i]] != i:
+            repeats[j] = i
+            j += 1
+    return offsets, counts, slot, first, last, repeats
 '''
 
 _compiled = None
+_exec = None           # (pgas.exec.fuse, pgas.exec.settings), imported on first use
+_seen = 0              # elements through the irregular paths in this process ("auto" mode)
+
+
+def hot(n: int) -> bool:
+    """Whether the irregular paths should use compiled code for ``n`` elements: with
+    ``pg.config(fuse=True)``, or under ``"auto"`` once this process has put
+    ``FUSE_MIN`` elements through them (counting this call's), so a short script
+    never starts numba and a loop of small batches (RandomAccess's) soon does.
+    Whether numba is installed is not checked here."""
+    global _seen, _exec
+    if _exec is None:
+        from ..exec import fuse, settings
+        _exec = fuse, settings
+    mode = _exec[1].get("fuse")
+    if not mode or n == 0:
+        return False
+    _seen += n
+    return mode is True or _seen >= _exec[0].FUSE_MIN
 
 
 def _numba(n: int):
     """The compiled functions for ``n`` elements, or None: without numba, with
-    ``pg.config(fuse=False)``, or under ``"auto"`` for fewer than ``FUSE_MIN`` elements
-    (a short script need not compile them)."""
+    ``pg.config(fuse=False)``, or under ``"auto"`` before :func:`hot` (a short
+    script need not compile them)."""
     global _compiled
-    from ..exec import fuse, settings
-    mode = settings.get("fuse")
-    if not mode or n == 0 or (mode is not True and n < fuse.FUSE_MIN):
+    if not hot(n):
         return None
     if _compiled is None:
         from ..exec.fuse import _load_module, _numba as have
@@ -147,3 +205,30 @@ def first_occurrences(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     uniq, first, slot = np.unique(key, return_index=True, return_inverse=True)
     last = key.size - 1 - np.unique(key[::-1], return_index=True)[1]
     return slot.reshape(-1), first, last
+
+
+def inspect(owners: np.ndarray, local: np.ndarray, width: int, nb: int):
+    """``(offsets, counts, slot, first, last, repeats)`` of positions with owner ``owners[i]``
+    (in ``[0, nb)``) and local offset ``local[i]`` (in ``[0, width)``), both int64: the
+    distinct (owner, offset) targets grouped by owner (``offsets``, ``counts[r]`` of them
+    for locale ``r``), ``slot[i]`` the target of position ``i``, ``first`` / ``last`` each
+    target's first and last position, ``repeats`` the positions that are not a first, in
+    order.  One compiled pass when numba is used; else :func:`first_occurrences` and
+    :func:`counting_order` with NumPy.  Within an owner the targets' order may differ
+    between the two (callers must not depend on it).
+
+    >>> o, c, s, f, l, r = inspect(np.array([1, 0, 1]), np.array([5, 2, 5]), 8, 2)
+    >>> o.tolist(), c.tolist(), r.tolist(), bool(s[0] == s[2] != s[1])
+    ([2, 5], [1, 1], [2], True)
+    """
+    nb_ = _numba(owners.size)
+    if nb_ is not None:
+        return nb_.inspect(owners, local, width, nb, max(4, int(2 * owners.size).bit_length()))
+    slot, first, last = first_occurrences(owners * width + local)
+    order, counts = counting_order(owners[first], nb)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    slot = rank[slot]
+    first, last = first[order], last[order]
+    repeats = np.flatnonzero(first[slot] != np.arange(len(slot)))
+    return local[first], counts, slot, first, last, repeats

@@ -12,11 +12,13 @@ One-sided (SPMD) operations move one message, or none when the element is local:
 
 Collective operations — every locale passes its own indices, any number,
 repeats allowed, values an array of the same length or one scalar for all —
-move at most one message per (source, target) pair each way:
+move one message per (source, target) pair each way (point-to-point, empty ones
+included, :func:`pgas.comm.exchange`: no collective, and the same messages carry
+whether each locale's input was good, so errors are still raised everywhere alike):
 
 - ``update(A, indices, values, op)``: repeats are combined at the source, then
   (offset, value) records go to each owner in one message and are applied there
-  in locale order;
+  in locale order (:mod:`pgas.array.apply`, compiled with numba when installed);
 - ``gather(A, indices)``: offsets go out, values come back;
 - ``scatter(A, indices, values)``: ``update`` with ``op="replace"``.
 
@@ -49,10 +51,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
-from . import counting
+from . import apply, counting
 
-_UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
-           "min": np.minimum, "max": np.maximum, "replace": None}
+_UFUNCS = apply.UFUNCS
 _OPS_BY_KIND = {"i": ("add", "xor", "or", "and", "min", "max", "replace"),
                 "u": ("add", "xor", "or", "and", "min", "max", "replace"),
                 "f": ("add", "min", "max", "replace"),
@@ -184,29 +185,14 @@ class _Pattern:
         # padded storage offsets (ghost cells) reach past A.size: the key's width covers them
         width = max(A.size, 1) if not A.layout.ghosts else int(np.prod([n + 2 * g for n, g in zip(A.shape, A.layout.ghosts)]))
         local = np.asarray(A.layout.local_flat(cols, owners), dtype=np.int64).reshape(-1)
-        slot, first, last = counting.first_occurrences(owners * width + local)   # repeats
-        order, self.counts = counting.counting_order(owners[first], P)   # entries by owner: no sort
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        self.slot = rank[slot]
-        self.first, self.last = first[order], last[order]
-        self.offsets = local[self.first]
-        self.repeats = np.flatnonzero(self.first[self.slot] != np.arange(self.n))   # in position order
+        self.offsets, self.counts, self.slot, self.first, self.last, self.repeats = counting.inspect(
+            owners, local, width, P)
         self._bounds = np.cumsum(self.counts)[:-1]
 
     def split(self, data: np.ndarray) -> list[np.ndarray]:
         """``data`` (one entry per distinct target, in ``offsets`` order) cut per owner."""
         edges = [0, *self._bounds.tolist(), len(data)]
         return [data[a:b] for a, b in zip(edges[:-1], edges[1:])]
-
-    def combine(self, values: np.ndarray, op: str) -> np.ndarray:
-        """One value per distinct target: repeats combined with ``op`` in position order."""
-        if op == "replace":
-            return values[self.last]
-        out = values[self.first].copy()
-        if len(self.repeats):          # each entry's repeats in position order, as ufunc.at applies them
-            _UFUNCS[op].at(out, self.slot[self.repeats], values[self.repeats])
-        return out
 
 
 class IndexPlan:
@@ -232,21 +218,26 @@ class IndexPlan:
             raise ValueError(f"{A.label}: this index plan was made for another shape or distribution")
 
 
-def _collect(fn):
-    """Run ``fn()``, agreeing on any error so every locale raises alike."""
+def _attempt(fn):
+    """``(fn(), None)``, or ``(None, error)`` for the errors bad input raises (the
+    exchange that follows agrees on them, so every locale raises alike)."""
     try:
-        out, err = fn(), None
+        return fn(), None
     except (IndexError, ValueError, TypeError, OverflowError) as e:
-        out, err = None, e
-    comm.agree(err)
-    return out
+        return None, e
 
 
 def index_plan(A, indices) -> IndexPlan:
     """Collective: inspect ``indices`` once (bucket, deduplicate, tell each owner what it serves)."""
-    pattern = _collect(lambda: _Pattern(A, indices))
-    served = comm.alltoallv(pattern.split(pattern.offsets), np.int64)
+    pattern, err = _attempt(lambda: _Pattern(A, indices))
+    send = pattern.split(pattern.offsets) if err is None else _nothing(np.int64)
+    served = comm.exchange(send, np.int64, err)
     return IndexPlan(A, pattern, served)
+
+
+def _nothing(dtype) -> list[np.ndarray]:
+    """Empty parts for every locale (what a locale that failed sends)."""
+    return [np.empty(0, dtype)] * comm.num_locales()
 
 
 def _values(A, values, n: int) -> np.ndarray:
@@ -259,43 +250,42 @@ def _values(A, values, n: int) -> np.ndarray:
     return np.broadcast_to(A._cast(values), (n,))
 
 
-def _apply(A, offsets: np.ndarray, values: np.ndarray, op: str) -> None:
-    """Apply distinct-offset updates to this locale's storage."""
-    flat = A._storage
-    if op == "replace":
-        flat[offsets] = values
-    else:
-        flat[offsets] = _UFUNCS[op](flat[offsets], values)
-
-
 def update(A, indices, values, op: str = "add") -> None:
     """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
-    ``indices`` may be an :class:`IndexPlan`.  At most one message per locale pair."""
+    ``indices`` may be an :class:`IndexPlan`.  One message per locale pair (empty ones
+    included): the records, and whether the locale's input was good, so errors are
+    raised on every locale alike with no collective of their own.  No barrier at the
+    end: one-sided operations towards a locale wait for its updates to be applied
+    (``comm.statement_done``), as after a statement."""
     check_op(A, op)
     if isinstance(indices, IndexPlan):
         indices.check(A)
         pattern = indices.pattern
-        vals = _collect(lambda: _values(A, values, pattern.n))
-        received = comm.alltoallv(pattern.split(pattern.combine(vals, op)), A.dtype)
+        vals, err = _attempt(lambda: _values(A, values, pattern.n))
+        send = pattern.split(apply.combine(pattern, vals, op)) if err is None else _nothing(A.dtype)
+        A._win.complete()                            # my one-sided operations, done before any locale goes on
+        received = comm.exchange(send, A.dtype, err)
         served = indices.served
     else:
-        pattern, vals = _collect(lambda: _inspect_with_values(A, indices, values))
         rec = np.dtype([("off", np.int64), ("val", A.dtype)])
-        records = np.empty(len(pattern.offsets), dtype=rec)
-        records["off"] = pattern.offsets
-        records["val"] = pattern.combine(vals, op)
-        parts = comm.alltoallv([p.view(np.uint8) for p in pattern.split(records)], np.uint8)
-        parts = [p.view(rec) for p in parts]
+        records, err = _attempt(lambda: _records(A, indices, values, op, rec))
+        A._win.complete()
+        parts = comm.exchange(records if err is None else _nothing(rec), rec, err)
         served, received = [p["off"] for p in parts], [p["val"] for p in parts]
     A._win.sync()
-    for offs, vals_r in zip(served, received):
-        _apply(A, offs, vals_r, op)
-    comm.barrier([A._win])
+    apply.apply(A._storage, served, received, op)
+    A._win.sync()
+    comm.statement_done()
 
 
-def _inspect_with_values(A, indices, values):
+def _records(A, indices, values, op, rec) -> list[np.ndarray]:
+    """This locale's (local offset, combined value) records, one part per owner."""
     pattern = _Pattern(A, indices)
-    return pattern, _values(A, values, pattern.n)
+    vals = _values(A, values, pattern.n)
+    records = np.empty(len(pattern.offsets), dtype=rec)
+    records["off"] = pattern.offsets
+    records["val"] = apply.combine(pattern, vals, op)
+    return pattern.split(records)
 
 
 def scatter(A, indices, values) -> None:
@@ -305,11 +295,15 @@ def scatter(A, indices, values) -> None:
 
 def gather(A, indices) -> np.ndarray:
     """Collective: the values at this locale's ``indices`` (or :class:`IndexPlan`), in order.
-    One message per locale pair each way (only the reply with a plan)."""
+    One message per locale pair each way (only the reply with a plan).  Like a statement,
+    it reads what earlier statements, updates and scatters wrote; one-sided writes of
+    other locales need a ``pg.barrier()`` first."""
     plan = indices if isinstance(indices, IndexPlan) else index_plan(A, indices)
     plan.check(A)
-    comm.barrier([A._win])
+    A._win.complete()
+    A._win.sync()
     flat = A._storage
-    received = comm.alltoallv([flat[offs] for offs in plan.served], A.dtype)
-    unique = np.concatenate(received) if received else np.empty(0, A.dtype)
+    counts = plan.pattern.counts
+    unique = np.empty(int(counts.sum()), A.dtype)
+    comm.exchange_known([flat[offs] for offs in plan.served], unique, counts)
     return unique[plan.pattern.slot]

@@ -152,7 +152,7 @@ def barrier(windows=None) -> None:
         w.complete()
         w.sync()
     record_barrier()
-    comm().Barrier()
+    yielding_wait([comm().Ibarrier()])
     _epochs.all_seen = _epochs.mine            # every locale has completed what this one has
     for w in wins:
         w.sync()
@@ -230,7 +230,7 @@ def expect_values(sources, tag: int, count: int):
 def wait(requests) -> None:
     """Wait for the requests of :func:`notify` / :func:`expect`."""
     if requests:
-        mpi().Request.Waitall(requests)
+        yielding_wait(requests)
 
 
 def allgather(obj) -> list:
@@ -245,8 +245,21 @@ def allreduce(value, op: str = "sum"):
            "land": MPI.LAND, "lor": MPI.LOR, "band": MPI.BAND, "bor": MPI.BOR}[op]
     arr = np.array(value, ndmin=1)
     out = np.empty_like(arr)
-    comm().Allreduce([arr, mpi_type(arr.dtype)], [out, mpi_type(arr.dtype)], op=mop)
+    yielding_wait([comm().Iallreduce([arr, mpi_type(arr.dtype)], [out, mpi_type(arr.dtype)], op=mop)])
     return out if np.ndim(value) else out[0]
+
+
+_yield = os.sched_yield if hasattr(os, "sched_yield") else (lambda: None)
+
+
+def yielding_wait(requests) -> None:
+    """Wait for ``requests``, giving the core away between polls: with more processes
+    than cores (a shared machine) a spinning wait takes the time the peers need to
+    get there (h12: 1.7x faster RandomAccess rounds, 2 locales on 2 busy cores).
+    On an idle core the yield returns at once."""
+    Request = mpi().Request
+    while not Request.Testall(requests):
+        _yield()
 
 
 def allreduce_with(value, combine):
