@@ -12,7 +12,7 @@ serial reference.  Verification: ``|zeta - official| / official <= 1e-10``.
 Mop/s uses NAS's operation count.
 
 ``--reference DIR`` runs NPB 3.4 CG (MPI) from ``DIR/cg.CLASS.x`` (as built by
-``../shared/refs/build.sh``; a path to one of them names its folder too) for
+the reference build described in ``docs/benchmarks.md`` (Reference codes); a path to one of them names its folder too) for
 each class, in the same job with as many processes as locales (a power of
 two, NPB's rule); its Mop/s is reported beside pgas's.
 """

@@ -21,7 +21,7 @@ keys on a locale lie in its bucket, and the counts sum to the keys received.
 
 Keys are int64 by default; ``--key-type int32`` uses ISx's ``KEY_TYPE`` (int).
 ``--reference PATH`` runs the ParRes ISx MPI binary (``isx.weak_iso``, built by
-``../shared/refs/build.sh``) in the same job with the same keys per locale and
+the reference build described in ``docs/benchmarks.md`` (Reference codes)) in the same job with the same keys per locale and
 locale count, after pgas's trials; its bucket width (WEAK_ISO, 8192 keys per
 locale) becomes the default ``--width``.  ISx prints its mean total and
 all-to-all times per iteration (means over iterations and PEs; its total

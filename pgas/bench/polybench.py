@@ -18,7 +18,7 @@ shortens the stencils (the ratio to the C code is then per step).
 
 ``--reference DIR`` runs PolyBench's serial C (``DIR/pb_KERNEL``, built with
 ``-O3 -march=native -DPOLYBENCH_TIME -DLARGE_DATASET`` by
-``../shared/refs/build.sh``) on locale 0 while the others wait, and reports
+the reference build described in ``docs/benchmarks.md`` (Reference codes)) on locale 0 while the others wait, and reports
 its time beside pgas's.
 """
 

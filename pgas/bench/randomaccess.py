@@ -22,7 +22,7 @@ at the owner), so a broken variant cannot verify itself.  The table is reset
 before each variant.
 
 ``--reference PATH`` runs HPCC's MPIRandomAccess (``ra_hpcc`` from
-``../shared/refs/build.sh``: HPCC's unmodified code, time bound disabled, so
+the reference build described in ``docs/benchmarks.md`` (Reference codes): HPCC's unmodified code, time bound disabled, so
 exactly 4 x table-size updates) in the same job at the same words per locale
 and locale count, ``--trials`` times; its best GUPS is reported beside each
 variant's.

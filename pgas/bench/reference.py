@@ -1,6 +1,6 @@
 """Running a reference code (``--reference PATH``) from inside a benchmark's job.
 
-The references (``../shared/refs/build.sh``) are separate programs, MPI ones
+The references (the reference build described in ``docs/benchmarks.md`` (Reference codes)) are separate programs, MPI ones
 started with their own ``mpiexec``.  Locale 0 starts the reference while the
 other locales sleep (polling a file, not spinning in an MPI wait, so they leave
 the cores to the reference), then every locale gets its output.  The job's own

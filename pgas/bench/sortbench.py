@@ -8,7 +8,7 @@ Verification (no global copy): every locale's part is sorted, the parts are in
 order across locales, and the key count and sum are preserved.  ``--dtype``
 chooses float64 keys (uniform in [0, 1)) and/or int64 keys (uniform over
 [0, 2^62)).  ``--reference PATH`` also runs the ParRes ISx MPI binary
-(``isx.weak_iso``, built by ``../shared/refs/build.sh``) at the same keys per
+(``isx.weak_iso``, built by the reference build described in ``docs/benchmarks.md`` (Reference codes)) at the same keys per
 locale and locale count, and reports its key rate beside pgas's: ISx sorts
 32-bit integer keys of a known range with one bucket exchange, which is the
 bound a general comparison sort can approach, not match.

@@ -21,7 +21,7 @@ The C reference (``pgas/bench/c/stream.c``, compiled with ``gcc -O3
 -march=native`` at run time) runs as one process per locale at the same
 size, all at once; its bandwidth is the sum over the processes.  With
 ``--reference PATH`` McCalpin's ``stream_mpi`` (``stream_mpi_npP`` from
-``../shared/refs/build.sh``, built for P processes) runs in the same job with
+the reference build described in ``docs/benchmarks.md`` (Reference codes), built for P processes) runs in the same job with
 as many processes as locales; its best rates are reported beside pgas's.
 """
 
