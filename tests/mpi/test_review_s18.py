@@ -777,3 +777,28 @@ def test_clipped_forall_reads_ghosts(kind, protocol):
             pg.barrier()
     finally:
         pg.config()
+
+
+@pytest.mark.parametrize("corners", [True, False])
+def test_explain_message_count_per_locale(corners):
+    """explain's 'so k messages' (this locale's fetches) equals the messages this locale
+    started, as comm_diagnostics' matrix counts them, with corners filled or not."""
+    import re
+    G = np.arange(72.0).reshape(8, 9)
+    A = pg.from_numpy(G, ghosts=(1, 1))
+    A.update_ghosts(corners=corners)
+    B = pg.zeros((8, 9))
+
+    def f():
+        B[1:-1, 1:-1] = A[:-2, :-2] + A[2:, 2:] + A[:-2, 1:-1]
+
+    txt = pg.explain(f, locale=pg.here)
+    with pg.comm_diagnostics() as d:
+        f()
+    mine = int(np.asarray(d.matrix)[pg.here].sum() - np.asarray(d.matrix)[pg.here, pg.here])
+    m = re.search(r"so (\d+) messages", txt)
+    collective_verdict(m is None or int(m.group(1)) == mine,
+                       lambda: f"explain says {m.group(0)}, locale started {mine} messages")
+    want = np.zeros((8, 9))
+    want[1:-1, 1:-1] = G[:-2, :-2] + G[2:, 2:] + G[:-2, 1:-1]
+    assert_matches(B, want)
