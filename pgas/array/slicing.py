@@ -44,10 +44,11 @@ def _plan(A, key):
     parts = []
     for coords in itertools.product(*[sorted(d) for d in per_dim]):
         target = int(A.layout.locale_of(coords))
-        S = c_strides(A.layout.local_shape(target))
+        S = A.layout.storage_strides(target)          # window offsets: ghost cells count
+        base = A.layout.storage_base(target)
         boxes = []
         for lats in itertools.product(*[d[c] for d, c in zip(per_dim, coords)]):
-            ooff = loff = 0
+            ooff, loff = 0, base
             counts, ostr, lstr = [], [], []
             for ((k0, n, nt, T), (l0, lu, lt)), os_, s in zip(lats, OS, S):
                 ooff += k0 * os_
@@ -97,7 +98,7 @@ def start_get(A, key) -> Pending:
     if loc is not None:
         owner, flat = loc
         if owner == A._me:
-            value = A._flat_local[flat]
+            value = A._storage[flat]
             return Pending(lambda: value)
         one = np.empty(1, dtype=A.dtype)
         comm.await_target(owner)
@@ -110,7 +111,7 @@ def start_get(A, key) -> Pending:
     for target, boxes in parts:
         if target == A._me:
             for obox, lbox in boxes:
-                _view(flat, obox)[...] = _view(A._flat_local, lbox)
+                _view(flat, obox)[...] = _view(A._storage, lbox)
             continue
         buf = np.empty(sum(int(np.prod(lb[1])) for _, lb in boxes), dtype=A.dtype)
         comm.await_target(target)
@@ -150,7 +151,7 @@ def start_put(A, key, value) -> Pending:
         data = A._element(value, key)
         owner, flat = loc
         if owner == A._me:
-            A._flat_local[flat] = data[0]
+            A._storage[flat] = data[0]
             return Pending(lambda: None)
         comm.await_target(owner)
         A._win.put(owner, flat, data, flush=False)
@@ -166,7 +167,7 @@ def start_put(A, key, value) -> Pending:
     for target, boxes in parts:
         if target == A._me:
             for obox, lbox in boxes:
-                _view(A._flat_local, lbox)[...] = _view(value, obox)
+                _view(A._storage, lbox)[...] = _view(value, obox)
             continue
         data = np.concatenate([_view(value, obox).reshape(-1) for obox, _ in boxes])
         comm.await_target(target)
