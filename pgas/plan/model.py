@@ -188,7 +188,13 @@ class Statement:
             if len(shape) != x.ndim:
                 raise PlanError(f"access {k} has {x.ndim} subscripts for an array of shape {shape}")
             for d, (row, c) in enumerate(zip(x.M, x.c)):
-                lo, hi = c + min(_span(row, b)[0] for b in boxes), c + max(_span(row, b)[1] for b in boxes)
+                if self.clips:                 # over the domain's points, not its bounding box
+                    span = _clipped_span(row, self.box, self.clips)
+                    if span is None:
+                        return                 # no point at all
+                    lo, hi = c + span[0], c + span[1]
+                else:
+                    lo, hi = c + min(_span(row, b)[0] for b in boxes), c + max(_span(row, b)[1] for b in boxes)
                 if lo < 0 or hi >= shape[d]:
                     raise PlanError(f"access {k} reaches index {lo if lo < 0 else hi} in dim {d} "
                                     f"of an array of shape {tuple(shape)}")
@@ -203,3 +209,39 @@ def _span(row, box) -> tuple[int, int]:
             lo += min(first, last)
             hi += max(first, last)
     return lo, hi
+
+
+def _clipped_span(row, box, clips) -> tuple[int, int] | None:
+    """Least and greatest ``row @ i`` over the points of a clipped domain (None if it has
+    none): per point of its outer variables (integer work per outer point, never per
+    element), each inner variable ranges over its box lattice cut to the interval its
+    clips give, and a free variable over its box range."""
+    from .clip import structure
+
+    inner, outer = structure(clips, len(box))
+    axes = [box[v][0] + box[v][1] * np.arange(box[v][2], dtype=np.int64) for v in outer]
+    pts = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+    n = len(pts[0]) if pts else 1
+    lo, hi, ok = np.zeros(n, np.int64), np.zeros(n, np.int64), np.ones(n, bool)
+    for v, (a, (start, step, count)) in enumerate(zip(row, box)):
+        if v in outer:
+            if a:
+                val = a * pts[outer.index(v)]
+                lo, hi = lo + val, hi + val
+            continue
+        kmin, kmax = np.zeros(n, np.int64), np.full(n, count - 1, np.int64)
+        for (coefs, const), w in zip(clips, inner):
+            if w != v:
+                continue
+            bound = const + sum(coefs[o] * pts[j] for j, o in enumerate(outer) if coefs[o])
+            if coefs[v] > 0:                       # x_v >= -bound (step > 0 for clipped variables)
+                kmin = np.maximum(kmin, -((start + bound) // step))
+            else:                                  # x_v <= bound
+                kmax = np.minimum(kmax, (bound - start) // step)
+        ok &= kmin <= kmax
+        if a:
+            first, last = a * (start + step * kmin), a * (start + step * kmax)
+            lo, hi = lo + np.minimum(first, last), hi + np.maximum(first, last)
+    if not ok.any():
+        return None
+    return int(lo[ok].min()), int(hi[ok].max())

@@ -306,7 +306,6 @@ def points(dom):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="IndexError 'access 1 reaches index -6 in dim 1' on every locale: the bounding box's points j < i are index-checked though no domain point reads there")
 @pytest.mark.parametrize("dist", DISTS, ids=repr)
 def test_clipped_read_outside_array_at_box_points(dist):
     """X[i, j] = Y[i, j - i] over j in range(i, n): every domain point reads inside Y,
@@ -322,7 +321,6 @@ def test_clipped_read_outside_array_at_box_points(dist):
     assert_matches(X, GX)
 
 
-@pytest.mark.xfail(strict=True, reason="IndexError 'access 1 reaches index 12 in dim 1' on every locale: the bounding box's points are index-checked though no domain point reads there")
 @pytest.mark.parametrize("dist", DISTS, ids=repr)
 def test_clipped_read_beyond_end_at_box_points(dist):
     """X[i, j] = Y[i, j + i] over j in range(0, n - i)."""
