@@ -125,7 +125,7 @@ class _Target:
                 raise TypeError(f"{what}: out= must be a DistArray, got {type(out).__name__}")
             if out.shape != self.shape:
                 raise ValueError(f"{what}: out= has shape {out.shape}, the result has shape {self.shape}")
-            self.layout = out.layout
+            self.layout = out.layout.with_ghosts(())    # partials address the dense interior
         elif self.shape:
             self.layout = like(A.layout, len(self.shape)).bind(self.shape, comm.num_locales())
         else:
@@ -191,7 +191,10 @@ def _finish(t: _Target, values: np.ndarray, out, dtype):
         if not np.can_cast(values.dtype, out.dtype, "same_kind"):
             raise TypeError(f"cannot store a {values.dtype} result in out= {out.label} (casting rule 'same_kind')")
         engine.before_write(out, None)
-    out._flat_local[...] = values.astype(out.dtype, copy=False)
+    if out.layout.ghosts:
+        out.local[...] = values.astype(out.dtype, copy=False).reshape(out.local.shape)
+    else:
+        out._flat_local[...] = values.astype(out.dtype, copy=False)
     comm.barrier([out._win])
     return out
 

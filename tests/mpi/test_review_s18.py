@@ -49,10 +49,7 @@ def five_np(G):
 WRITES = ["iadd", "ufunc_out", "ellipsis_from_array", "copyto", "cshift_out", "eoshift_out",
           "view_write", "transposed_view_write", "forall", "where_copyto", "lazy_then_write",
           "fetch_add_barrier", "put_async_barrier", "local_one_locale", "scan_out", "clip_out",
-          pytest.param("reduce_out", marks=pytest.mark.xfail(strict=True, reason=(
-              "np.sum(Z, axis=0, out=A) with A ghosted: IndexError in axisreduce._combine on "
-              "locales with elements (padded offsets into a dense buffer), NotImplementedError on "
-              "empty ones"))),
+          "reduce_out",
           "negative_view_write"]
 
 
