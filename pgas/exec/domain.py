@@ -95,15 +95,22 @@ def _call(f, args, v: int) -> tuple[int, int, int]:
     return _norm(_as_range(got, f"the range of loop variable {v} at {tuple(args)}"))
 
 
-def _split(box: tuple, f, k: int, v: int) -> list:
-    """``box`` (ranges of variables ``< v``) times the ranges ``f`` gives, as parts."""
-    outer = [range(s, s + st * n, st) for s, st, n in box[:k]]
+def _outer_points(box: tuple, what: str) -> tuple[list, int]:
+    """The ranges of ``box`` (``(start, step, count)`` each) and how many points they hold;
+    a ValueError naming ``what`` when a range would depend on more than ``MAX_POINTS``."""
+    outer = [range(s, s + st * n, st) for s, st, n in box]
     points = 1
     for r in outer:
         points *= len(r)
     if points > MAX_POINTS:
-        raise ValueError(f"pg.forall: the range of loop variable {v} depends on {points} outer points (more than "
+        raise ValueError(f"pg.forall: {what} depends on {points} outer points (more than "
                          f"{MAX_POINTS}); make it depend on fewer variables")
+    return outer, points
+
+
+def _split(box: tuple, f, k: int, v: int) -> list:
+    """``box`` (ranges of variables ``< v``) times the ranges ``f`` gives, as parts."""
+    outer, _ = _outer_points(box[:k], f"the range of loop variable {v}")
     out = []
     rest = box[k:]
     for head in itertools.product(*outer[:-1]):
@@ -158,13 +165,7 @@ def _resolve_affine(items):
     K = max((k for k in ks if k is not None), default=0)
     if K == 0:
         return None
-    outer = [range(s, s + st * n, st) for s, st, n in plain[:K]]
-    npts = 1
-    for r in outer:
-        npts *= len(r)
-    if npts > MAX_POINTS:
-        raise ValueError(f"pg.forall: an inner range depends on {npts} outer points (more than "
-                         f"{MAX_POINTS}); make it depend on fewer variables")
+    outer, npts = _outer_points(plain[:K], "an inner range")
     if npts == 0:
         return None
     grids = np.meshgrid(*[np.arange(r.start, r.stop, r.step, dtype=np.int64) for r in outer], indexing="ij")

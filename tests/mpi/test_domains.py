@@ -14,7 +14,7 @@ from pgas.array.expr import TraceError
 from pgas.exec.domain import _resolve_parts, resolve
 from pgas.plan import Access, Statement, plan
 from pgas.plan.inspector import box_points, global_indices
-from util import assert_matches
+from util import assert_matches, points
 
 DISTS = [pg.Cyclic(), pg.Block(), pg.BlockCyclic(2), pg.BlockCyclic(3)]
 
@@ -29,17 +29,6 @@ def mode(request):
 def data(shape, seed=0):
     return np.random.default_rng(seed).integers(-9, 10, size=shape).astype(float)
 
-
-def points(dom):
-    """Every point of a domain tuple, by nested Python loops."""
-    out = [()]
-    for item in dom:
-        new = []
-        for p in out:
-            r = item(*p[:item.__code__.co_argcount]) if callable(item) else item
-            new += [p + (x,) for x in (range(r) if isinstance(r, int) else r)]
-        out = new
-    return out
 
 
 @settings(derandomize=True, database=None, deadline=None, max_examples=20)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pgas as pg
-from util import assert_matches, collective_verdict
+from util import assert_matches, collective_verdict, points
 
 P = pg.num_locales
 
@@ -290,17 +290,6 @@ def test_ghost_explain_matches_messages():
 # ---------------------------------------------------------------------------
 DISTS = [pg.Cyclic(), pg.Block(), pg.BlockCyclic(2)]
 
-
-def points(dom):
-    """Every point of a domain tuple, by nested Python loops."""
-    out = [()]
-    for item in dom:
-        new = []
-        for p in out:
-            r = item(*p[:item.__code__.co_argcount]) if callable(item) else item
-            new += [p + (x,) for x in (range(r) if isinstance(r, int) else r)]
-        out = new
-    return out
 
 
 @pytest.mark.parametrize("dist", DISTS, ids=repr)

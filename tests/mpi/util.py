@@ -60,3 +60,16 @@ def assert_matches(A, expected, rtol: float = 1e-7, atol: float = 0.0, check_dty
                 f"got {got[loc]}, expected {want[loc]}")
 
     collective_verdict(ok, why)
+
+
+def points(dom):
+    """Every point of a domain tuple (a range, or a function of the outer variables giving
+    one, per variable), by nested Python loops."""
+    out = [()]
+    for item in dom:
+        new = []
+        for p in out:
+            r = item(*p[:item.__code__.co_argcount]) if callable(item) else item
+            new += [p + (x,) for x in (range(r) if isinstance(r, int) else r)]
+        out = new
+    return out
