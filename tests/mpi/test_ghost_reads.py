@@ -13,7 +13,7 @@ import pgas as pg
 from pgas.exec import settings as engine_settings
 
 StaleGhosts = pg.StaleGhosts
-from util import assert_matches, collective_verdict
+from util import assert_matches, collective_verdict, unchecked
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=15)
@@ -47,13 +47,8 @@ def stencil(B, A, offsets, g):
 def run_stencil(B, A, offsets, g):
     """Run the stencil and return its message count, taken with checking off: under
     PGAS_CHECK=1 each ghost read is also fetched, to verify it (the suite runs checked)."""
-    was = engine_settings.get("check")
-    pg.config(check=False)
-    try:
-        with pg.comm_diagnostics() as d:
-            want = stencil(B, A, offsets, g)
-    finally:
-        pg.config(check=was)
+    with unchecked(), pg.comm_diagnostics() as d:
+        want = stencil(B, A, offsets, g)
     if want is not None:
         assert_matches(B, want)
     return d.messages
