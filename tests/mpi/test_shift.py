@@ -6,22 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
-from pgas.layout import grids
-from util import assert_matches, collective_verdict
+from util import assert_matches, collective_verdict, a_dist
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)
-
-
-@st.composite
-def a_dist(draw, ndim):
-    grid = draw(st.sampled_from([None] + grids(P, ndim)))
-    kind = draw(st.sampled_from(["block", "cyclic", "bc"]))
-    if kind == "block":
-        return pg.Block(grid)
-    if kind == "cyclic":
-        return pg.Cyclic(grid)
-    return pg.BlockCyclic(draw(st.integers(1, 3)), grid)
 
 
 @st.composite
@@ -30,7 +18,7 @@ def a_case(draw):
     top = {1: 12, 2: 7, 3: 5, 4: 4}[ndim]
     shape = tuple(draw(st.lists(st.integers(1, top), min_size=ndim, max_size=ndim)))
     dtype = draw(st.sampled_from([np.float64, np.int32]))
-    return shape, dtype, draw(a_dist(ndim))
+    return shape, dtype, draw(a_dist(ndim, max_block=3))
 
 
 def data(shape, seed=0, dtype=float):
@@ -96,7 +84,7 @@ def test_eoshift_matches_numpy(case, draw):
 @SETTINGS
 def test_pshift_matches_sequential(ndim, draw):
     shape = tuple(draw.draw(st.lists(st.integers(1, 6), min_size=ndim, max_size=ndim)))
-    dist = draw.draw(a_dist(ndim))
+    dist = draw.draw(a_dist(ndim, max_block=3))
     shifts = draw.draw(st.lists(st.tuples(st.integers(-7, 7), st.integers(0, ndim - 1),
                                           st.sampled_from([None, 0, 1, 2.5])), min_size=1, max_size=6))
     g = data(shape, 4)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import pgas as pg
 from pgas.layout import grids
-from util import assert_matches, collective_verdict
+from util import assert_matches, collective_verdict, a_dist
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=30)
@@ -20,17 +20,6 @@ def dists(ndim):
     for g in grids(P, ndim):
         out += [pg.Cyclic(g), pg.BlockCyclic(2, g), pg.Block(g)]
     return out
-
-
-@st.composite
-def a_dist(draw, ndim):
-    grid = draw(st.sampled_from([None] + grids(P, ndim)))
-    kind = draw(st.sampled_from(["block", "cyclic", "bc"]))
-    if kind == "block":
-        return pg.Block(grid)
-    if kind == "cyclic":
-        return pg.Cyclic(grid)
-    return pg.BlockCyclic(draw(st.integers(1, 5)), grid)
 
 
 def data(shape, seed=0, dtype=float):

@@ -12,9 +12,11 @@ import contextlib
 from typing import Callable
 
 import numpy as np
+from hypothesis import strategies as st
 
 import pgas as pg
 from pgas import comm
+from pgas.layout import grids
 
 
 def collective_verdict(ok: bool, msg: str | Callable[[], str] = "") -> None:
@@ -89,3 +91,16 @@ def unchecked():
         yield
     finally:
         pg.config(check=was)
+
+
+@st.composite
+def a_dist(draw, ndim: int, max_block: int = 5):
+    """A hypothesis strategy: Block, Cyclic or BlockCyclic (block 1..``max_block``) over
+    the default grid or any grid of this job's locales for ``ndim`` dimensions."""
+    grid = draw(st.sampled_from([None] + grids(pg.num_locales, ndim)))
+    kind = draw(st.sampled_from(["block", "cyclic", "bc"]))
+    if kind == "block":
+        return pg.Block(grid)
+    if kind == "cyclic":
+        return pg.Cyclic(grid)
+    return pg.BlockCyclic(draw(st.integers(1, max_block)), grid)
