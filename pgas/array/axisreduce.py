@@ -291,9 +291,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     return _finish(t, res.astype(sdt, copy=False), out, sdt)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False):
-    """Collective: NumPy's ``var`` (``std`` if ``std``) along ``axis`` with ``ddof``: per-locale
-    (count, sum, squared deviations) combined with the parallel-variance formula."""
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, where=True):
+    """Collective: NumPy's ``var`` (``std`` if ``std``) along ``axis`` with ``ddof`` over the
+    elements ``where`` selects: per-locale (count, sum, squared deviations) combined with the
+    parallel-variance formula."""
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     if dtype is not None and np.dtype(dtype).kind in "biu":
@@ -305,14 +306,21 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False):
     cdt = np.dtype(dtype) if dtype is not None else (np.dtype(np.float64) if A.dtype.kind in "biu" else A.dtype)
     rdt = np.empty(0, cdt).real.dtype if cdt.kind == "c" else cdt
     t = _Target(A, axes, keepdims, out, f"{'std' if std else 'var'} over {A.label}")
+    mask = _where_local(A, where)
     fields = {"n": np.empty(0, np.int64), "s": np.empty(0, cdt), "m2": np.empty(0, rdt)}
     if t.contributes:
         x = A.local.astype(cdt, copy=False)
-        cnt = int(np.prod([x.shape[d] for d in axes]))
-        s = np.sum(x, axis=axes, keepdims=True)
-        dev = x - s / cnt
-        m2 = np.sum((dev * dev.conj()).real if cdt.kind == "c" else dev * dev, axis=axes)
-        fields = {"n": np.full(m2.shape, cnt, np.int64), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
+        kw = {} if mask is True else {"where": mask}
+        if mask is True:
+            cnt = np.full([1 if d in axes else x.shape[d] for d in range(x.ndim)],
+                          int(np.prod([x.shape[d] for d in axes])), np.int64)
+        else:
+            cnt = np.sum(np.broadcast_to(mask, x.shape), axis=axes, keepdims=True, dtype=np.int64)
+        s = np.sum(x, axis=axes, keepdims=True, **kw)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dev = x - s / np.maximum(cnt, 1)
+        m2 = np.sum((dev * dev.conj()).real if cdt.kind == "c" else dev * dev, axis=axes, **kw)
+        fields = {"n": cnt.reshape(m2.shape), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
 
     def moments(o, g):                  # (count, sum, squared deviations) of each result element
         n = _combine(t, np.add, o, g["n"], np.int64, None)

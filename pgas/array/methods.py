@@ -46,13 +46,14 @@ class ArrayMethods:
         """Collective: the arithmetic mean along ``axis`` (float64 for integer input)."""
         return axisreduce.mean(self, axis, dtype, out, keepdims, where)
 
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        """Collective: the variance along ``axis`` with ``ddof`` delta degrees of freedom."""
-        return axisreduce.var(self, axis, dtype, out, ddof, keepdims)
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
+        """Collective: the variance along ``axis`` with ``ddof`` delta degrees of freedom, over
+        the elements ``where`` selects."""
+        return axisreduce.var(self, axis, dtype, out, ddof, keepdims, where=where)
 
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
         """Collective: the standard deviation along ``axis`` (see :meth:`var`)."""
-        return axisreduce.var(self, axis, dtype, out, ddof, keepdims, std=True)
+        return axisreduce.var(self, axis, dtype, out, ddof, keepdims, std=True, where=where)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
         """Collective: the global index of the smallest element along ``axis`` (flat C-order

@@ -201,21 +201,6 @@ def _plain(kwargs, name: str, allowed=()) -> None:
         raise unsupported(name, f"keyword(s) {', '.join(bad)} not supported; use the array's method")
 
 
-def _reduction(red: str, numpy_name: str):
-    def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        _plain(dict(kw, out=out, keepdims=keepdims), numpy_name)
-        a = _dist(a)
-        args = {} if axis is None else {"axis": axis}
-        if dtype is not None:
-            if red in ("min", "max"):
-                raise unsupported(numpy_name, f"dtype= is not supported; use A.astype(dtype).{red}()")
-            args["dtype"] = dtype
-        return getattr(a, red)(**args)
-    impl.__name__ = numpy_name
-    impl.__doc__ = f"Collective: ``np.{numpy_name}`` of a distributed array (``A.{red}(...)``)."
-    return impl
-
-
 def _truth(kind: str):
     def impl(a, axis=None, out=None, keepdims=False, **kw):
         _plain(dict(kw, out=out, keepdims=keepdims, axis=axis), kind)
@@ -227,12 +212,6 @@ def _truth(kind: str):
     impl.__name__ = kind
     impl.__doc__ = f"Collective: ``np.{kind}`` over all elements, on every locale."
     return impl
-
-
-def count_nonzero(a, axis=None, keepdims=False):
-    """Collective: the number of non-zero elements, on every locale."""
-    _plain({"axis": axis, "keepdims": keepdims}, "count_nonzero")
-    return int(_dist(_dist(a) != 0).sum())
 
 
 def _aligned(a, b, name: str):
@@ -346,22 +325,6 @@ def einsum(subscripts, *operands, **kwargs):
     return table[spec](a, b)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-    """Collective: ``np.var`` over all elements (NumPy's two passes: the mean, then the
-    mean squared deviation), on every locale."""
-    _plain(dict(kw, axis=axis, dtype=dtype, out=out, keepdims=keepdims), "var")
-    a = _dist(a)
-    a = a.astype(np.float64) if a.dtype.kind in "iub" else a
-    d = _dist(a - a.mean())
-    sq = _dist(np.absolute(d) ** 2 if d.dtype.kind == "c" else d * d)
-    return sq.sum() / max(a.size - ddof, 0)
-
-
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-    """Collective: ``np.std`` over all elements, on every locale."""
-    return np.sqrt(var(a, axis, dtype, out, ddof, keepdims, **kw))
-
-
 def ptp(a, axis=None, out=None, keepdims=False):
     """Collective: ``np.ptp`` (largest minus smallest element), on every locale."""
     _plain({"axis": axis, "out": out, "keepdims": keepdims}, "ptp")
@@ -396,14 +359,12 @@ def round_(a, decimals=0, out=None):
 
 HANDLED_FUNCS = {"all": _truth("all"), "any": _truth("any")}
 
+# (np.sum, np.mean, np.var, ... are pgas.array.reduce's, which pgas.array.npapi.MODULES loads later.)
 NUMPY_FUNCTIONS = {
-    np.sum: _reduction("sum", "sum"), np.prod: _reduction("prod", "prod"), np.min: _reduction("min", "min"),
-    np.max: _reduction("max", "max"), np.amin: _reduction("min", "amin"), np.amax: _reduction("max", "amax"),
-    np.mean: _reduction("mean", "mean"), np.all: HANDLED_FUNCS["all"], np.any: HANDLED_FUNCS["any"],
-    np.count_nonzero: count_nonzero, np.where: where, np.copy: copy, np.allclose: allclose,
+    np.where: where, np.copy: copy, np.allclose: allclose,
     np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot, np.einsum: einsum,
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim,
     np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
-    np.var: var, np.std: std, np.ptp: ptp, np.average: average, np.clip: clip, np.round: round_, np.around: round_,
+    np.ptp: ptp, np.average: average, np.clip: clip, np.round: round_, np.around: round_,
     np.iscomplexobj: lambda x: np.result_type(x).kind == "c", np.isrealobj: lambda x: np.result_type(x).kind != "c",
 }

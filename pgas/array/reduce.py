@@ -94,18 +94,18 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return a.mean(axis, dtype, out, keepdims, where=where)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
     """Collective on distributed ``a``: NumPy's ``var`` with ``ddof``."""
     if not _distributed(a):
-        return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-    return a.var(axis, dtype, out, ddof, keepdims)
+        return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
+    return a.var(axis, dtype, out, ddof, keepdims, where=where)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
     """Collective on distributed ``a``: NumPy's ``std`` with ``ddof``."""
     if not _distributed(a):
-        return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
-    return a.std(axis, dtype, out, ddof, keepdims)
+        return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
+    return a.std(axis, dtype, out, ddof, keepdims, where=where)
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):

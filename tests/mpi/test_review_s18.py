@@ -538,15 +538,23 @@ def test_scalar_reductions_where_initial(fn, kw):
     collective_verdict(_same(got, want), f"{fn}{kw}: pgas {got!r}, NumPy {want!r}")
 
 
-@pytest.mark.xfail(strict=True, reason="np.var/np.std(A, where=M) raise a bare TypeError "
-                   "'var() got an unexpected keyword argument where' (NumPy supports where=)")
 @pytest.mark.parametrize("fn", ["var", "std"])
 def test_var_std_where(fn):
+    """np.var/np.std with where= (this used to raise a bare TypeError), whole and along axes."""
     a = np.array([3.0, -1.0, np.nan, 2.0, -0.0, 7.0, 1.0])
     m = np.array([True, True, False, False, True, False, True])
     got, err = _attempt(lambda: getattr(np, fn)(pg.from_numpy(a), where=pg.from_numpy(m)))
     collective_verdict(err is None, f"raised {err}")
     collective_verdict(np.isclose(got, getattr(np, fn)(a, where=m)), f"{got}")
+    b = np.arange(35.0).reshape(5, 7) ** 1.5
+    mb = (np.arange(35).reshape(5, 7) % 3) != 1
+    for axis, ddof in [(0, 0), (1, 1), (None, 1)]:
+        for dist in [pg.Block(), pg.Cyclic()]:
+            B = pg.from_numpy(b, dist=dist)
+            got = getattr(np, fn)(B, axis=axis, ddof=ddof, where=pg.from_numpy(mb, dist=dist))
+            got = got.to_numpy() if hasattr(got, "to_numpy") else got
+            want = getattr(np, fn)(b, axis=axis, ddof=ddof, where=mb)
+            collective_verdict(np.allclose(got, want), f"{fn} axis={axis}: {got} != {want}")
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3])
