@@ -1,7 +1,9 @@
 """``pgas bench suite``: the modulo-unrolling paper's evaluation (Figures 11-23) in one command.
 
 ``pgas bench suite --out DIR [--preset small|paper] [--locales N]`` starts one
-job per locale count (``pgas run -n P``) and writes every run to
+job per locale count (``pgas run -n P``); each job appends every run to
+``DIR/raw/P.jsonl`` as it finishes (``--resume`` reruns only what is missing
+there, after a timeout or a kill).  The suite then writes every run to
 ``DIR/results.json``, then ``DIR/report.md`` with its tables and PNG plots
 (``pip install 'pgas[plot]'``; ``pgas report DIR`` rebuilds both from the JSON).
 The studies (each run checked against NumPy, see :mod:`pgas.bench.measure`):
@@ -93,7 +95,9 @@ def configs(preset: str, locales: int, kernels, studies) -> dict[int, list[dict]
 
 
 def run_job(path: str, out: str, steps: int) -> int:
-    """Collective (in a job): run the configurations in JSON file ``path``; write the rows to ``out``."""
+    """Collective (in a job): run the configurations in JSON file ``path``, appending each
+    run's row to the JSON-lines file ``out`` as soon as it is measured (so a job that is
+    killed or times out keeps what it finished; see :func:`load_rows`)."""
     from pgas import comm
     from pgas.bench import ProgressBar
     from pgas.bench.kernels import KERNELS
@@ -101,7 +105,7 @@ def run_job(path: str, out: str, steps: int) -> int:
 
     with open(path) as f:
         todo = json.load(f)
-    rows = []
+    correct = True
     bar = ProgressBar(len(todo), f"{comm.num_locales()} locale(s)")
     for c in todo:
         kernel = KERNELS[c["kernel"]]
@@ -109,13 +113,29 @@ def run_job(path: str, out: str, steps: int) -> int:
             row = planned(kernel, c["n"], c["dist"], c["block"], c["locales"], c["mode"])
         else:
             row = measure(kernel, c["n"], c["dist"], c["block"], c["mode"], steps)
-        rows.append({"study": c["study"], **row})
+        correct &= row.get("correct", True)
+        if comm.here() == 0:
+            with open(out, "a") as f:
+                f.write(json.dumps({"config": c, "row": {"study": c["study"], **row}}) + "\n")
         bar.step(f"{c['study']} {c['kernel']} {dist_label(c['dist'], c['block'])} {c['mode']}")
     bar.close()
-    if comm.here() == 0:
-        with open(out, "w") as f:
-            json.dump(rows, f)
-    return 0 if all(r.get("correct", True) for r in rows) else 1
+    return 0 if correct else 1
+
+
+def load_rows(out: str) -> tuple[list[dict], list[dict]]:
+    """``(configurations, rows)`` finished in the JSON-lines file ``out`` (none if absent);
+    a last line cut short by a killed job is skipped."""
+    configs_done, rows = [], []
+    if os.path.exists(out):
+        with open(out) as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                configs_done.append(rec["config"])
+                rows.append(rec["row"])
+    return configs_done, rows
 
 
 def make_parser():
@@ -135,6 +155,8 @@ def make_parser():
     p.add_argument("--steps", type=int, default=None, metavar="S", help="timed steps per run (default: the preset's)")
     p.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds allowed per job (default none)")
     p.add_argument("--no-plots", action="store_true", help="write the Markdown report without PNG plots")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the runs DIR already holds (from an interrupted suite) and run only the others")
     p.add_argument("--job", default=None, help=argparse.SUPPRESS)       # internal: run one job's configurations
     return p
 
@@ -161,7 +183,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     steps = args.steps or PRESETS[args.preset]["steps"]
     if args.job:
-        return run_job(args.job, os.path.join(args.out, "raw", os.path.basename(args.job)), steps)
+        name = os.path.splitext(os.path.basename(args.job))[0] + ".jsonl"
+        return run_job(args.job, os.path.join(args.out, "raw", name), steps)
     from pgas._launch import launch, under_launcher
 
     if under_launcher():
@@ -174,19 +197,22 @@ def main(argv=None) -> int:
     rows, failed, t0 = [], [], time.time()
     for k, P in enumerate(sorted(jobs)):
         path = os.path.abspath(os.path.join(args.out, "jobs", f"{P}.json"))
-        raw = os.path.join(args.out, "raw", f"{P}.json")
-        with open(path, "w") as f:
-            json.dump(jobs[P], f)
-        if os.path.exists(raw):
+        raw = os.path.join(args.out, "raw", f"{P}.jsonl")
+        if not args.resume and os.path.exists(raw):
             os.remove(raw)
-        print(f"[suite] job {k + 1}/{len(jobs)}: {P} locale(s), {len(jobs[P])} runs", file=sys.stderr, flush=True)
-        status = launch(P, ["-m", "pgas.bench", "suite", "--job", path, "--out", os.path.abspath(args.out),
-                            "--steps", str(steps)], args.timeout)
-        if os.path.exists(raw):
-            with open(raw) as f:
-                rows += json.load(f)
-        if status:
-            failed.append(f"the job on {P} locale(s) ended with status {status}")
+        done, _ = load_rows(raw)
+        todo = [c for c in jobs[P] if c not in done]
+        print(f"[suite] job {k + 1}/{len(jobs)}: {P} locale(s), {len(todo)} runs"
+              + (f" ({len(jobs[P]) - len(todo)} kept)" if len(todo) < len(jobs[P]) else ""), file=sys.stderr, flush=True)
+        if todo:
+            with open(path, "w") as f:
+                json.dump(todo, f)
+            status = launch(P, ["-m", "pgas.bench", "suite", "--job", path, "--out", os.path.abspath(args.out),
+                                "--steps", str(steps)], args.timeout)
+            if status:
+                failed.append(f"the job on {P} locale(s) ended with status {status}")
+        done, got = load_rows(raw)
+        rows += [r for c, r in zip(done, got) if c in jobs[P]]
     from pgas.bench import environment_plain
     from pgas.bench.report import PlotsUnavailable, build
 

@@ -66,10 +66,13 @@ def test_suite_job_runs_measured_and_planned_configurations(tmp_path):
         os.makedirs(os.path.join(out, "raw"), exist_ok=True)
         json.dump(mine, open(path, "w"))
     comm.barrier()
-    status = suite.run_job(path, os.path.join(out, "raw", "job.json"), 1)
+    status = suite.run_job(path, os.path.join(out, "raw", "job.jsonl"), 1)
     collective_verdict(status == 0, f"status {status}")
     if pg.here == 0:
-        rows = json.load(open(os.path.join(out, "raw", "job.json")))
+        with open(os.path.join(out, "raw", "job.jsonl"), "a") as f:
+            f.write('{"config": {"cut short')          # a job killed mid-line: skipped
+        done, rows = suite.load_rows(os.path.join(out, "raw", "job.jsonl"))
+        assert done == mine
         assert [r["study"] for r in rows] == ["kernels"] * 3 + ["planned"] * 2
         assert all(r["correct"] for r in rows[:3])
         assert [(r["locales"], r["exact"], r["messages"] > 0) for r in rows[3:]] == [(16, True, True), (64, True, True)]
