@@ -1,28 +1,29 @@
-"""Personalised exchanges by point-to-point messages: one message per locale pair, no collective.
+"""Personalised exchanges by point-to-point messages, without a collective per message size.
 
 :func:`alltoallv <pgas.comm.runtime.alltoallv>` costs two collectives (the counts,
 then the data), and an operation that must raise its errors on every locale alike
 adds a third (:func:`~pgas.comm.runtime.agree`).  On a busy machine each collective
 is a rendezvous of every locale, and in a loop of small exchanges (RandomAccess's
 blocks of 1024 updates, CG's gathers) the rendezvous, not the data, take the time.
-Here every locale sends one message to every other locale (empty ones too) and
-receives one from each, polling and yielding the core between polls (with more
-processes than cores, as on a shared machine, a spinning wait takes the time the
-peers need to send; measured 1.7x faster RandomAccess rounds at 2 locales on 2
-busy cores):
+Waits poll and yield the core between polls (with more processes than cores, as
+on a shared machine, a spinning wait takes the time the peers need to send;
+measured 1.7x faster RandomAccess rounds at 2 locales on 2 busy cores):
 
-- :func:`exchange`: sizes unknown to the receiver (it probes each message), and
-  one status byte per message carries "this locale failed", so the callers' errors
-  are agreed on in the same messages (then raised alike with
-  :func:`~pgas.comm.runtime.raise_agreed`);
+- :func:`exchange`: sizes and senders unknown to the receiver.  Only non-empty
+  parts travel; the end is found by a non-blocking consensus (NBX) whose one
+  O(log P) reduction also carries "some locale failed", so the callers' errors are
+  agreed on in it (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`).
+  A locale's cost grows with the locales it sends to, not with the locale count.
 - :func:`exchange_known`: sizes known to the receiver (an index plan's), received
-  straight into one buffer in locale order; no status byte.
+  straight into one buffer in locale order; one message per locale pair, empty
+  ones included (left: a plan that also knows which locales send nothing could
+  skip those).
 
-As every locale hears from every other, an exchange orders like a barrier: what
-a locale did before it (its one-sided operations, completed by the caller first)
-happened before any locale's return from it.  Messages go on the notices'
-communicator with a tag of their own; between two locales they are matched in
-the order sent (MPI's non-overtaking rule), so successive exchanges never mix.
+Both order like a barrier: what a locale did before it (its one-sided operations,
+completed by the caller first) happened before any locale's return from it.
+Messages go on the notices' communicator with tags of their own; between two
+locales they are matched in the order sent (MPI's non-overtaking rule), so
+successive exchanges never mix.
 """
 
 from __future__ import annotations
@@ -32,27 +33,24 @@ import numpy as np
 from .counters import record, record_sync
 from .runtime import _notices, _yield, comm, here, mpi, num_locales, raise_agreed, yielding_wait
 
-#: The tag of exchange messages (statements' notices use 11-14, ghost exchanges 21-22).
+#: The tags of exchange messages (TAG and TAG + 1, alternating) and of known-size exchanges
+#: (statements' notices use 11-14, ghost exchanges 21-22).
 TAG = 41
+KNOWN_TAG = 43
+_round = 0                  # exchanges so far (the same count on every locale: they are collective)
 
 
-def _post(send, dtype, me: int, P: int, status: int | None):
-    """Start the sends to every other locale (with a trailing status byte unless None)."""
+def _post(send, dtype, me: int, P: int):
+    """Start the sends of a known-size exchange to every other locale (empty ones too)."""
     c, byte, reqs, keep = _notices(), mpi().BYTE, [], []
     for r in range(P):
         if r == me:
             continue
-        payload = np.ascontiguousarray(send[r], dtype=dtype).reshape(-1).view(np.uint8)
-        if status is not None:
-            msg = np.empty(payload.size + 1, dtype=np.uint8)
-            msg[:-1] = payload
-            msg[-1] = status
-        else:
-            msg = payload
+        msg = np.ascontiguousarray(send[r], dtype=dtype).reshape(-1).view(np.uint8)
         keep.append(msg)
-        reqs.append(c.Isend([msg, byte], r, TAG))
-        if payload.size:
-            record(r, payload.size)
+        reqs.append(c.Isend([msg, byte], r, KNOWN_TAG))
+        if msg.size:
+            record(r, msg.size)
         else:
             record_sync()
     return reqs, keep
@@ -60,13 +58,23 @@ def _post(send, dtype, me: int, P: int, status: int | None):
 
 def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) -> list[np.ndarray]:
     """Collective: ``send[r]`` (of ``dtype``) goes to locale ``r``; returns what each locale
-    sent here, in locale order (``send[here]`` itself for this locale).
+    sent here, in locale order (``send[here]`` itself for this locale; an empty array from
+    a locale that sent nothing).
 
-    ``error``: this locale's error, if its part could not be made (send empty parts
+    Only non-empty parts travel, as synchronous sends; the end is found by a
+    non-blocking consensus (Hoefler, Siebert and Lumsdaine's NBX): a locale whose own
+    sends have all been received enters a non-blocking reduction and keeps receiving
+    until that reduction completes, which it can do only once every locale's sends
+    have been received.  A locale's cost is its messages plus one O(log P) reduction,
+    never a message to every locale.  The reduction carries the first failing
+    locale, so errors are agreed on in it.
+
+    ``error``: this locale's error, if its part could not be made (it sends nothing
     then).  If any locale passes one, every locale raises (this locale's own error,
     or the first failing locale's as a :class:`~pgas.comm.runtime.LocaleError`)
-    once the messages are through, before anything is returned.
+    once the reduction is through, before anything is returned.
     """
+    global _round
     dtype = np.dtype(dtype)
     comm()
     P, me = num_locales(), here()
@@ -74,33 +82,39 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
         if error is not None:
             raise_agreed(error)
         return [np.asarray(send[0], dtype=dtype).reshape(-1)]
-    reqs, _keep = _post(send, dtype, me, P, 1 if error is not None else 0)
     c, MPI = _notices(), mpi()
-    raw, failed = [None] * P, error is not None
-    status = MPI.Status()
-    waiting = [r for r in range(P) if r != me]
-    while waiting:
-        rest = []
-        for r in waiting:
-            msg = c.Improbe(r, TAG, status)
-            if msg is None:
-                rest.append(r)
-                continue
+    # Exchanges alternate between two tags: a locale that has left exchange k (its
+    # reduction complete) may already send for k + 1 while this one still receives for
+    # k, but it cannot get to k + 2 before this locale has entered k + 1.
+    tag, _round = TAG + (_round & 1), _round + 1
+    reqs, keep = [], []
+    if error is None:
+        for r in range(P):
+            if r != me and len(send[r]):
+                msg = np.ascontiguousarray(send[r], dtype=dtype).reshape(-1).view(np.uint8)
+                keep.append(msg)
+                reqs.append(c.Issend([msg, MPI.BYTE], r, tag))
+                record(r, msg.size)
+    raw: dict[int, np.ndarray] = {}
+    status, flag, first = MPI.Status(), np.array([me if error is not None else P], np.int64), np.empty(1, np.int64)
+    done = None
+    while True:
+        msg = c.Improbe(MPI.ANY_SOURCE, tag, status)
+        if msg is not None:
             buf = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
             msg.Recv([buf, MPI.BYTE])
-            failed = failed or bool(buf[-1])
-            raw[r] = buf
-        if rest:
-            _yield()
-        waiting = rest
-    yielding_wait(reqs)
-    if failed:
+            raw[status.Get_source()] = buf
+            continue
+        if done is None and MPI.Request.Testall(reqs):
+            done = c.Iallreduce(flag, first, op=MPI.MIN)
+        if done is not None and done.Test():
+            break
+        _yield()
+    if int(first[0]) < P:
         raise_agreed(error)
-    out = [None] * P
-    for r in range(P):
-        out[r] = (np.ascontiguousarray(send[r], dtype=dtype).reshape(-1) if r == me
-                  else raw[r][:-1].view(dtype))
-    return out
+    empty = np.empty(0, dtype)
+    return [np.ascontiguousarray(send[r], dtype=dtype).reshape(-1) if r == me
+            else raw[r].view(dtype) if r in raw else empty for r in range(P)]
 
 
 def exchange_known(send: list[np.ndarray], out: np.ndarray, counts) -> list[np.ndarray]:
@@ -116,7 +130,7 @@ def exchange_known(send: list[np.ndarray], out: np.ndarray, counts) -> list[np.n
     if P == 1:
         return parts
     c, MPI = _notices(), mpi()
-    reqs = [c.Irecv([parts[r].view(np.uint8), MPI.BYTE], r, TAG) for r in range(P) if r != me]
-    sends, _keep = _post(send, out.dtype, me, P, None)
+    reqs = [c.Irecv([parts[r].view(np.uint8), MPI.BYTE], r, KNOWN_TAG) for r in range(P) if r != me]
+    sends, _keep = _post(send, out.dtype, me, P)
     yielding_wait(reqs + sends)
     return parts
