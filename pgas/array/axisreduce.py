@@ -174,7 +174,7 @@ def _exchange(t: _Target, fields: dict, fold) -> tuple[np.ndarray, dict]:
             counts = np.zeros(P, np.int64)
         edges = np.concatenate([[0], np.cumsum(counts)])
         parts = [records[edges[r]:edges[r + 1]].view(np.uint8) for r in range(P)]
-        got = np.concatenate([p.view(rec) for p in comm.alltoallv(parts, np.uint8)])
+        got = np.concatenate([p.view(rec) for p in comm.exchange(parts, np.uint8)])
     return got["off"], {k: got[k] for k in fields}
 
 

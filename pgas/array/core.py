@@ -188,7 +188,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
                                  f"got {root!r}")
             send = [np.empty(0, self.dtype)] * self.layout.num_locales
             send[root] = np.ascontiguousarray(self._local).reshape(-1)
-            parts = comm.alltoallv(send, self.dtype)
+            parts = comm.exchange(send, self.dtype)
             if self._me != root:
                 return None
         out = np.empty(self.shape, dtype=self.dtype)
