@@ -252,9 +252,9 @@ def _values(A, values, n: int) -> np.ndarray:
 
 def update(A, indices, values, op: str = "add") -> None:
     """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
-    ``indices`` may be an :class:`IndexPlan`.  One message per locale pair (empty ones
-    included): the records, and whether the locale's input was good, so errors are
-    raised on every locale alike with no collective of their own.  No barrier at the
+    ``indices`` may be an :class:`IndexPlan`.  One message to each owner the indices
+    name (:func:`pgas.comm.exchange`), ended by one non-blocking reduction that also
+    agrees on errors, so bad input raises on every locale alike.  No barrier at the
     end: one-sided operations towards a locale wait for its updates to be applied
     (``comm.statement_done``), as after a statement."""
     check_op(A, op)
@@ -295,7 +295,7 @@ def scatter(A, indices, values) -> None:
 
 def gather(A, indices) -> np.ndarray:
     """Collective: the values at this locale's ``indices`` (or :class:`IndexPlan`), in order.
-    One message per locale pair each way (only the reply with a plan).  Like a statement,
+    One message per (requester, owner) pair each way (only the reply with a plan).  Like a statement,
     it reads what earlier statements, updates and scatters wrote; one-sided writes of
     other locales need a ``pg.barrier()`` first."""
     plan = indices if isinstance(indices, IndexPlan) else index_plan(A, indices)

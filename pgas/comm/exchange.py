@@ -14,13 +14,13 @@ measured 1.7x faster RandomAccess rounds at 2 locales on 2 busy cores):
   O(log P) reduction also carries "some locale failed", so the callers' errors are
   agreed on in it (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`).
   A locale's cost grows with the locales it sends to, not with the locale count.
-- :func:`exchange_known`: sizes known to the receiver (an index plan's), received
-  straight into one buffer in locale order; one message per locale pair, empty
-  ones included (left: a plan that also knows which locales send nothing could
-  skip those).
+- :func:`exchange_known`: senders and sizes known to the receiver (an index
+  plan's), received straight into one buffer in locale order; no consensus needed.
 
-Both order like a barrier: what a locale did before it (its one-sided operations,
-completed by the caller first) happened before any locale's return from it.
+:func:`exchange` orders like a barrier: what a locale did before it (its
+one-sided operations, completed by the caller first) happened before any
+locale's return from it.  :func:`exchange_known` orders only the locales that
+message each other.
 Messages go on the notices' communicator with tags of their own; between two
 locales they are matched in the order sent (MPI's non-overtaking rule), so
 successive exchanges never mix.
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .counters import record, record_sync
+from .counters import record
 from .runtime import _notices, _yield, comm, here, mpi, num_locales, raise_agreed, yielding_wait
 
 #: The tags of exchange messages (TAG and TAG + 1, alternating) and of known-size exchanges
@@ -38,22 +38,6 @@ from .runtime import _notices, _yield, comm, here, mpi, num_locales, raise_agree
 TAG = 41
 KNOWN_TAG = 43
 _round = 0                  # exchanges so far (the same count on every locale: they are collective)
-
-
-def _post(send, dtype, me: int, P: int):
-    """Start the sends of a known-size exchange to every other locale (empty ones too)."""
-    c, byte, reqs, keep = _notices(), mpi().BYTE, [], []
-    for r in range(P):
-        if r == me:
-            continue
-        msg = np.ascontiguousarray(send[r], dtype=dtype).reshape(-1).view(np.uint8)
-        keep.append(msg)
-        reqs.append(c.Isend([msg, byte], r, KNOWN_TAG))
-        if msg.size:
-            record(r, msg.size)
-        else:
-            record_sync()
-    return reqs, keep
 
 
 def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) -> list[np.ndarray]:
@@ -121,7 +105,10 @@ def exchange_known(send: list[np.ndarray], out: np.ndarray, counts) -> list[np.n
     """Collective: ``send[r]`` goes to locale ``r``; what locale ``r`` sends here (``counts[r]``
     elements, known in advance) lands in ``out`` (1-D, of the parts' dtype, ``sum(counts)``
     long) at the place of locale ``r`` in locale order.  Returns the parts (views of ``out``).
-    A locale sending more than the receiver expects is an MPI truncation error."""
+
+    Only non-empty parts travel: both sides know which those are (an index plan's), so
+    a locale waits for exactly the messages it expects.  A locale sending more than the
+    receiver expects is an MPI truncation error."""
     P, me = num_locales(), here()
     ends = np.cumsum(counts)
     starts = ends - np.asarray(counts)
@@ -129,8 +116,14 @@ def exchange_known(send: list[np.ndarray], out: np.ndarray, counts) -> list[np.n
     parts[me][...] = send[me]
     if P == 1:
         return parts
-    c, MPI = _notices(), mpi()
-    reqs = [c.Irecv([parts[r].view(np.uint8), MPI.BYTE], r, KNOWN_TAG) for r in range(P) if r != me]
-    sends, _keep = _post(send, out.dtype, me, P)
-    yielding_wait(reqs + sends)
+    c, byte = _notices(), mpi().BYTE
+    reqs = [c.Irecv([parts[r].view(np.uint8), byte], r, KNOWN_TAG) for r in range(P) if r != me and parts[r].size]
+    keep = []
+    for r in range(P):
+        if r != me and len(send[r]):
+            msg = np.ascontiguousarray(send[r], dtype=out.dtype).reshape(-1).view(np.uint8)
+            keep.append(msg)
+            reqs.append(c.Isend([msg, byte], r, KNOWN_TAG))
+            record(r, msg.size)
+    yielding_wait(reqs)
     return parts

@@ -269,3 +269,19 @@ def test_axis_reductions_and_scans_need_no_alltoall(monkeypatch):
     assert_matches(np.cumsum(A, axis=1), np.cumsum(g, axis=1))
     full = A.to_numpy(root=P - 1)
     collective_verdict((full is None) != (me == P - 1) and (full is None or np.array_equal(full, g)), f"{full}")
+
+
+def test_index_plan_gathers_message_only_owners_and_requesters():
+    """A gather through an index plan moves values between the pairs its indices
+    connect, with no message (empty or not) to any other locale."""
+    n = 4 * P
+    g = np.arange(n, dtype=np.float64) * 1.5
+    A = pg.from_numpy(g, dist=pg.Block())
+    nxt = 4 * ((me + 1) % P) + np.array([3, 0, 3, 1])
+    plan = A.index_plan(nxt)
+    pg.barrier()
+    with pg.comm_diagnostics() as d:
+        got = A.gather(plan)
+    collective_verdict(np.array_equal(got, g[nxt]), f"{got}")
+    peers = int(np.count_nonzero(d.matrix[me]))
+    collective_verdict(peers == (P > 1) and d.syncs == 0, f"{peers} peers, {d.syncs} notices: {d.matrix[me]}")
