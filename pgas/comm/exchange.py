@@ -9,11 +9,14 @@ Waits poll and yield the core between polls (with more processes than cores, as
 on a shared machine, a spinning wait takes the time the peers need to send;
 measured 1.7x faster RandomAccess rounds at 2 locales on 2 busy cores):
 
-- :func:`exchange`: sizes and senders unknown to the receiver.  Only non-empty
-  parts travel; the end is found by a non-blocking consensus (NBX) whose one
-  O(log P) reduction also carries "some locale failed", so the callers' errors are
-  agreed on in it (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`).
-  A locale's cost grows with the locales it sends to, not with the locale count.
+- :func:`exchange`: sizes and senders unknown to the receiver.  Up to
+  :data:`DENSE_MAX` locales every pair exchanges one message, empty or not, with a
+  status byte ("this locale failed"); beyond, only non-empty parts travel and the
+  end is found by a non-blocking consensus (NBX) whose one O(log P) reduction
+  carries the status.  Either way the callers' errors are agreed on in the same
+  exchange (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`), and a
+  locale's cost beyond :data:`DENSE_MAX` locales grows with the locales it sends
+  to, not with the locale count.
 - :func:`exchange_known`: senders and sizes known to the receiver (an index
   plan's), received straight into one buffer in locale order; no consensus needed.
 
@@ -30,13 +33,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .counters import record
+from .counters import record, record_sync
 from .runtime import _notices, _yield, comm, here, mpi, num_locales, raise_agreed, yielding_wait
 
-#: The tags of exchange messages (TAG and TAG + 1, alternating) and of known-size exchanges
-#: (statements' notices use 11-14, ghost exchanges 21-22).
+#: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
+#: of known-size exchanges (statements' notices use 11-14, ghost exchanges 21-22).
 TAG = 41
-KNOWN_TAG = 43
+KNOWN_TAG = 44
+#: Up to this many locales an exchange messages every locale and needs no collective;
+#: beyond it, only the locales it has data for, ended by a non-blocking consensus.
+DENSE_MAX = 8
 _round = 0                  # exchanges so far (the same count on every locale: they are collective)
 
 
@@ -45,20 +51,22 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
     sent here, in locale order (``send[here]`` itself for this locale; an empty array from
     a locale that sent nothing).
 
-    Only non-empty parts travel, as synchronous sends; the end is found by a
-    non-blocking consensus (Hoefler, Siebert and Lumsdaine's NBX): a locale whose own
-    sends have all been received enters a non-blocking reduction and keeps receiving
-    until that reduction completes, which it can do only once every locale's sends
-    have been received.  A locale's cost is its messages plus one O(log P) reduction,
+    Up to :data:`DENSE_MAX` locales, every locale sends one message to every other
+    (empty ones too, with a trailing status byte): no collective at all, which is
+    what is fastest when there are few locales.  Beyond that, only non-empty parts
+    travel, as synchronous sends, and the end is found by a non-blocking consensus
+    (Hoefler, Siebert and Lumsdaine's NBX): a locale whose own sends have all been
+    received enters a non-blocking reduction and keeps receiving until that
+    reduction completes, which it can do only once every locale's sends have been
+    received.  A locale's cost is then its messages plus one O(log P) reduction,
     never a message to every locale.  The reduction carries the first failing
     locale, so errors are agreed on in it.
 
     ``error``: this locale's error, if its part could not be made (it sends nothing
     then).  If any locale passes one, every locale raises (this locale's own error,
     or the first failing locale's as a :class:`~pgas.comm.runtime.LocaleError`)
-    once the reduction is through, before anything is returned.
+    once the messages are through, before anything is returned.
     """
-    global _round
     dtype = np.dtype(dtype)
     comm()
     P, me = num_locales(), here()
@@ -66,11 +74,62 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
         if error is not None:
             raise_agreed(error)
         return [np.asarray(send[0], dtype=dtype).reshape(-1)]
+    raw, failed = (_dense if P <= DENSE_MAX else _sparse)(send, dtype, error, me, P)
+    if failed:
+        raise_agreed(error)
+    empty = np.empty(0, dtype)
+    return [np.ascontiguousarray(send[r], dtype=dtype).reshape(-1) if r == me
+            else raw[r].view(dtype) if r in raw else empty for r in range(P)]
+
+
+def _dense(send, dtype, error, me: int, P: int):
+    """One message to and from every other locale, a status byte at the end of each:
+    ``(payloads by source, whether any locale failed)``."""
+    c, MPI = _notices(), mpi()
+    reqs, keep = [], []
+    for r in range(P):
+        if r == me:
+            continue
+        payload = np.ascontiguousarray(send[r], dtype=dtype).reshape(-1).view(np.uint8)
+        msg = np.empty(payload.size + 1, dtype=np.uint8)
+        msg[:-1] = payload
+        msg[-1] = error is not None
+        keep.append(msg)
+        reqs.append(c.Isend([msg, MPI.BYTE], r, TAG))
+        if payload.size:
+            record(r, payload.size)
+        else:
+            record_sync()
+    raw, failed, status = {}, error is not None, MPI.Status()
+    waiting = [r for r in range(P) if r != me]
+    while waiting:
+        rest = []
+        for r in waiting:
+            msg = c.Improbe(r, TAG, status)
+            if msg is None:
+                rest.append(r)
+                continue
+            buf = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
+            msg.Recv([buf, MPI.BYTE])
+            failed = failed or bool(buf[-1])
+            if buf.size > 1:
+                raw[r] = buf[:-1]
+        if rest:
+            _yield()
+        waiting = rest
+    yielding_wait(reqs)
+    return raw, failed
+
+
+def _sparse(send, dtype, error, me: int, P: int):
+    """Messages to the non-empty parts' locales only, ended by NBX (see :func:`exchange`):
+    ``(payloads by source, whether any locale failed)``."""
+    global _round
     c, MPI = _notices(), mpi()
     # Exchanges alternate between two tags: a locale that has left exchange k (its
     # reduction complete) may already send for k + 1 while this one still receives for
     # k, but it cannot get to k + 2 before this locale has entered k + 1.
-    tag, _round = TAG + (_round & 1), _round + 1
+    tag, _round = TAG + 1 + (_round & 1), _round + 1
     reqs, keep = [], []
     if error is None:
         for r in range(P):
@@ -94,11 +153,7 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
         if done is not None and done.Test():
             break
         _yield()
-    if int(first[0]) < P:
-        raise_agreed(error)
-    empty = np.empty(0, dtype)
-    return [np.ascontiguousarray(send[r], dtype=dtype).reshape(-1) if r == me
-            else raw[r].view(dtype) if r in raw else empty for r in range(P)]
+    return raw, int(first[0]) < P
 
 
 def exchange_known(send: list[np.ndarray], out: np.ndarray, counts) -> list[np.ndarray]:
