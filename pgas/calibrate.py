@@ -13,6 +13,15 @@ can move as
 - ``elements``: the per-element path, ``T = elements * t_elem``; the model never
   chooses an aggregated protocol that it predicts slower than this.
 
+For strip-mining (:mod:`pgas.plan.overlap`) the model also holds the local
+compute rate ``compute`` (seconds per element of one NumPy operation), the fixed
+cost ``task`` of computing one task, what one more strip costs a statement
+besides its transfers (``strip``: starting and waiting for its messages,
+evaluating its sub-tasks), and
+``overlap``, the fraction of a transfer's time that proceeds while this locale
+computes (0 when transfers are copies by the computing core itself). A file
+written before these were measured gets the defaults for them.
+
 ``pgas calibrate`` (:mod:`pgas.comm.calibrate`) measures the figures on this
 machine and MPI at the current locale count, and stores them as JSON in
 ``$XDG_CACHE_HOME/pgas`` (default ``~/.cache/pgas``), keyed by host, MPI
@@ -54,7 +63,12 @@ PROTOCOLS = ("packed", "pipelined", "bounding")
 #: Model figures used without a calibration file (seconds, seconds per byte): a
 #: shared-memory MPICH on one node, roughly.
 DEFAULTS = {"latency": 3e-6, "issue": 1.5e-6, "gap": 2e-10, "packed_fixed": 3e-6, "packed_run": 5e-8,
-            "packed_gap": 3e-10, "copy_gap": 3e-10, "element": 6e-6}
+            "packed_gap": 3e-10, "copy_gap": 3e-10, "element": 6e-6,
+            "compute": 1e-9, "task": 5e-6, "strip": 5e-5, "overlap": 0.0}
+
+#: Figures a calibration file may lack (written before they were measured): the
+#: defaults stand in for them, without a warning.
+OPTIONAL = ("compute", "task", "strip", "overlap")
 
 #: A bounding-region read may move at most this many times the needed volume.
 BOUND_WASTE = 2.0
@@ -138,6 +152,10 @@ class Model:
     packed_gap: float
     copy_gap: float
     element: float
+    compute: float = DEFAULTS["compute"]
+    task: float = DEFAULTS["task"]
+    strip: float = DEFAULTS["strip"]
+    overlap: float = DEFAULTS["overlap"]
     source: str = "defaults"
     grid: Grid | None = None
 
@@ -201,7 +219,7 @@ def cache_dir() -> str:
 
 
 #: Environment variables that change how MPI moves data (part of the calibration key).
-TRANSPORT_ENV = ("MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD", "FI_PROVIDER", "UCX_TLS", "OMPI_MCA_pml", "OMPI_MCA_btl")
+TRANSPORT_ENV = ("MPIR_CVAR_NOLOCAL", "MPIR_CVAR_ASYNC_PROGRESS", "MPIR_CVAR_CH4_NETMOD", "FI_PROVIDER", "UCX_TLS", "OMPI_MCA_pml", "OMPI_MCA_btl")
 
 
 def key(host: str, mpi: str, locales: int, transport: str = "") -> dict:
@@ -255,7 +273,7 @@ def load(k: dict, path: str | None = None) -> Model:
         if doc.get("key") != k:
             raise _Stale(f"made for {doc.get('key')}, not {k}")
         figs = doc["figures"]
-        vals = {f: float(figs[f]) for f in FIELDS}
+        vals = {f: float(figs[f] if f in figs or f not in OPTIONAL else DEFAULTS[f]) for f in FIELDS}
         if not all(math.isfinite(v) and v >= 0 for v in vals.values()):
             raise ValueError("a figure is negative or not finite")
         rows = (doc.get("measurements") or {}).get("grid") or []
