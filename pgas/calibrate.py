@@ -37,7 +37,9 @@ fitted formulas: :class:`Grid` interpolates each protocol's measured time
 bilinearly in log space (log time over log run bytes and log run count) between
 the four nearest grid points, and the fastest interpolated protocol wins; a
 message outside the grid (or next to a point not measured) falls back to the
-fitted model. The per-element guard is kept either way.
+fitted model. The per-element guard is kept either way. Writes follow the grid
+of measured puts (``put_packed``, ``put_pipelined`` per point) where the
+calibration has one (older files: the read grid, as before).
 
 >>> m = Model(**DEFAULTS)
 >>> m.choose(runs=1, nbytes=8 << 20, span=8 << 20, write=False)[0]
@@ -158,6 +160,7 @@ class Model:
     overlap: float = DEFAULTS["overlap"]
     source: str = "defaults"
     grid: Grid | None = None
+    put_grid: Grid | None = None
 
     def predict(self, protocol: str, runs: int, nbytes: int, span: int = 0, itemsize: int = 8) -> float:
         """Predicted seconds of one transfer group of ``runs`` contiguous runs, ``nbytes``
@@ -181,7 +184,8 @@ class Model:
         Predictions come from the measured :class:`Grid` where the message lies in it
         (a bounding read scaled by the fitted model from the grid's interval, every
         other run, to ``span``), else from the fitted formulas."""
-        measured = self.grid.times(nbytes / runs, runs) if self.grid is not None and runs > 0 else None
+        grid = self.put_grid if write and self.put_grid is not None else self.grid
+        measured = grid.times(nbytes / runs, runs) if grid is not None and runs > 0 else None
         times = {}
         for p in allowed:
             if p == "bounding" and (write or runs < 2 or span > BOUND_WASTE * nbytes):
@@ -196,7 +200,7 @@ class Model:
                 times[p] = t
             else:
                 times[p] = self.predict(p, runs, nbytes, span, itemsize)
-        one = self.grid.times(itemsize, 1) if measured is not None else None
+        one = grid.times(itemsize, 1) if measured is not None else None
         if one is not None:             # the grid's one-element get, so that both sides are measured alike
             times["elements"] = max(1, nbytes // max(itemsize, 1)) * one["pipelined"]
         else:
@@ -205,11 +209,11 @@ class Model:
         return best, times
 
     def figures(self) -> dict:
-        """The figures as a dict (without ``source`` and ``grid``)."""
+        """The figures as a dict (without ``source`` and the grids)."""
         return {k: getattr(self, k) for k in FIELDS}
 
 
-FIELDS = tuple(f.name for f in fields(Model) if f.name not in ("source", "grid"))
+FIELDS = tuple(f.name for f in fields(Model) if f.name not in ("source", "grid", "put_grid"))
 
 
 def cache_dir() -> str:
@@ -278,6 +282,10 @@ def load(k: dict, path: str | None = None) -> Model:
             raise ValueError("a figure is negative or not finite")
         rows = (doc.get("measurements") or {}).get("grid") or []
         grid = Grid(rows) if rows else None
+        puts = [{"length": r["length"], "count": r["count"], "itemsize": r.get("itemsize", 8),
+                 "packed": r["put_packed"], "pipelined": r["put_pipelined"]}
+                for r in rows if "put_packed" in r and "put_pipelined" in r]
+        put_grid = Grid(puts) if puts and len(puts) == len(rows) else None
     except _Stale as e:
         warnings.warn(f"pgas: ignoring stale calibration file {path} ({e}); using default figures "
                       "(run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
@@ -286,7 +294,7 @@ def load(k: dict, path: str | None = None) -> Model:
         warnings.warn(f"pgas: ignoring corrupt calibration file {path} ({type(e).__name__}: {e}); "
                       "using default figures (run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
         return Model(**DEFAULTS)
-    return Model(**vals, source=path, grid=grid)
+    return Model(**vals, source=path, grid=grid, put_grid=put_grid)
 
 
 class _Stale(Exception):

@@ -93,8 +93,8 @@ def strip_sweep(args) -> int:
         said = [ln for ln in pg.explain(step).splitlines() if ln.startswith("strips:")]
         ts: dict = {s: [] for s in settings}
         ok = True
-        for k in range(args.warmup + args.trials):   # each trial times every setting in turn
-            for s in settings:
+        for k in range(args.warmup + args.trials):   # each trial times every setting in turn,
+            for s in settings[k % len(settings):] + settings[:k % len(settings)]:    # from a rotating start
                 pg.config(strips=s)
                 comm.barrier()
                 t0 = time.perf_counter()

@@ -8,7 +8,8 @@ overhead of a non-blocking get by burst length and payload ``o(b, S)``, the
 gap per byte of one large get, a grid of region length x region count (every
 other block of ``length``) for pipelined gets (one per region), packed gets
 (one derived datatype, built as the runtime builds it) and bounding reads (one
-get of the interval, twice the payload, and a local gather), which the
+get of the interval, twice the payload, and a local gather), and for writes
+pipelined and packed puts (``put_pipelined``, ``put_packed``), which the
 automatic choice interpolates (:class:`pgas.calibrate.Grid`), and from
 which the pipelined (``issue``, with ``gap`` from the large get) and packed (``packed_fixed``,
 ``packed_run``, ``packed_gap``) figures are fitted by least squares, the local
@@ -35,7 +36,7 @@ COUNTS = (1, 4, 16, 64, 256, 1024)           # regions per transfer
 MAX_ELEMENTS = 1 << 20                       # grid points moving more are skipped
 BURSTS = (1, 8, 64)
 PAYLOADS = (8, 1024, 16384)              # bytes
-GRID_PROTOCOLS = ("pipelined", "packed", "bounding")
+GRID_PROTOCOLS = ("pipelined", "packed", "bounding", "put_pipelined", "put_packed")
 
 
 class _Progress:
@@ -242,7 +243,16 @@ def _grid(shape, target: int, n: int, reps: int, bar) -> list:
                 w.get_runs(target, offs[:1], np.array([len(span)]), span)
                 w.flush(target)
                 np.take(span, gather, out=buf)
-            fns = {"pipelined": pipelined, "packed": packed, "bounding": bounding}
+
+            def put_pipelined():                # writes: one put per run, as write-backs go
+                w.put_runs(target, offs, lens, buf)
+                w.flush(target)
+
+            def put_packed():
+                w.put_regions(target, regions, buf, flush=False)
+                w.flush(target)
+            fns = {"pipelined": pipelined, "packed": packed, "bounding": bounding,
+                   "put_pipelined": put_pipelined, "put_packed": put_packed}
             ts = {k: [] for k in fns}
             for f in fns.values():
                 f()

@@ -176,3 +176,22 @@ def test_calibration_file_without_strip_figures_loads_with_defaults(tmp_path):
         m = calibrate.load(k, path)
     assert m.latency == 2 * calibrate.DEFAULTS["latency"]
     assert all(getattr(m, f) == calibrate.DEFAULTS[f] for f in calibrate.OPTIONAL)
+
+
+def test_writes_follow_the_measured_put_grid(tmp_path):
+    """A calibration with puts measured: writes choose by the put grid, reads by the read
+    grid; a file without puts: writes use the read grid (as before)."""
+    rows = [{"length": L, "count": C, "packed": 1e-5 * C, "pipelined": 2e-5 * C, "bounding": 9e-5 * C,
+             "put_packed": 5e-5 * C, "put_pipelined": 1e-5 * C} for L in (1, 16) for C in (1, 16)]
+    k = calibrate.key("h", "MPI x", 2)
+    path = str(tmp_path / "c.json")
+    calibrate.save(k, calibrate.DEFAULTS, {"grid": rows}, path=path)
+    m = calibrate.load(k, path)
+    assert m.put_grid is not None
+    assert m.choose(8, 8 * 8 * 4, 8 * 8 * 8, write=False)[0] == "packed"
+    assert m.choose(8, 8 * 8 * 4, 8 * 8 * 8, write=True)[0] == "pipelined"
+    for r in rows:
+        del r["put_packed"], r["put_pipelined"]
+    calibrate.save(k, calibrate.DEFAULTS, {"grid": rows}, path=path)
+    m = calibrate.load(k, path)
+    assert m.put_grid is None and m.choose(8, 8 * 8 * 4, 8 * 8 * 8, write=True)[0] == "packed"
