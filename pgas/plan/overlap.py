@@ -8,6 +8,8 @@ coarser ones amortise start-up but overlap less (the paper, section 3).  With
 
 - ``x(k)``: the predicted time of one strip's transfers (each fetch message cut
   into ``k``, priced by the calibrated transfer model, :class:`pgas.calibrate.Model`),
+  at least ``x(k_min) * k_min / k``: a measured grid may price ``k`` small messages below one
+  large one (often noise), and that is no gain of strip-mining,
 - ``eta``: the fraction of a transfer that proceeds while this locale computes
   (``Model.overlap``, measured by ``pgas calibrate``; 0 when a transfer is a copy
   by the same core, as through shared memory),
@@ -110,12 +112,15 @@ def _transfer(model, work: Work, k: int) -> float:
     return t
 
 
-def strip_time(model, work: Work, k: int) -> float:
-    """Predicted seconds of ``work`` in ``k`` strips (see the module text)."""
+def strip_time(model, work: Work, k: int, ref: int = 1) -> float:
+    """Predicted seconds of ``work`` in ``k`` strips (see the module text), the strip
+    transfers priced at least as ``ref`` strips' share them."""
     if k < 1:
         raise ValueError(f"a strip count must be at least 1, got {k}")
     eta = min(1.0, max(0.0, float(model.overlap)))
     x = _transfer(model, work, k) if work.messages else 0.0
+    if k > ref and x:           # strips are for overlap: never credit cutting the transfers alone
+        x = max(x, _transfer(model, work, ref) * ref / k)
     c = work.elements * work.ops * model.compute / k + model.task * max(1.0, work.tasks / k)
     return k * model.strip + k * (1 - eta) * x + eta * x + (k - 1) * max(eta * x, c) + c
 
@@ -132,11 +137,12 @@ def choose(model, work: Work, k_min: int = 1, pinned: int | None = None, k_max: 
     k_min = max(1, int(k_min))
     if pinned is not None:
         k = max(k_min, int(pinned))
-        return Choice(k, "pinned" if k == pinned else "buffer limit", k_min, ((k, strip_time(model, work, k)),))
+        return Choice(k, "pinned" if k == pinned else "buffer limit", k_min,
+                      ((k, strip_time(model, work, k, k_min)),))
     if not work.messages:
         return Choice(k_min, "none" if k_min == 1 else "buffer limit", k_min, ())
     k_max = min(k_max, max(1, work.elements))
-    times = tuple((k, strip_time(model, work, k)) for k in candidates(k_min, k_max))
+    times = tuple((k, strip_time(model, work, k, k_min)) for k in candidates(k_min, k_max))
     base = times[0][1]
     k, t = min(times, key=lambda kt: (kt[1], kt[0]))
     if t >= (1 - MARGIN) * base:

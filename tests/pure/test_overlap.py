@@ -195,3 +195,14 @@ def test_writes_follow_the_measured_put_grid(tmp_path):
     calibrate.save(k, calibrate.DEFAULTS, {"grid": rows}, path=path)
     m = calibrate.load(k, path)
     assert m.put_grid is None and m.choose(8, 8 * 8 * 4, 8 * 8 * 8, write=True)[0] == "packed"
+
+
+@SET
+@given(works(), st.integers(1, 4))
+def test_a_grid_cheaper_for_cut_messages_is_no_reason_to_strip(work, k_min):
+    """Without overlap, a measured grid that prices small messages far below large ones
+    does not make the model strip-mine: cutting transfers is not what strips are for."""
+    rows = [{"length": L, "count": C, "packed": 1e-6 * (L * C) ** 2, "pipelined": 1e-6 * (L * C) ** 2}
+            for L in (1, 1 << 10, 1 << 20) for C in (1, 1 << 10, 1 << 20)]
+    model = calibrate.Model(**calibrate.DEFAULTS, grid=calibrate.Grid(rows))
+    assert overlap.choose(model, work, k_min).k == k_min
