@@ -163,6 +163,7 @@ def _plot_strips(runs, chosen: int, n: int, png: str) -> bool:
         ax.plot(ks, [r["predicted_seconds"] * 1e3 for r in fixed], "s--", alpha=0.7, label="overlap model")
     ax.plot([chosen], [auto["seconds"]["median"] * 1e3], "r*", markersize=16, label=f"auto: model chose {chosen}")
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
     ax.set_xlabel("strips")
     ax.set_ylabel("ms per product")
     ax.set_title(f"y[i] += A[j, i] * x[j], remote A, n = {n}, {comm.num_locales()} locales", fontsize=9)
