@@ -56,6 +56,8 @@ def _decide(low, plan, sizes, limit, pin, optional, model):
     k_min = forced(plan, sizes, limit)
     if pin is None and not optional:
         choice = overlap.Choice(k_min, "none" if k_min == 1 else "buffer limit", k_min, ())
+    elif pin is None and model.overlap <= 0:         # no overlap: no count beats k_min (nothing to price)
+        choice = overlap.Choice(k_min, "model" if k_min == 1 else "buffer limit", k_min, ())
     else:
         ops = _ops(low.prog) + (plan.stmt.reduce is not None)
         choice = overlap.choose(model, overlap.work(plan, sizes, ops), k_min, pin)
@@ -104,6 +106,10 @@ def explain(low, plan) -> str | None:
     elif choice.why == "buffer limit":
         why = f"the buffer limit of {limit} bytes forces at least {choice.k_min}"
         why += f" (pg.config(strips={settings.get('strips')}) asked fewer)" if settings.get("strips") != "auto" else ""
+    elif not choice.times:
+        model = calibrate.current()
+        why = (f"overlap model ({model.source}): no overlap measured (overlap {model.overlap:.2f}), so more "
+               "strips cannot pay")
     else:
         t1, tk = choice.predicted(choice.k_min), choice.predicted(choice.k)
         model = calibrate.current()

@@ -112,15 +112,17 @@ def _transfer(model, work: Work, k: int) -> float:
     return t
 
 
-def strip_time(model, work: Work, k: int, ref: int = 1) -> float:
+def strip_time(model, work: Work, k: int, ref: int = 1, ref_transfer: float | None = None) -> float:
     """Predicted seconds of ``work`` in ``k`` strips (see the module text), the strip
-    transfers priced at least as ``ref`` strips' share them."""
+    transfers priced at least as ``ref`` strips' share them (``ref_transfer``: the
+    transfer time of one of ``ref`` strips, when known)."""
     if k < 1:
         raise ValueError(f"a strip count must be at least 1, got {k}")
     eta = min(1.0, max(0.0, float(model.overlap)))
     x = _transfer(model, work, k) if work.messages else 0.0
     if k > ref and x:           # strips are for overlap: never credit cutting the transfers alone
-        x = max(x, _transfer(model, work, ref) * ref / k)
+        base = _transfer(model, work, ref) if ref_transfer is None else ref_transfer
+        x = max(x, base * ref / k)
     c = work.elements * work.ops * model.compute / k + model.task * max(1.0, work.tasks / k)
     return k * model.strip + k * (1 - eta) * x + eta * x + (k - 1) * max(eta * x, c) + c
 
@@ -133,7 +135,8 @@ def candidates(k_min: int, k_max: int) -> list[int]:
 def choose(model, work: Work, k_min: int = 1, pinned: int | None = None, k_max: int = MAX_STRIPS) -> Choice:
     """The strip count for ``work``: ``pinned`` (at least ``k_min``), else the count
     among :func:`candidates` with the least :func:`strip_time`, kept at ``k_min``
-    unless one is predicted :data:`MARGIN` faster."""
+    unless one is predicted :data:`MARGIN` faster.  Without overlap (``model.overlap``
+    0) no count can be (see the module text), and none is priced (``times`` empty)."""
     k_min = max(1, int(k_min))
     if pinned is not None:
         k = max(k_min, int(pinned))
@@ -141,8 +144,11 @@ def choose(model, work: Work, k_min: int = 1, pinned: int | None = None, k_max: 
                       ((k, strip_time(model, work, k, k_min)),))
     if not work.messages:
         return Choice(k_min, "none" if k_min == 1 else "buffer limit", k_min, ())
+    if model.overlap <= 0:
+        return Choice(k_min, "model" if k_min == 1 else "buffer limit", k_min, ())
     k_max = min(k_max, max(1, work.elements))
-    times = tuple((k, strip_time(model, work, k, k_min)) for k in candidates(k_min, k_max))
+    x0 = _transfer(model, work, k_min)
+    times = tuple((k, strip_time(model, work, k, k_min, x0)) for k in candidates(k_min, k_max))
     base = times[0][1]
     k, t = min(times, key=lambda kt: (kt[1], kt[0]))
     if t >= (1 - MARGIN) * base:

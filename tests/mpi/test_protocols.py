@@ -167,7 +167,7 @@ def test_explain_says_the_strip_count_and_why(overlapping_model):
     ok = (len(auto) == 1 and "overlap model (test; overlap 1.00)" in auto[0] and "1 strip (no" not in auto[0]
           and "pinned by pg.config(strips=3)" in pinned[0] and "3 strips" in pinned[0]
           and "the buffer limit of 200 bytes forces at least" in limited[0]
-          and "1 strip (no strip-mining)" in none[0] and "no count predicted" in none[0])
+          and "1 strip (no strip-mining)" in none[0] and "no overlap measured" in none[0])
     collective_verdict(ok, f"{auto}\n{pinned}\n{limited}\n{none}")
 
 

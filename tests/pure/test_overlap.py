@@ -51,6 +51,8 @@ def test_never_fewer_strips_than_the_buffer_limit_forces(model, work, k_min, pin
     assert c.k >= k_min and c.k_min == k_min
     if pin is not None:
         assert c.k == max(pin, k_min) and c.why == ("pinned" if pin >= k_min else "buffer limit")
+    elif model.overlap <= 0:
+        assert c.k == k_min and not c.times                      # nothing to gain, nothing priced
     else:
         assert c.k in {k for k, _ in c.times}
         assert c.predicted(c.k) <= c.predicted(k_min)           # never predicted slower than the least
@@ -68,7 +70,12 @@ def test_one_strip_is_fetch_then_compute(model, work):
 @SET
 @given(models(overlap=0.0), works(), st.integers(1, 8))
 def test_no_overlap_means_no_strip_mining(model, work, k_min):
+    """``choose`` skips pricing without overlap; the prices agree that no count pays."""
     assert overlap.choose(model, work, k_min).k == k_min
+    x0 = overlap._transfer(model, work, k_min)
+    base = overlap.strip_time(model, work, k_min, k_min)
+    assert all(overlap.strip_time(model, work, k, k_min, x0) >= base * (1 - 1e-12)
+               for k in overlap.candidates(k_min, 64))
 
 
 @SET
