@@ -44,8 +44,8 @@ def decide(low, plan, optional: bool = True):
     model = calibrate.current()
     key = (id(plan), sizes, limit, pin, optional, id(model))
     got = _cache.get(key)
-    if got is None or got[0] is not plan:
-        got = (plan, *_decide(low, plan, sizes, limit, None if pin == "auto" else pin, optional, model))
+    if got is None or got[0] is not plan or got[3] is not model:
+        got = (plan, *_decide(low, plan, sizes, limit, None if pin == "auto" else pin, optional, model), model)
         if len(_cache) >= CACHE:
             _cache.clear()
         _cache[key] = got

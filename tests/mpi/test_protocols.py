@@ -171,6 +171,23 @@ def test_explain_says_the_strip_count_and_why(overlapping_model):
     collective_verdict(ok, f"{auto}\n{pinned}\n{limited}\n{none}")
 
 
+def test_strip_overhead_is_measured_through_the_runtime():
+    """pgas calibrate's per-strip cost (pgas.exec.rates): finite, non-negative, from a run
+    in several strips; nothing at one locale; the settings are left as they were."""
+    import math
+
+    from pgas.exec import rates
+
+    pg.config(buffer_limit=12345, strips=2)
+    got = rates.measure(reps=1)
+    from pgas.exec import settings
+
+    kept = settings.get("buffer_limit") == 12345 and settings.get("strips") == 2
+    ok = (got == {} if P == 1 else (math.isfinite(got["strip_overhead"]) and got["strip_overhead"] >= 0
+                                    and got["strip_count"] > 1))
+    collective_verdict(ok and kept, f"{got}, kept settings: {kept}")
+
+
 def test_bad_settings_raise_everywhere():
     with pytest.raises(ValueError, match="protocol must be one of"):
         pg.config(protocol="fast")
