@@ -252,6 +252,24 @@ def test_bench_protocols_runs(tmp_path):
     collective_verdict(status == 0, f"status {status}")
 
 
+def test_bench_protocols_strip_sweep_runs(tmp_path):
+    """pgas bench protocols --strips: every pinned count and the model's choice timed and
+    correct, the summary's ratios present."""
+    import json
+
+    from pgas.bench import protocols
+
+    out = tmp_path / "s.json"
+    status = protocols.main(["--strips", "24", "--trials", "1", "--warmup", "0", "--out", str(out),
+                             "--png", str(tmp_path / "s.png")])
+    ok = status == 0
+    if comm.here() == 0:
+        doc = json.load(open(out))
+        ok &= [r["strips"] for r in doc["runs"]][:2] == ["auto", 1] and doc["summary"]["correct"]
+        ok &= all(k in doc["summary"] for k in ("auto_over_no_strips", "auto_over_best_fixed", "load"))
+    collective_verdict(ok, f"status {status}")
+
+
 def test_bench_plan_overhead_parts(tmp_path):
     """pgas bench plan's planning overhead per kernel: every stage reported, finite."""
     import json
