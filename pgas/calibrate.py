@@ -13,6 +13,15 @@ can move as
 - ``elements``: the per-element path, ``T = elements * t_elem``; the model never
   chooses an aggregated protocol that it predicts slower than this.
 
+For strip-mining (:mod:`pgas.plan.overlap`) the model also holds the local
+compute rate ``compute`` (seconds per element of one NumPy operation), the fixed
+cost ``task`` of computing one task, what one more strip costs a statement
+besides its transfers (``strip``: starting and waiting for its messages,
+evaluating its sub-tasks), and
+``overlap``, the fraction of a transfer's time that proceeds while this locale
+computes (0 when transfers are copies by the computing core itself). A file
+written before these were measured gets the defaults for them.
+
 ``pgas calibrate`` (:mod:`pgas.comm.calibrate`) measures the figures on this
 machine and MPI at the current locale count, and stores them as JSON in
 ``$XDG_CACHE_HOME/pgas`` (default ``~/.cache/pgas``), keyed by host, MPI
@@ -28,7 +37,9 @@ fitted formulas: :class:`Grid` interpolates each protocol's measured time
 bilinearly in log space (log time over log run bytes and log run count) between
 the four nearest grid points, and the fastest interpolated protocol wins; a
 message outside the grid (or next to a point not measured) falls back to the
-fitted model. The per-element guard is kept either way.
+fitted model. The per-element guard is kept either way. Writes follow the grid
+of measured puts (``put_packed``, ``put_pipelined`` per point) where the
+calibration has one (older files: the read grid, as before).
 
 >>> m = Model(**DEFAULTS)
 >>> m.choose(runs=1, nbytes=8 << 20, span=8 << 20, write=False)[0]
@@ -54,7 +65,12 @@ PROTOCOLS = ("packed", "pipelined", "bounding")
 #: Model figures used without a calibration file (seconds, seconds per byte): a
 #: shared-memory MPICH on one node, roughly.
 DEFAULTS = {"latency": 3e-6, "issue": 1.5e-6, "gap": 2e-10, "packed_fixed": 3e-6, "packed_run": 5e-8,
-            "packed_gap": 3e-10, "copy_gap": 3e-10, "element": 6e-6}
+            "packed_gap": 3e-10, "copy_gap": 3e-10, "element": 6e-6,
+            "compute": 1e-9, "task": 5e-6, "strip": 5e-5, "overlap": 0.0}
+
+#: Figures a calibration file may lack (written before they were measured): the
+#: defaults stand in for them, without a warning.
+OPTIONAL = ("compute", "task", "strip", "overlap")
 
 #: A bounding-region read may move at most this many times the needed volume.
 BOUND_WASTE = 2.0
@@ -138,8 +154,13 @@ class Model:
     packed_gap: float
     copy_gap: float
     element: float
+    compute: float = DEFAULTS["compute"]
+    task: float = DEFAULTS["task"]
+    strip: float = DEFAULTS["strip"]
+    overlap: float = DEFAULTS["overlap"]
     source: str = "defaults"
     grid: Grid | None = None
+    put_grid: Grid | None = None
 
     def predict(self, protocol: str, runs: int, nbytes: int, span: int = 0, itemsize: int = 8) -> float:
         """Predicted seconds of one transfer group of ``runs`` contiguous runs, ``nbytes``
@@ -163,7 +184,8 @@ class Model:
         Predictions come from the measured :class:`Grid` where the message lies in it
         (a bounding read scaled by the fitted model from the grid's interval, every
         other run, to ``span``), else from the fitted formulas."""
-        measured = self.grid.times(nbytes / runs, runs) if self.grid is not None and runs > 0 else None
+        grid = self.put_grid if write and self.put_grid is not None else self.grid
+        measured = grid.times(nbytes / runs, runs) if grid is not None and runs > 0 else None
         times = {}
         for p in allowed:
             if p == "bounding" and (write or runs < 2 or span > BOUND_WASTE * nbytes):
@@ -178,7 +200,7 @@ class Model:
                 times[p] = t
             else:
                 times[p] = self.predict(p, runs, nbytes, span, itemsize)
-        one = self.grid.times(itemsize, 1) if measured is not None else None
+        one = grid.times(itemsize, 1) if measured is not None else None
         if one is not None:             # the grid's one-element get, so that both sides are measured alike
             times["elements"] = max(1, nbytes // max(itemsize, 1)) * one["pipelined"]
         else:
@@ -187,11 +209,11 @@ class Model:
         return best, times
 
     def figures(self) -> dict:
-        """The figures as a dict (without ``source`` and ``grid``)."""
+        """The figures as a dict (without ``source`` and the grids)."""
         return {k: getattr(self, k) for k in FIELDS}
 
 
-FIELDS = tuple(f.name for f in fields(Model) if f.name not in ("source", "grid"))
+FIELDS = tuple(f.name for f in fields(Model) if f.name not in ("source", "grid", "put_grid"))
 
 
 def cache_dir() -> str:
@@ -201,7 +223,7 @@ def cache_dir() -> str:
 
 
 #: Environment variables that change how MPI moves data (part of the calibration key).
-TRANSPORT_ENV = ("MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD", "FI_PROVIDER", "UCX_TLS", "OMPI_MCA_pml", "OMPI_MCA_btl")
+TRANSPORT_ENV = ("MPIR_CVAR_NOLOCAL", "MPIR_CVAR_ASYNC_PROGRESS", "MPIR_CVAR_CH4_NETMOD", "FI_PROVIDER", "UCX_TLS", "OMPI_MCA_pml", "OMPI_MCA_btl")
 
 
 def key(host: str, mpi: str, locales: int, transport: str = "") -> dict:
@@ -255,11 +277,15 @@ def load(k: dict, path: str | None = None) -> Model:
         if doc.get("key") != k:
             raise _Stale(f"made for {doc.get('key')}, not {k}")
         figs = doc["figures"]
-        vals = {f: float(figs[f]) for f in FIELDS}
+        vals = {f: float(figs[f] if f in figs or f not in OPTIONAL else DEFAULTS[f]) for f in FIELDS}
         if not all(math.isfinite(v) and v >= 0 for v in vals.values()):
             raise ValueError("a figure is negative or not finite")
         rows = (doc.get("measurements") or {}).get("grid") or []
         grid = Grid(rows) if rows else None
+        puts = [{"length": r["length"], "count": r["count"], "itemsize": r.get("itemsize", 8),
+                 "packed": r["put_packed"], "pipelined": r["put_pipelined"]}
+                for r in rows if "put_packed" in r and "put_pipelined" in r]
+        put_grid = Grid(puts) if puts and len(puts) == len(rows) else None
     except _Stale as e:
         warnings.warn(f"pgas: ignoring stale calibration file {path} ({e}); using default figures "
                       "(run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
@@ -268,7 +294,7 @@ def load(k: dict, path: str | None = None) -> Model:
         warnings.warn(f"pgas: ignoring corrupt calibration file {path} ({type(e).__name__}: {e}); "
                       "using default figures (run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
         return Model(**DEFAULTS)
-    return Model(**vals, source=path, grid=grid)
+    return Model(**vals, source=path, grid=grid, put_grid=put_grid)
 
 
 class _Stale(Exception):

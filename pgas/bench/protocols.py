@@ -59,17 +59,22 @@ def make_parser():
     p.add_argument("--png", default=None, metavar="PATH", help="colour map path (default: the JSON path, .png)")
     p.add_argument("--strips", type=int, default=0, metavar="N",
                    help="instead, time y[i] += A[j, i] * x[j] (A of N x N, Block rows: a remote matrix) "
-                        "under buffer limits of the footprint / 1, 2, 4, ... 256 (strip-mining)")
+                        "in 1, 2, 4, ... 64 strips pinned and in the overlap model's choice (strip-mining)")
     return p
 
 
 def strip_sweep(args) -> int:
-    """Time the vector-matrix product with a remote matrix against the buffer limit."""
+    """Time the vector-matrix product with a remote matrix against the strip count."""
+    import time
+
+    from pgas.exec import strip
+
     n, P = args.strips, comm.num_locales()
     rng = np.random.default_rng(0)
     GA, gx = rng.random((n, n)), rng.random(n)
     A, x = pg.from_numpy(GA, dist=pg.Block()), pg.from_numpy(gx, dist=pg.Block())
     y = pg.zeros(n, dist=pg.Block())
+    want = GA.T @ gx
 
     def body(i, j):
         y[i] += A[j, i] * x[j]
@@ -77,27 +82,97 @@ def strip_sweep(args) -> int:
     def step():
         y[:] = 0
         pg.forall((range(n), range(n)), body)
-    foot = 8 * n * (n // P) * (P - 1) // P
-    runs, ok = [], True
-    for div in (0, 1, 2, 4, 8, 16, 64, 256):
-        limit = (1 << 40) if div == 0 else max(foot // div, 64)
-        pg.config(buffer_limit=limit)
-        try:
-            t = time_trials(step, args.trials, args.warmup)
-            good = bool(np.allclose(y.to_numpy(), GA.T @ gx))
-        finally:
-            pg.config()
-        ok &= good
-        runs.append({"limit": None if div == 0 else limit, "divisor": div, "seconds": t.summary(), "correct": good})
-        progress(f"limit {'none' if div == 0 else limit}: {t.min * 1e3:.1f} ms")
-    base = runs[0]["seconds"]["min"]
-    print_table(["buffer limit", "strips (about)", "ms (min)", "ms (median)", "vs no limit", "ok"],
-                [[r["limit"] or "none", 2 * r["divisor"] if r["divisor"] else 1, r["seconds"]["min"] * 1e3,
-                  r["seconds"]["median"] * 1e3, r["seconds"]["min"] / base, r["correct"]] for r in runs])
-    path = write_result("protocols-strips", {"n": n, "footprint_bytes": foot, "runs": runs}, args.out)
+    foot = 8 * (n // P) * (n - n // P + 1)
+    settings = ["auto"] + [k for k in STRIP_COUNTS if k <= max(1, n // P)]
+    pg.config(buffer_limit=1 << 40)             # strips by the model or the pin only
+    try:
+        strip.clear()
+        step()                                  # the model's choice, and its predictions
+        mine = strip.choices()
+        choice = mine[0][0] if mine else None
+        said = [ln for ln in pg.explain(step).splitlines() if ln.startswith("strips:")]
+        ts: dict = {s: [] for s in settings}
+        ok = True
+        for k in range(args.warmup + args.trials):   # each trial times every setting in turn,
+            for s in settings[k % len(settings):] + settings[:k % len(settings)]:    # from a rotating start
+                pg.config(strips=s)
+                comm.barrier()
+                t0 = time.perf_counter()
+                step()
+                dt = float(comm.allreduce(time.perf_counter() - t0, "max"))
+                if k >= args.warmup:
+                    ts[s].append(dt)
+                ok &= bool(comm.allreduce(int(np.allclose(y.to_numpy(), want)), "min"))
+            progress(f"trial {k + 1 - args.warmup}: " + ", ".join(f"{s}={ts[s][-1] * 1e3:.1f} ms"
+                                                                  for s in settings if ts[s]))
+    finally:
+        pg.config()
+    # the model's choice and predictions, agreed (locale 0's, every locale's count listed)
+    chosen = comm.allgather(choice.k if choice else 1)
+    pred = dict(choice.times) if choice else {}
+    runs = [{"strips": s, "seconds": {"median": float(np.median(ts[s])), "min": min(ts[s]), "all": ts[s]},
+             "predicted_seconds": pred.get(s) if s != "auto" else pred.get(chosen[0])} for s in settings]
+    med = {r["strips"]: r["seconds"]["median"] for r in runs}
+    mn = {r["strips"]: r["seconds"]["min"] for r in runs}
+    fixed = [s for s in settings if s != "auto"]
+    best = min(fixed, key=lambda s: med[s])
+    summary = {"model_strips_per_locale": chosen, "explain": said,
+               "auto_over_no_strips": med["auto"] / med[1], "auto_over_best_fixed": med["auto"] / med[best],
+               "best_fixed": best, "overlap_gain_best_vs_no_strips": med[1] / med[best],
+               "auto_over_no_strips_by_min": mn["auto"] / mn[1],
+               "auto_over_best_fixed_by_min": mn["auto"] / min(mn[s] for s in fixed),
+               "load": list(os.getloadavg()), "correct": ok}
+    from pgas import calibrate
+    model = calibrate.current()
+    summary.update(model=model.source, overlap=model.overlap, compute=model.compute, task=model.task)
+    print_table(["strips", "ms (median)", "ms (min)", "predicted ms", "vs 1 strip"],
+                [[f"auto ({chosen[0]})" if r["strips"] == "auto" else r["strips"], r["seconds"]["median"] * 1e3,
+                  r["seconds"]["min"] * 1e3, (r["predicted_seconds"] or float("nan")) * 1e3,
+                  r["seconds"]["median"] / med[1]] for r in runs])
+    path = write_result("protocols-strips", {"n": n, "footprint_bytes": foot, "runs": runs, "summary": summary},
+                        args.out)
     if comm.here() == 0:
-        print(f"wrote {path}")
+        print(f"model chose {chosen[0]} strips ({said[0] if said else ''}); auto / 1 strip: "
+              f"{summary['auto_over_no_strips']:.3f}, auto / best fixed ({best}): {summary['auto_over_best_fixed']:.3f}, "
+              f"best / 1 strip: {1 / summary['overlap_gain_best_vs_no_strips']:.3f}; load {summary['load'][0]:.1f}; "
+              f"correct: {ok}")
+        png = args.png or os.path.splitext(path)[0] + ".png"
+        print(f"wrote {path}" + (f" and {png}" if _plot_strips(runs, chosen[0], n, png) else ""))
+    comm.barrier()
     return 0 if ok else 1
+
+
+#: Strip counts the ``--strips`` sweep pins.
+STRIP_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _plot_strips(runs, chosen: int, n: int, png: str) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fixed = [r for r in runs if r["strips"] != "auto"]
+    auto = next(r for r in runs if r["strips"] == "auto")
+    ks = [r["strips"] for r in fixed]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(ks, [r["seconds"]["median"] * 1e3 for r in fixed], "o-", label="measured (median)")
+    ax.plot(ks, [r["seconds"]["min"] * 1e3 for r in fixed], "v:", alpha=0.6, label="measured (min)")
+    if all(r["predicted_seconds"] for r in fixed):
+        ax.plot(ks, [r["predicted_seconds"] * 1e3 for r in fixed], "s--", alpha=0.7, label="overlap model")
+    ax.plot([chosen], [auto["seconds"]["median"] * 1e3], "r*", markersize=16, label=f"auto: model chose {chosen}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("strips")
+    ax.set_ylabel("ms per product")
+    ax.set_title(f"y[i] += A[j, i] * x[j], remote A, n = {n}, {comm.num_locales()} locales", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return True
 
 
 def _message(target: int, length: int, count: int) -> Message:

@@ -8,11 +8,17 @@ overhead of a non-blocking get by burst length and payload ``o(b, S)``, the
 gap per byte of one large get, a grid of region length x region count (every
 other block of ``length``) for pipelined gets (one per region), packed gets
 (one derived datatype, built as the runtime builds it) and bounding reads (one
-get of the interval, twice the payload, and a local gather), which the
+get of the interval, twice the payload, and a local gather), and for writes
+pipelined and packed puts (``put_pipelined``, ``put_packed``), which the
 automatic choice interpolates (:class:`pgas.calibrate.Grid`), and from
 which the pipelined (``issue``, with ``gap`` from the large get) and packed (``packed_fixed``,
 ``packed_run``, ``packed_gap``) figures are fitted by least squares, the local
-gather rate (``copy_gap``), and NumPy's add rate for the compute side.
+gather rate (``copy_gap``), and for strip-mining (:mod:`pgas.plan.overlap`) NumPy's
+add rate per element (``compute``), the fixed cost of a tiny task (``task``), what
+one more strip costs a real statement (``strip``, :mod:`pgas.exec.rates`; the
+default at one locale), and
+how much of a large non-blocking get overlaps a compute of the same length
+(``overlap``, the least over the locales).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ COUNTS = (1, 4, 16, 64, 256, 1024)           # regions per transfer
 MAX_ELEMENTS = 1 << 20                       # grid points moving more are skipped
 BURSTS = (1, 8, 64)
 PAYLOADS = (8, 1024, 16384)              # bytes
-GRID_PROTOCOLS = ("pipelined", "packed", "bounding")
+GRID_PROTOCOLS = ("pipelined", "packed", "bounding", "put_pipelined", "put_packed")
 
 
 class _Progress:
@@ -84,7 +90,7 @@ def measure(reps: int = 5, progress: bool = True) -> dict:
     win.Lock_all()
     comm.Barrier()
     D = MPI.DOUBLE
-    steps = 4 + len(BURSTS) * len(PAYLOADS) + len(shape)
+    steps = 6 + len(BURSTS) * len(PAYLOADS) + len(shape)
     bar = _Progress(steps, progress and me == 0)
     out: dict = {}
     try:
@@ -135,12 +141,68 @@ def measure(reps: int = 5, progress: bool = True) -> dict:
         out["add"] = _median_time(lambda: np.add(x, x, out=x), reps)
         out["add_elements"] = x.size
         bar.step("compute rate")
+        out["task"] = _median_time(_tiny_task(), 20 * reps)
+        bar.step("task overhead")
+        out.update(_overlap(win, target, big, x, out["add"], reps))
+        bar.step("overlap")
     finally:
         bar.close()
         comm.Barrier()
         win.Unlock_all()
         win.Free()
     return _slowest(comm, out)
+
+
+def _tiny_task():
+    """A stand-in for the fixed cost of computing one task (two strided views of a
+    buffer, a multiply, a broadcast, a reduction) on one element."""
+    buf = np.ones(4)
+
+    def task():
+        a = np.ndarray((1, 1), dtype=buf.dtype, buffer=buf, offset=0, strides=(8, 8))
+        b = np.ndarray((1, 1), dtype=buf.dtype, buffer=buf, offset=8, strides=(8, 8))
+        v = np.broadcast_to(np.multiply(a, b), (1, 1))
+        np.add.reduce(v, axis=(1,), keepdims=True)
+        np.empty(1)
+    return task
+
+
+def _overlap(win, target: int, big: np.ndarray, x: np.ndarray, t_add: float, reps: int) -> dict:
+    """How much of a large non-blocking get proceeds while this locale computes, every
+    locale at once (as in a strip-mined statement): the get alone, a compute of about
+    the same length alone, and the two together (the get started, then the compute,
+    then the wait); ``overlap = (get + compute - together) / min(get, compute)``,
+    clipped to [0, 1]."""
+    MPI = runtime.mpi()
+    comm = runtime.comm()
+    D = MPI.DOUBLE
+
+    def get():
+        win.Rget([big, D], target, [0, len(big), D]).Wait()
+        win.Flush(target)
+    t_get = _median_time(get, reps)
+    r = max(1, round(t_get / max(t_add, 1e-9)))
+
+    def compute():
+        for _ in range(r):
+            np.add(x, x, out=x)
+
+    def both():
+        req = win.Rget([big, D], target, [0, len(big), D])
+        compute()
+        req.Wait()
+        win.Flush(target)
+    ts = {"get": [], "compute": [], "both": []}
+    for _ in range(reps):                       # alternated, every locale together
+        for k, f in (("get", get), ("compute", compute), ("both", both)):
+            comm.Barrier()
+            t0 = time.perf_counter()
+            f()
+            ts[k].append(time.perf_counter() - t0)
+    g, c, b = (float(np.median(ts[k])) for k in ("get", "compute", "both"))
+    eta = min(1.0, max(0.0, (g + c - b) / max(min(g, c), 1e-12)))
+    return {"overlap_get": g, "overlap_compute": c, "overlap_both": b,
+            "overlap": comm.allreduce(eta, op=MPI.MIN)}
 
 
 def _together(fn) -> float:
@@ -181,7 +243,16 @@ def _grid(shape, target: int, n: int, reps: int, bar) -> list:
                 w.get_runs(target, offs[:1], np.array([len(span)]), span)
                 w.flush(target)
                 np.take(span, gather, out=buf)
-            fns = {"pipelined": pipelined, "packed": packed, "bounding": bounding}
+
+            def put_pipelined():                # writes: one put per run, as write-backs go
+                w.put_runs(target, offs, lens, buf)
+                w.flush(target)
+
+            def put_packed():
+                w.put_regions(target, regions, buf, flush=False)
+                w.flush(target)
+            fns = {"pipelined": pipelined, "packed": packed, "bounding": bounding,
+                   "put_pipelined": put_pipelined, "put_packed": put_packed}
             ts = {k: [] for k in fns}
             for f in fns.values():
                 f()
@@ -201,13 +272,13 @@ def _grid(shape, target: int, n: int, reps: int, bar) -> list:
 
 def _slowest(comm, out: dict) -> dict:
     """Each timing replaced by its maximum over the locales."""
-    flat = [out["latency"], out["big"], out["copy"], out["add"]] + list(out["o"].values()) + \
+    flat = [out["latency"], out["big"], out["copy"], out["add"], out["task"]] + list(out["o"].values()) + \
         [g[p] for g in out["grid"] for p in GRID_PROTOCOLS]
     MPI = runtime.mpi()
     arr = np.array(flat)
     comm.Allreduce(MPI.IN_PLACE, arr, op=MPI.MAX)
     vals = iter(arr.tolist())
-    for k in ("latency", "big", "copy", "add"):
+    for k in ("latency", "big", "copy", "add", "task"):
         out[k] = next(vals)
     out["o"] = {k: next(vals) for k in out["o"]}
     for g in out["grid"]:
@@ -233,7 +304,10 @@ def fit(meas: dict) -> dict:
     return {"latency": L, "issue": float(max(issue, min(small) if small else 1e-7, 1e-8)),
             "gap": float(gap), "packed_fixed": float(max(fixed, 0.0)),
             "packed_run": float(max(run, 1e-10)), "packed_gap": float(max(kgap, 1e-13)),
-            "copy_gap": float(max(meas["copy"] / meas["copy_bytes"], 1e-13)), "element": L}
+            "copy_gap": float(max(meas["copy"] / meas["copy_bytes"], 1e-13)), "element": L,
+            "compute": float(max(meas["add"] / meas["add_elements"], 1e-13)), "task": float(meas["task"]),
+            "strip": float(meas.get("strip_overhead", 5e-5)),
+            "overlap": float(meas["overlap"])}
 
 
 def main(argv=None) -> int:
@@ -250,6 +324,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     meas = measure(args.reps)
+    from ..exec import rates         # the per-strip cost, through the statement runtime
+
+    meas.update(rates.measure(args.reps))
     figs = fit(meas)
     comm = runtime.comm()
     me = comm.Get_rank()

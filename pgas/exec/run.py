@@ -230,7 +230,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     sent = (comm.notify_values(plan.readers, READY, ghostread.versions(garrs)) if garrs
             else comm.notify(plan.readers, READY))
     comm.wait(ready)
-    striped = strip_plan(low, plan) if aggregate else None
+    striped = strip_plan(low, plan, not garrs) if aggregate else None
     served, stale = {}, None
     if striped is not None:
         plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip

@@ -18,7 +18,7 @@ def _defaults() -> dict:
     return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in _OFF,
             "owner": "write", "nonblocking": True, "fuse": _fuse_default(),
             "protocol": os.environ.get("PGAS_PROTOCOL", "auto").strip().lower() or "auto",
-            "buffer_limit": 64 << 20, "burst": 0,
+            "buffer_limit": 64 << 20, "burst": 0, "strips": "auto",
             "check": os.environ.get("PGAS_CHECK", "0").strip().lower() not in _OFF + ("",)}
 
 
@@ -57,6 +57,12 @@ def config(**kw) -> dict:
       buffers for a statement's reads; a statement needing more is strip-mined
       (fetched and computed in strips, the next strip's transfers started before
       the current strip is computed).
+    - ``strips`` (default ``"auto"``): how many strips a statement's reads are
+      fetched and computed in (the next strip's transfers in flight while the
+      current one computes): ``"auto"`` lets the overlap model choose per
+      statement (:mod:`pgas.plan.overlap`, from the calibrated figures), a whole
+      number pins the count for experiments; either way never fewer than
+      ``buffer_limit`` forces.  ``pg.explain`` says the count and why.
     - ``burst`` (default 0: no limit): pipelined transfers complete after every
       ``burst`` operations.
     - ``check`` (default False, or ``$PGAS_CHECK=1`` for True): before every
@@ -92,12 +98,14 @@ def config(**kw) -> dict:
                                                or v < (k == "buffer_limit")):
             raise ValueError(f"pg.config: {k} must be a {'positive' if k == 'buffer_limit' else 'non-negative'} "
                              f"whole number, got {v!r}")
+        if k == "strips" and v != "auto" and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
+            raise ValueError(f"pg.config: strips must be 'auto' or a positive whole number, got {v!r}")
         if k == "fuse" and v != "auto" and not isinstance(v, (bool, np.bool_)):
             raise ValueError(f"pg.config: fuse must be True, False or 'auto', got {v!r}")
         if k in ("aggregate", "nonblocking", "check") or (k == "fuse" and v != "auto"):
             _settings[k] = bool(v)
         else:
-            _settings[k] = int(v) if k in ("buffer_limit", "burst") else v
+            _settings[k] = int(v) if k in ("buffer_limit", "burst") or (k == "strips" and v != "auto") else v
     check.set_enabled(_settings["check"])
     return dict(_settings)
 

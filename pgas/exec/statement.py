@@ -14,7 +14,7 @@ from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
-from . import ghostread, settings, transfer
+from . import ghostread, settings, strip, transfer
 from .domain import resolve
 from .group import groupable, run_together
 from .lower import Lowered, lower_ref, lower_view
@@ -203,6 +203,10 @@ def _describe(low, layouts, at: int) -> str:
         if served:
             lines += (f"\nghost cells: {served} of locale {at}'s {len(mine.fetches)} fetches served from ghost "
                       f"cells, so {mine.messages - served} messages")
+
+    said_strips = strip.explain(low, mine)                       # h10: the strip count and why
+    if said_strips:
+        lines += f"\n{said_strips}"
 
     def said(m, w):
         txt = transfer.describe(m, low.arrays[m.slot].dtype.itemsize, w)

@@ -41,14 +41,23 @@ def footprint(plan, itemsizes) -> int:
     return sum(m.size * itemsizes[m.slot] for m in plan.fetches)
 
 
-def strips(plan, itemsizes, limit: int):
+def strips(plan, itemsizes, limit: int, count: int = 1):
     """``(pieces, strips)``: the strips of ``plan`` whose fetch buffers hold at most
-    ``limit // 2`` bytes each (as far as cutting tasks along non-reduced axes allows),
-    with the lattices of their sub-tasks; None when all of the plan's fetches fit in
-    ``limit``."""
-    if footprint(plan, itemsizes) <= limit:
+    ``limit // 2`` bytes each, and about ``count`` strips or more (each at most
+    ``footprint / count`` bytes; as far as cutting tasks along non-reduced axes
+    allows), with the lattices of their sub-tasks; None when all of the plan's
+    fetches fit in ``limit`` and ``count`` is 1."""
+    foot = footprint(plan, itemsizes)
+    if foot <= limit and count <= 1:
         return None
-    return _strips(plan, tuple(itemsizes), limit // 2)
+    budget = max(1, limit // 2 if foot > limit else limit)
+    return _strips(plan, tuple(itemsizes), budget, min(budget, -(-foot // max(1, count))))
+
+
+def forced(plan, itemsizes, limit: int) -> int:
+    """The least strip count the buffer limit forces on ``plan`` (1 when its fetches fit)."""
+    foot = footprint(plan, itemsizes)
+    return 1 if foot <= limit else -(-foot // max(1, limit // 2))
 
 
 def _task_bytes(plan, task, itemsizes) -> int:
@@ -83,29 +92,34 @@ def _sub(plan, pc, task, axis, start, n):
     return tuple(pc), Task(task.piece, shape, refs)
 
 
-def _split(plan, pc, task, itemsizes, budget, out) -> None:
+def _split(plan, pc, task, itemsizes, budget, out, target=None) -> None:
     """Append ``(lattices, task, bytes)`` parts of ``task`` of at most ``budget`` bytes
-    each (cut along one non-reduced axis, then further along others if needed)."""
+    each (cut along one non-reduced axis, then further along others if needed); with
+    ``target``, first cut into parts of about ``target`` bytes (not cut again for
+    bytes every part repeats, such as a vector the cut axis does not index)."""
     b = _task_bytes(plan, task, itemsizes)
     axis = _cut_axis(plan, task)
-    if b <= budget or axis is None:
+    aim = budget if target is None else target
+    if b <= aim or axis is None:
         out.append((pc, task, b))
         return
     ext = task.shape[axis]
-    k = min(ext, -(-b // max(budget, 1)))
+    k = min(ext, -(-b // max(aim, 1)))
     step = -(-ext // k)
     for start in range(0, ext, step):
         spc, sub = _sub(plan, pc, task, axis, start, min(step, ext - start))
         _split(plan, spc, sub, itemsizes, budget, out)
 
 
-def _strips(plan, itemsizes, budget: int):
+def _strips(plan, itemsizes, budget: int, target: int | None = None):
+    """Strips of at most ``budget`` bytes each, of about ``target`` bytes when given."""
+    aim = budget if target is None else target
     parts = []                                       # [(lattices, task, bytes)]
     for task in plan.tasks:
-        _split(plan, plan.pieces[task.piece], task, itemsizes, budget, parts)
+        _split(plan, plan.pieces[task.piece], task, itemsizes, budget, parts, target)
     groups, cur, used = [], [], 0
     for part in parts:
-        if cur and used + part[2] > budget:
+        if cur and used + part[2] > aim:
             groups.append(cur)
             cur, used = [], 0
         cur.append(part)

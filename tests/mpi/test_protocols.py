@@ -6,6 +6,7 @@ import pytest
 
 import pgas as pg
 import test_stmt
+from pgas import comm
 from pgas.bench.kernels import KERNELS
 from pgas.exec import transfer
 from util import assert_matches, collective_verdict
@@ -87,6 +88,106 @@ def test_remote_writes_and_accumulates(protocol, limit):
     assert_matches(B, want)
 
 
+@pytest.fixture
+def overlapping_model():
+    """A model under which the overlap model strip-mines even tiny statements (slow
+    transfers that proceed while computing, as slow a compute, free strips), restored
+    afterwards."""
+    from pgas import calibrate
+
+    calibrate.reset()
+    slow = {"gap": 1e-7, "packed_gap": 1e-7, "copy_gap": 1e-7, "latency": 0.0}     # 0.8 us per float64
+    calibrate._current.append(calibrate.Model(**{**calibrate.DEFAULTS, **slow, "overlap": 1.0, "strip": 0.0,
+                                                 "task": 0.0, "compute": 4e-7}, source="test"))
+    yield
+    calibrate.reset()
+
+
+def _mvt(n, dist, GA, gx):
+    """y[i] += A[j, i] * x[j] with A remote: the paper's Figure 2 kernel; y and y's NumPy value."""
+    A, x = pg.from_numpy(GA, dist=dist), pg.from_numpy(gx, dist=dist)
+    y = pg.zeros(n, dist=dist)
+
+    def body(i, j):
+        y[i] += A[j, i] * x[j]
+    return y, body
+
+
+@pytest.mark.parametrize("strips", ["model", 1, 2, 3, 7])
+@pytest.mark.parametrize("dist", [pg.Cyclic(), pg.BlockCyclic(3), pg.Block()], ids=repr)
+def test_every_strip_count_matches_numpy(strips, dist, overlapping_model):
+    """The overlap model's choice (a model that strip-mines) and pinned counts, with and
+    without a buffer limit forcing more: the Figure 2 kernel, a stencil kernel, and
+    random slice statements give NumPy's results."""
+    from pgas.exec import strip
+
+    pg.config(**({} if strips == "model" else {"strips": strips}))
+    rng = np.random.default_rng(5)
+    n = 13
+    GA, gx = rng.standard_normal((n, n)), rng.standard_normal(n)
+    for limit in (1 << 40, 160):
+        pg.config(buffer_limit=limit)
+        y, body = _mvt(n, dist, GA, gx)
+        strip.clear()
+        pg.forall((range(n), range(n)), body)
+        assert_matches(y, GA.T @ gx, rtol=1e-12)
+        made = [m for _, m in strip.choices()]
+        if strips == "model" and P > 1 and limit > 1 << 30:         # on some locale at least
+            some = comm.allreduce(int(any(m > 1 for m in made)), "max")
+            collective_verdict(some == 1, f"the model strip-mined nowhere: {made}")
+        k = KERNELS["jacobi2D"]
+        state = k.setup(k.tiny, dist)
+        for t in range(2):
+            k.step(state, t)
+        want = k.reference(k.tiny, 2)
+        for key in k.result:
+            assert_matches(state[key], want[key], rtol=1e-12)
+    pg.config(buffer_limit=1 << 40)
+    test_stmt.test_random_statements_match_numpy()
+
+
+def test_explain_says_the_strip_count_and_why(overlapping_model):
+    n = 12
+    GA, gx = np.ones((n, n)), np.ones(n)
+    y, body = _mvt(n, pg.Block(), GA, gx)
+
+    def said():
+        return [ln for ln in pg.explain(lambda: pg.forall((range(n), range(n)), body), locales=2).splitlines()
+                if ln.startswith("strips:")]
+    auto = said()
+    pg.config(strips=3)
+    pinned = said()
+    pg.config(strips="auto", buffer_limit=200)
+    limited = said()
+    pg.config()
+    from pgas import calibrate
+
+    calibrate.reset()                       # the defaults: no overlap measured
+    none = said()
+    ok = (len(auto) == 1 and "overlap model (test; overlap 1.00)" in auto[0] and "1 strip (no" not in auto[0]
+          and "pinned by pg.config(strips=3)" in pinned[0] and "3 strips" in pinned[0]
+          and "the buffer limit of 200 bytes forces at least" in limited[0]
+          and "1 strip (no strip-mining)" in none[0] and "no overlap measured" in none[0])
+    collective_verdict(ok, f"{auto}\n{pinned}\n{limited}\n{none}")
+
+
+def test_strip_overhead_is_measured_through_the_runtime():
+    """pgas calibrate's per-strip cost (pgas.exec.rates): finite, non-negative, from a run
+    in several strips; nothing at one locale; the settings are left as they were."""
+    import math
+
+    from pgas.exec import rates
+
+    pg.config(buffer_limit=12345, strips=2)
+    got = rates.measure(reps=1)
+    from pgas.exec import settings
+
+    kept = settings.get("buffer_limit") == 12345 and settings.get("strips") == 2
+    ok = (got == {} if P == 1 else (math.isfinite(got["strip_overhead"]) and got["strip_overhead"] >= 0
+                                    and got["strip_count"] > 1))
+    collective_verdict(ok and kept, f"{got}, kept settings: {kept}")
+
+
 def test_bad_settings_raise_everywhere():
     with pytest.raises(ValueError, match="protocol must be one of"):
         pg.config(protocol="fast")
@@ -94,6 +195,9 @@ def test_bad_settings_raise_everywhere():
         pg.config(buffer_limit=0)
     with pytest.raises(ValueError, match="burst must be a non-negative"):
         pg.config(burst=-1)
+    for bad in (0, -2, 1.5, True, "fast"):
+        with pytest.raises(ValueError, match="strips must be 'auto' or a positive"):
+            pg.config(strips=bad)
 
 
 @pytest.mark.parametrize("burst", [1, 3])
@@ -125,7 +229,8 @@ def test_calibration_measures_and_statements_load_it(tmp_path, monkeypatch):
 
     meas = measuring.measure(reps=1, progress=False)
     figs = measuring.fit(meas)
-    collective_verdict(all(math.isfinite(v) and v >= 0 for v in figs.values()), str(figs))
+    collective_verdict(all(math.isfinite(v) and v >= 0 for v in figs.values()) and 0 <= figs["overlap"] <= 1
+                       and set(calibrate.OPTIONAL) <= set(figs), str(figs))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("PGAS_CALIBRATION", raising=False)
     calibrate.save(calibrate.this_key(), figs, meas)
@@ -145,6 +250,24 @@ def test_bench_protocols_runs(tmp_path):
     status = protocols.main(["--lengths", "1,64", "--counts", "1,16", "--trials", "1", "--warmup", "0",
                              "--out", str(tmp_path / "p.json"), "--png", str(tmp_path / "p.png")])
     collective_verdict(status == 0, f"status {status}")
+
+
+def test_bench_protocols_strip_sweep_runs(tmp_path):
+    """pgas bench protocols --strips: every pinned count and the model's choice timed and
+    correct, the summary's ratios present."""
+    import json
+
+    from pgas.bench import protocols
+
+    out = tmp_path / "s.json"
+    status = protocols.main(["--strips", "24", "--trials", "1", "--warmup", "0", "--out", str(out),
+                             "--png", str(tmp_path / "s.png")])
+    ok = status == 0
+    if comm.here() == 0:
+        doc = json.load(open(out))
+        ok &= [r["strips"] for r in doc["runs"]][:2] == ["auto", 1] and doc["summary"]["correct"]
+        ok &= all(k in doc["summary"] for k in ("auto_over_no_strips", "auto_over_best_fixed", "load"))
+    collective_verdict(ok, f"status {status}")
 
 
 def test_bench_plan_overhead_parts(tmp_path):
