@@ -141,6 +141,17 @@ class Statement:
             pts = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
             object.__setattr__(self, "count", int(points_mask(pts, clips).sum()))
 
+    def __hash__(self) -> int:
+        """The fields' hash, computed once (a cached statement is looked up by it on every run)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.box, self.accesses, self.write, self.reduce, self.parts, self.clips, self.count))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}     # str hashes differ by process
+
     @property
     def nvars(self) -> int:
         return len(self.box)
