@@ -18,7 +18,7 @@ reduction over it with ``reduce`` (a ufunc name such as ``"add"``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -222,6 +222,7 @@ def _span(row, box) -> tuple[int, int]:
     return lo, hi
 
 
+@lru_cache(maxsize=1024)
 def _clipped_span(row, box, clips) -> tuple[int, int] | None:
     """Least and greatest ``row @ i`` over the points of a clipped domain (None if it has
     none): per point of its outer variables (integer work per outer point, never per
