@@ -137,20 +137,28 @@ def _const_key(v):
 def _key(node, bases: list):
     """The structure of an expression tree (see the module docstring); ``bases`` gets
     the arrays in slot order, as :class:`_Builder` numbers them."""
-    if isinstance(node, Expr):
+    t = type(node)
+    if t is float:                             # the common leaves first
+        if node != node:
+            raise _Uncachable
+        return (t, node.hex())
+    if t is Expr or isinstance(node, Expr):
         if node._value is None:
-            kw = tuple((k, _const_key(v)) for k, v in node.kwargs.items()) if node.kwargs else ()
-            return (0, node.func, kw) + tuple(_key(a, bases) for a in node.args)
+            kw = tuple([(k, _const_key(v)) for k, v in node.kwargs.items()]) if node.kwargs else ()
+            return (0, node.func, kw, *[_key(a, bases) for a in node.args])
         node = View.whole(node._value)
-    if isinstance(node, (View, Ref)):
+        t = View
+    view = t is View or isinstance(node, View)
+    if view or isinstance(node, Ref):
         base = node.base
-        for k, a in enumerate(bases):
+        k = 0
+        for a in bases:
             if a is base:
                 break
+            k += 1
         else:
-            k = len(bases)
             bases.append(base)
-        return (1, k, node.M, node.c, node.shape) if isinstance(node, View) else (2, k, node.M, node.c)
+        return (1, k, node.M, node.c, node.shape) if view else (2, k, node.M, node.c)
     if isinstance(node, Affine):
         return (3, node.coefs, node.const)
     return _const_key(node)
