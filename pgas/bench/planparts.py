@@ -93,9 +93,10 @@ def timing(watch: Stopwatch):
 
 
 def _forget_plans() -> None:
-    from pgas.exec import transfer
+    from pgas.exec import lower, transfer
     from pgas.plan import planner
 
+    lower._memo.clear()
     planner._plan_local.cache_clear()
     transfer._choices.clear()
 

@@ -8,6 +8,15 @@ The expression becomes a small *program*: nested tuples whose leaves are
 ``("acc", k)`` (access ``k``), ``("const", v)``, ``("np", array)`` (a
 replicated NumPy array broadcast to the box) and ``("aff", coefs, const)``
 (a loop variable used as a value).
+
+A statement repeated in a loop is lowered once: :func:`lower_view` and
+:func:`lower_ref` look the statement up by its *structure* first (one pass
+over the tree: each array's slot, each view's shape and affine map, each
+function and keyword, each constant's type and exact bits, the domain and the
+reduction), which determines the lowered statement and program completely,
+so a hit only rebinds the arrays.  Anything whose value the structure cannot
+pin exactly (a replicated NumPy array, a float NaN, an unhashable keyword) is
+lowered afresh every time.
 """
 
 from __future__ import annotations
@@ -96,7 +105,93 @@ class _Builder:
         return ("const", node)
 
 
+#: Lowered ``(statement, program)`` by structure (:func:`_key`), oldest dropped first.
+_memo: dict = {}
+MEMO_SIZE = 1024
+
+
+class _Uncachable(Exception):
+    """A leaf whose value the structure key cannot pin exactly."""
+
+
+def _const_key(v):
+    """A key equal for two constants only if they act identically in the program."""
+    t = type(v)
+    if t is int or t is bool or t is str or v is None:
+        return (t, v)
+    if t is float:
+        if v != v:
+            raise _Uncachable
+        return (t, v.hex())                    # tells -0.0 from 0.0
+    if t is complex:
+        if v != v:
+            raise _Uncachable
+        return (t, v.real.hex(), v.imag.hex())
+    if isinstance(v, np.generic):              # immutable: its dtype and bits are its value
+        return (t, v.dtype, v.tobytes())
+    if t is np.dtype or t is type or isinstance(v, np.dtype):
+        return (t, v)
+    raise _Uncachable                          # a 0-d array (mutable), or anything unknown
+
+
+def _key(node, bases: list):
+    """The structure of an expression tree (see the module docstring); ``bases`` gets
+    the arrays in slot order, as :class:`_Builder` numbers them."""
+    t = type(node)
+    if t is float:                             # the common leaves first
+        if node != node:
+            raise _Uncachable
+        return (t, node.hex())
+    if t is Expr or isinstance(node, Expr):
+        if node._value is None:
+            kw = tuple([(k, _const_key(v)) for k, v in node.kwargs.items()]) if node.kwargs else ()
+            return (0, node.func, kw, *[_key(a, bases) for a in node.args])
+        node = View.whole(node._value)
+        t = View
+    view = t is View or isinstance(node, View)
+    if view or isinstance(node, Ref):
+        base = node.base
+        k = 0
+        for a in bases:
+            if a is base:
+                break
+            k += 1
+        else:
+            bases.append(base)
+        return (1, k, node.M, node.c, node.shape) if view else (2, k, node.M, node.c)
+    if isinstance(node, Affine):
+        return (3, node.coefs, node.const)
+    return _const_key(node)
+
+
+def _recall(key, bases):
+    """The memoised :class:`Lowered` of ``key`` over ``bases`` (None if not memoised)."""
+    got = _memo.get(key)
+    if got is None:
+        return None
+    return Lowered(got[0], bases, got[1], [_name(a, k) for k, a in enumerate(bases)])
+
+
+def _remember(key, low: Lowered) -> Lowered:
+    if len(_memo) >= MEMO_SIZE:
+        del _memo[next(iter(_memo))]
+    _memo[key] = (low.stmt, low.prog)
+    return low
+
+
 def lower_view(target: View, value) -> Lowered:
+    """``target = value`` over the target view's shape (memoised by structure)."""
+    bases = [target.base]
+    try:
+        key = (target.shape, target.M, target.c, _key(value, bases))
+        hash(key)
+    except (_Uncachable, TypeError):
+        return _lower_view(target, value)
+    low = _recall(key, bases)
+    return low if low is not None else _remember(key, _lower_view(target, value))
+
+
+def _lower_view(target: View, value) -> Lowered:
     """``target = value`` over the target view's shape.  Target dims of extent 1 that
     no array index depends on (``None`` in the key) are dropped from the box: they
     are no reduction, only a broadcast."""
@@ -124,7 +219,20 @@ def _squeeze(prog, axes: tuple):
 
 
 def lower_ref(domain, target: Ref, value, reduce_name: str | None) -> Lowered:
-    """``target = value`` over a forall ``domain`` (a :class:`pgas.exec.domain.Domain`)."""
+    """``target = value`` over a forall ``domain`` (a :class:`pgas.exec.domain.Domain`),
+    memoised by structure."""
+    bases = [target.base]
+    try:
+        key = (domain.box, domain.parts, domain.clips, domain.count, target.M, target.c, reduce_name,
+               _key(value, bases))
+        hash(key)
+    except (_Uncachable, TypeError):
+        return _lower_ref(domain, target, value, reduce_name)
+    low = _recall(key, bases)
+    return low if low is not None else _remember(key, _lower_ref(domain, target, value, reduce_name))
+
+
+def _lower_ref(domain, target: Ref, value, reduce_name: str | None) -> Lowered:
     b = _Builder(None)
     m = domain.ndim
     if any(len(row) != m for row in target.M):

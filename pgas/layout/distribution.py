@@ -186,6 +186,17 @@ class Layout:
     dist: Distribution
     ghosts: tuple[int, ...] = ()      # ghost width per dimension: storage is padded (see storage_shape)
 
+    def __hash__(self) -> int:
+        """The fields' hash, computed once (plans are cached by layouts)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.shape, self.grid, self.blocks, self.dist, self.ghosts))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}     # str hashes differ by process
+
     def with_ghosts(self, ghosts) -> "Layout":
         """This layout with each locale's storage padded by ``ghosts[d]`` cells on both
         sides of dimension ``d`` (all zero: no padding)."""

@@ -24,6 +24,8 @@ distribution's blocks, never with the extents, and then clips each piece:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .pieces import Lattice
@@ -40,6 +42,14 @@ BANDS = 8
 def structure(clips, nvars: int):
     """``(inner, outer)``: per constraint its inner variable, and the sorted outer
     variables; raises ValueError if the constraints do not have that form."""
+    try:
+        return _structure(clips, nvars)
+    except TypeError:                          # unhashable clips (lists)
+        return _structure.__wrapped__(clips, nvars)
+
+
+@lru_cache(maxsize=256)
+def _structure(clips, nvars: int):
     inner = []
     for coefs, _ in clips:
         if len(coefs) != nvars:

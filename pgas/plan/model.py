@@ -18,7 +18,7 @@ reduction over it with ``reduce`` (a ufunc name such as ``"add"``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -141,6 +141,17 @@ class Statement:
             pts = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
             object.__setattr__(self, "count", int(points_mask(pts, clips).sum()))
 
+    def __hash__(self) -> int:
+        """The fields' hash, computed once (a cached statement is looked up by it on every run)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.box, self.accesses, self.write, self.reduce, self.parts, self.clips, self.count))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}     # str hashes differ by process
+
     @property
     def nvars(self) -> int:
         return len(self.box)
@@ -211,6 +222,7 @@ def _span(row, box) -> tuple[int, int]:
     return lo, hi
 
 
+@lru_cache(maxsize=1024)
 def _clipped_span(row, box, clips) -> tuple[int, int] | None:
     """Least and greatest ``row @ i`` over the points of a clipped domain (None if it has
     none): per point of its outer variables (integer work per outer point, never per

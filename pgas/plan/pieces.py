@@ -118,28 +118,26 @@ def _terms(stmt: Statement, layouts, only, fix):
 def access_on_piece(x, piece: tuple[Lattice, ...], layout) -> tuple[int, int, tuple[int, ...]]:
     """``(owner, offset, strides)`` of access ``x`` on a piece: the owning locale and
     the LMAD in its dense local storage over the lattice dims ``(t_0, u_0, t_1, u_1, ...)``."""
-    coords, l0, lt, lu = [], [], [], []
+    coords, l0, terms = [], [], []               # terms: (dim, var, per tile, per step)
+    maps = layout.maps
     for d, (row, c) in enumerate(zip(x.M, x.c)):
-        m = layout.maps[d]
+        m = maps[d]
+        b, p = m.b, m.p
+        period = b * p
         g = c
-        st = [0] * len(piece)
-        su = [0] * len(piece)
         for v, a in enumerate(row):
             if a:
                 lat = piece[v]
                 g += a * lat.first
-                su[v] = a * lat.du
                 dg = a * lat.dt            # per tile: whole periods (periodic term) or inside one block
-                st[v] = dg // m.p if dg % m.period == 0 else dg
-        coords.append(int(m.owner(g)))
-        l0.append(int(m.local_index(g)))
-        lt.append(st)
-        lu.append(su)
+                terms.append((d, v, dg // p if dg % period == 0 else dg, a * lat.du))
+        coords.append(int((g // b) % p))           # m.owner(g)
+        l0.append(int((g // period) * b + g % b))   # m.local_index(g)
     owner = int(layout.locale_of(coords))
     S = layout.storage_strides(owner) if layout.ghosts else c_strides(layout.local_shape(owner))
     offset = layout.storage_base(owner) + sum(s * l for s, l in zip(S, l0))
-    strides = []
-    for v in range(len(piece)):
-        strides.append(sum(S[d] * lt[d][v] for d in range(x.ndim)))
-        strides.append(sum(S[d] * lu[d][v] for d in range(x.ndim)))
+    strides = [0] * (2 * len(piece))
+    for d, v, t, u in terms:
+        strides[2 * v] += S[d] * t
+        strides[2 * v + 1] += S[d] * u
     return owner, offset, tuple(strides)

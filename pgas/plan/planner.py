@@ -170,6 +170,8 @@ def _peers(stmt: Statement, layouts, own: int, me: int) -> tuple[tuple[int, ...]
     one, the iterations where it lies on this locale are cut by the owning access
     alone, and each piece's executor is a peer."""
     readers, writers = set(), set()
+    if layouts[0].num_locales == 1:
+        return (), ()                          # nobody else
     ox = stmt.accesses[own]
     OL = layouts[ox.slot]
     done = set()
