@@ -403,8 +403,8 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
         direct = target is not None and target.dtype == dtype
         out = target if direct else np.empty(shape, dtype)
         vals = _leaves(prog, ctx, [], True)
-        specs = [_address(ctx, None if direct else out, shape)]
-        specs += [_address(ctx, v, shape) for (p, _), v in zip(params, vals) if p == "arr"]
+        specs = [fuserows.address(ctx, None if direct else out, shape)]
+        specs += [fuserows.address(ctx, v, shape) for (p, _), v in zip(params, vals) if p == "arr"]
         lay = fuserows.layout(shape, specs)
         rows = None if lay is None else (lay[1], len(lay[0]) - 1)
         kernel = _kernel(a, code, dtype, len(shape), settings.get("fuse") is True, rows)[0]
@@ -423,14 +423,3 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     stats["rows"] += lay is not None
     return WRITTEN if direct else out
 
-
-def _address(ctx, v, shape):
-    """A leaf's (or, with ``v`` None, the in-place target's) :func:`fuserows.spec`;
-    an access's straight from its flat buffer and plan offsets, without a view."""
-    if isinstance(v, int) or v is None:
-        k = ctx.plan.stmt.write if v is None else v
-        flat, off, strides = ctx.address(k)
-        if flat is None or flat.ndim != 1 or not flat.flags.c_contiguous:
-            return fuserows.spec(ctx.access(k), shape)
-        return flat, off, tuple(strides)
-    return fuserows.spec(np.asarray(v), shape)

@@ -72,6 +72,18 @@ def spec(v, shape):
     return as_strided(v, (span,), (size,)), 0, el
 
 
+def address(ctx, v, shape):
+    """A leaf's (or, with ``v`` None, the in-place target's) :func:`spec`;
+    an access's straight from its flat buffer and plan offsets, without a view."""
+    if isinstance(v, int) or v is None:
+        k = ctx.plan.stmt.write if v is None else v
+        flat, off, strides = ctx.address(k)
+        if flat is None or flat.ndim != 1 or not flat.flags.c_contiguous:
+            return spec(ctx.access(k), shape)
+        return flat, off, tuple(strides)
+    return spec(np.asarray(v), shape)
+
+
 def layout(shape, specs):
     """``(shape, kinds, specs)`` for a row kernel over ``specs`` (see :func:`spec`; the
     written elements first), or None when they do not fit one (see the module's
@@ -86,8 +98,8 @@ def layout(shape, specs):
     kinds, out = [], []
     f0, o0 = specs[0][:2]
     for k, ((flat, off, _), s) in enumerate(zip(specs, strides)):
-        if s[-1] not in (0, 1) or flat.ndim != 1 or not flat.flags.c_contiguous:
-            return None
+        if s[-1] not in (0, 1) or flat.ndim != 1 or not flat.flags.c_contiguous or (k == 0 and s[-1] == 0 < dims[-1] - 1):
+            return None                 # (the written elements must not repeat along the row)
         if k and flat is f0 and off == o0 and s == strides[0]:
             kinds.append("o")
             out.append(None)
