@@ -6,7 +6,9 @@ the matrix (deterministic) and keeps its rows.  The sparse matrix-vector
 product ``q = A p`` reads the entries of ``p`` its rows need through one
 aggregated gather whose index plan is made once (inspector) and reused by
 every product (executor: one message per locale pair, values only); vector
-updates are local NumPy and dot products one ``allreduce``.  The CG iteration
+updates are local NumPy and dot products one ``allreduce`` (the three at the end of
+an outer step, one together, as NPB does for two of them); each row of the local
+product is summed in NPB's order by a compiled loop (numba; NumPy without it).  The CG iteration
 itself is NAS's (:func:`~pgas.bench.nas_makea.conj_grad`), shared with the
 serial reference.  Verification: ``|zeta - official| / official <= 1e-10``.
 Mop/s uses NAS's operation count.
@@ -29,6 +31,7 @@ import pgas as pg
 from pgas import comm
 from pgas.bench import choices, parser, print_table, progress, reference, write_result
 from pgas.bench.nas_makea import CLASSES, csr_matvec, makea, power_iterations, verified
+from pgas.exec import settings
 
 
 class DistCSR:
@@ -48,14 +51,51 @@ class DistCSR:
         self.nnz = int(comm.allreduce(len(self.a), "sum"))
 
     def matvec(self, p_local: np.ndarray) -> np.ndarray:
-        """Collective: this locale's part of ``A @ p`` from its part of ``p``."""
+        """Collective: this locale's part of ``A @ p`` from its part of ``p`` (each row's
+        sum in NPB's order by a compiled loop when numba is there: :func:`local_matvec`)."""
         self.vec.local[...] = p_local
-        return csr_matvec(self.rowstr, self.pos, self.a, self.vec.gather(self.plan))
+        return local_matvec(self.rowstr, self.pos, self.a, self.vec.gather(self.plan))
 
     @staticmethod
     def dot(u: np.ndarray, v: np.ndarray) -> float:
         """Collective: the global dot product of two distributed vectors' local parts."""
         return float(comm.allreduce(float(u @ v), "sum"))
+
+    @staticmethod
+    def dots(*pairs) -> list:
+        """Collective: several :meth:`dot` products in one reduction (the same values)."""
+        return [float(x) for x in comm.allreduce(np.array([float(u @ v) for u, v in pairs]), "sum")]
+
+
+_SRC = """
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def matvec(rowstr, pos, a, p):
+    out = np.empty(rowstr.size - 1)
+    for i in range(rowstr.size - 1):
+        s = 0.0
+        for k in range(rowstr[i], rowstr[i + 1]):
+            s = s + a[k] * p[pos[k]]
+        out[i] = s
+    return out
+"""
+_compiled = []
+
+
+def local_matvec(rowstr, pos, a, p) -> np.ndarray:
+    """``A @ p`` for CSR rows (``pos`` indexes ``p``): a compiled loop summing each row
+    in NPB's order (``sum = sum + a(k) * p(colidx(k))``) when numba is there and
+    ``pg.config(fuse=...)`` is not False, else :func:`~pgas.bench.nas_makea.csr_matvec`
+    (NumPy, its sums in NumPy's order)."""
+    if not _compiled:
+        from pgas.exec import fuse
+        _compiled.append(fuse._load_module(_SRC, "cg").matvec if fuse._numba() is not None else None)
+    if _compiled[0] is None or settings.get("fuse") is False:
+        return csr_matvec(rowstr, pos, a, p)
+    return _compiled[0](rowstr, pos, a, p)
 
 
 def run_class(name: str, trials: int) -> dict:
@@ -65,14 +105,14 @@ def run_class(name: str, trials: int) -> dict:
     A = DistCSR(*makea(cls), cls.na)
     setup = float(comm.allreduce(time.perf_counter() - t0, "max"))
     n_local = A.vec.local.size
-    power_iterations(cls, A.matvec, A.dot, n_local, 1)
+    power_iterations(cls, A.matvec, A.dot, n_local, 1, A.dots)
     with pg.comm_diagnostics() as d:
         A.matvec(np.ones(n_local))
     times, zeta, rnorm = [], 0.0, 0.0
     for _ in range(trials):
         comm.barrier()
         t = time.perf_counter()
-        zeta, rnorm = power_iterations(cls, A.matvec, A.dot, n_local, cls.niter)
+        zeta, rnorm = power_iterations(cls, A.matvec, A.dot, n_local, cls.niter, A.dots)
         times.append(float(comm.allreduce(time.perf_counter() - t, "max")))
     best = min(times)
     return {"class": name, "na": cls.na, "nonzeros": A.nnz, "niter": cls.niter, "setup_seconds": setup,

@@ -140,6 +140,12 @@ def csr_matvec(rowstr: np.ndarray, colidx: np.ndarray, a: np.ndarray, p: np.ndar
 def conj_grad(matvec, dot, x, cgitmax: int = 25):
     """NAS ``conj_grad``: 25 unpreconditioned CG steps on ``A z = x`` from ``z = 0``;
     returns ``(z, ||x - A z||)``.  ``matvec`` and ``dot`` may be distributed."""
+    z, d = _cg_steps(matvec, dot, x, cgitmax)
+    return z, math.sqrt(dot(d, d))
+
+
+def _cg_steps(matvec, dot, x, cgitmax: int):
+    """:func:`conj_grad`'s steps: ``(z, x - A z)``."""
     z = np.zeros_like(x)
     r = x.copy()
     p = r.copy()
@@ -151,20 +157,25 @@ def conj_grad(matvec, dot, x, cgitmax: int = 25):
         r -= alpha * q
         rho0, rho = rho, dot(r, r)
         p = r + (rho / rho0) * p
-    d = x - matvec(z)
-    return z, math.sqrt(dot(d, d))
+    return z, x - matvec(z)
 
 
-def power_iterations(cls: CGClass, matvec, dot, n_local: int, niter: int):
+def power_iterations(cls: CGClass, matvec, dot, n_local: int, niter: int, dots=None):
     """The NAS outer loop from ``x = (1, ..., 1)``: ``niter`` inverse power steps; returns
     ``(zeta, rnorm)`` after the last.  Vectors are local parts of length ``n_local``.
-    NAS runs it once with ``niter = 1`` untimed, then with ``cls.niter`` timed."""
+    NAS runs it once with ``niter = 1`` untimed, then with ``cls.niter`` timed.
+    ``dots(*pairs)``: several dot products at once (one reduction where they are
+    distributed, as NPB reduces ``x.z`` and ``z.z`` together); each value must equal
+    ``dot``'s (by default it is ``dot`` on each pair)."""
+    dots = dots or (lambda *pairs: [dot(u, v) for u, v in pairs])
     zeta, rnorm = 0.0, 0.0
     x = np.ones(n_local)
     for _ in range(niter):
-        z, rnorm = conj_grad(matvec, dot, x)
-        zeta = cls.shift + 1.0 / dot(x, z)
-        x = (1.0 / math.sqrt(dot(z, z))) * z
+        z, d = _cg_steps(matvec, dot, x, 25)
+        dd, xz, zz = dots((d, d), (x, z), (z, z))
+        rnorm = math.sqrt(dd)
+        zeta = cls.shift + 1.0 / xz
+        x = (1.0 / math.sqrt(zz)) * z
     return zeta, rnorm
 
 

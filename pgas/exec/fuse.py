@@ -42,7 +42,7 @@ import tempfile
 
 import numpy as np
 
-from . import settings
+from . import fuserows, settings
 
 #: Elements a task needs in ``fuse="auto"`` mode to be run by a kernel ...
 FUSE_MIN = 1 << 16
@@ -50,8 +50,9 @@ FUSE_MIN = 1 << 16
 #: costs about 1-2 s, and compiling a kernel 0.3-1 s: a short script should not pay them).
 FUSE_AFTER = 3
 
-#: Counters: tasks fused, tasks left to NumPy (by reason), kernels compiled or loaded.
-stats = {"fused": 0, "numpy": 0, "kernels": 0}
+#: Counters: tasks fused, tasks left to NumPy (by reason), kernels compiled or loaded,
+#: tasks run by a row kernel (:mod:`pgas.exec.fuserows`).
+stats = {"fused": 0, "numpy": 0, "kernels": 0, "rows": 0}
 
 _DTYPES = {np.dtype(c) for c in "?bBhHiIlLqQfd"}
 _BIN = {"add": {"iuf": "({0} + {1})", "b": "({0} | {1})"},
@@ -149,7 +150,7 @@ def reset() -> None:
     _NUMBA = _UNSET
     _kernels.clear()
     _seen.clear()
-    stats.update(fused=0, numpy=0, kernels=0)
+    stats.update(fused=0, numpy=0, kernels=0, rows=0)
 
 
 def _cast(code: str, src: np.dtype, dst: np.dtype) -> str:
@@ -314,30 +315,39 @@ def _load_module(source: str, tag: str):
     return module
 
 
-def kernel_for(prog, dtypes, ndim: int, hot: bool = True):
+def kernel_for(prog, dtypes, ndim: int, hot: bool = True, rows=None):
     """``(kernel, params, dtype)`` for a program, or raise :class:`Unfusable`.  With
     ``hot=False`` a program not compiled yet raises :class:`Unfusable` until it has been
-    asked for :data:`FUSE_AFTER` times (``"auto"`` mode)."""
+    asked for :data:`FUSE_AFTER` times (``"auto"`` mode).  ``rows``: ``(kinds, outer
+    axes)`` of a row kernel (:mod:`pgas.exec.fuserows`) instead of the generic one."""
     a = _Analysis(dtypes)
     code, dtype = a.node(prog)
+    return _kernel(a, code, dtype, ndim, hot, rows)
+
+
+def _kernel(a, code, dtype, ndim, hot, rows):
     key = (tuple(a.key), ndim)
-    k = _kernels.get(key)
+    full = key if rows is None else key + rows
+    k = _kernels.get(full)
     if k is None:
         if ndim < 1:
             raise Unfusable("0-dimensional task")
-        _seen[key] = _seen.get(key, 0) + 1
-        if not hot and _seen[key] < FUSE_AFTER:
-            raise Unfusable("not run often enough yet")
+        if key not in _seen or _seen[key] < FUSE_AFTER:
+            _seen[key] = _seen.get(key, 0) + 1
+            if not hot and _seen[key] < FUSE_AFTER:
+                raise Unfusable("not run often enough yet")
         if _numba() is None:
             raise Unfusable("numba is not installed")
-        k = _kernels[key] = (_load(_source(code, len(a.params), ndim)), a.params, dtype)
+        src = (_source(code, len(a.params), ndim) if rows is None
+               else fuserows.source(code, a.params, rows[0], rows[1], _HELPERS))
+        k = _kernels[full] = (_load(src), a.params, dtype)
     return k
 
 
-def _leaves(prog, ctx, out):
+def _leaves(prog, ctx, out, lazy=False):
     kind = prog[0]
     if kind == "acc":
-        out.append(ctx.access(prog[1]))
+        out.append(prog[1] if lazy else ctx.access(prog[1]))        # lazy: the access number
     elif kind == "np":
         out.append(ctx.replicated(prog[1]))
     elif kind == "aff":
@@ -346,7 +356,7 @@ def _leaves(prog, ctx, out):
         out.append(prog[1])
     else:
         for a in prog[2]:
-            _leaves(a, ctx, out)
+            _leaves(a, ctx, out, lazy)
     return out
 
 
@@ -363,14 +373,18 @@ WRITTEN = object()
 def in_place(plan, dtypes, axes) -> bool:
     """True if a statement's kernels may store straight into the written array's local
     elements while the statement still reads: a plain assignment (no reduction) that no
-    other locale reads from or writes into here, whose written array is read by no
-    access (so no task reads an element another task has already written)."""
+    other locale writes into here, whose written array is read by no access but the
+    written one itself (``x[s] = x[s] + ...``: each element is read by the loop step
+    that writes it, before the store), so no task reads an element another task (or
+    step) has already written, and no other locale reads the written array here (it
+    would read elements it computes, so it would write them here too).  Other locales
+    may be reading this locale's other arrays meanwhile."""
     stmt = plan.stmt
     W = stmt.write
     slot = stmt.accesses[W].slot
     return (settings.get("fuse") is not False and not axes and stmt.reduce is None and not plan.accumulate
-            and not plan.readers and not plan.writers
-            and all(x.slot != slot for k, x in enumerate(stmt.accesses) if k != W))
+            and not plan.writers
+            and all(x.slot != slot or x == stmt.accesses[W] for k, x in enumerate(stmt.accesses) if k != W))
 
 
 def evaluate(prog, ctx, shape, dtypes, target=None):
@@ -383,16 +397,29 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
         stats["numpy"] += 1
         return None
     try:
-        kernel, params, dtype = kernel_for(prog, dtypes, len(shape), settings.get("fuse") is True)
-        vals = _leaves(prog, ctx, [])
-        args = [np.broadcast_to(v, shape) if p == "arr" else np.array(v, dtype=d)[()]
-                for (p, d), v in zip(params, vals)]
+        a = _Analysis(dtypes)
+        code, dtype = a.node(prog)
+        params = a.params
+        direct = target is not None and target.dtype == dtype
+        out = target if direct else np.empty(shape, dtype)
+        vals = _leaves(prog, ctx, [], True)
+        specs = [fuserows.address(ctx, None if direct else out, shape)]
+        specs += [fuserows.address(ctx, v, shape) for (p, _), v in zip(params, vals) if p == "arr"]
+        lay = fuserows.layout(shape, specs)
+        rows = None if lay is None else (lay[1], len(lay[0]) - 1)
+        kernel = _kernel(a, code, dtype, len(shape), settings.get("fuse") is True, rows)[0]
+        if lay is None:
+            vals = _leaves(prog, ctx, [])
+            args = [out] + [np.broadcast_to(v, shape) if p == "arr" else np.array(v, dtype=d)[()]
+                            for (p, d), v in zip(params, vals)]
+        else:
+            dims, _, specs = lay
+            args = [dims, *specs[0]] + fuserows.arguments(specs, params, vals)
     except (Unfusable, OverflowError, TypeError, ValueError):
         stats["numpy"] += 1
         return None
-    direct = target is not None and target.dtype == dtype
-    out = target if direct else np.empty(shape, dtype)
-    kernel(out, *args)
+    kernel(*args)
     stats["fused"] += 1
+    stats["rows"] += lay is not None
     return WRITTEN if direct else out
 

@@ -114,6 +114,16 @@ class _TaskContext:
             return strided(self.bufs[ref.msg], ref.boffset, ref.bstrides, self.task.shape)
         return self.bufs[(self.task.piece, k)]
 
+    def address(self, k):
+        """``(flat buffer, element offset, element strides)`` of access ``k`` (what
+        :meth:`access` makes its view of), or ``(None, 0, ())`` without a flat buffer."""
+        ref = self.task.refs[k]
+        if ref.msg < 0:
+            return self.flats[self.plan.stmt.accesses[k].slot], ref.offset, ref.strides
+        if self.aggregate:
+            return self.bufs[ref.msg], ref.boffset, ref.bstrides
+        return None, 0, ()
+
     def _values(self, v):
         lat = self.plan.pieces[self.task.piece][v]
         return np.asarray(lat.values(), dtype=np.int64)

@@ -34,3 +34,34 @@ def test_class_s_verifies(tmp_path):
         r = json.load(open(path))["classes"][0]
         assert r["verified"] and r["relative_error"] <= 1e-10 and r["mops"] > 0
         assert r["matvec_max_messages_per_pair"] <= 1
+
+
+def test_local_matvec_sums_rows_in_npb_order():
+    rng = np.random.default_rng(5)
+    rowstr = np.concatenate([[0], np.cumsum(rng.integers(0, 9, 40))]).astype(np.int64)
+    pos = rng.integers(0, 30, rowstr[-1]).astype(np.int64)
+    a, p = rng.standard_normal(rowstr[-1]), rng.standard_normal(30)
+    want = np.zeros(40)
+    for i in range(40):
+        s = 0.0
+        for k in range(rowstr[i], rowstr[i + 1]):
+            s = s + a[k] * p[pos[k]]
+        want[i] = s
+    got = cg.local_matvec(rowstr, pos, a, p)
+    compiled = cg._compiled[0] is not None
+    collective_verdict(not compiled or np.array_equal(got, want), "compiled row sums differ from NPB's order")
+    collective_verdict(np.allclose(got, csr_matvec(rowstr, pos, a, p), rtol=1e-13, atol=1e-13), "matvec differs")
+    pg.config(fuse=False)
+    try:
+        collective_verdict(np.array_equal(cg.local_matvec(rowstr, pos, a, p), csr_matvec(rowstr, pos, a, p)),
+                           "fuse=False does not take the NumPy path")
+    finally:
+        pg.config()
+
+
+def test_dots_equal_separate_dots():
+    rng = np.random.default_rng(comm.here())
+    u, v, w = rng.standard_normal((3, 50))
+    got = cg.DistCSR.dots((u, v), (v, w), (w, w))
+    want = [cg.DistCSR.dot(u, v), cg.DistCSR.dot(v, w), cg.DistCSR.dot(w, w)]
+    collective_verdict(got == want, f"{got} != {want}")

@@ -1,0 +1,157 @@
+"""Row kernels: a fused task as loops over rows with a contiguous inner loop.
+
+A task's views come from the planner as 2 axes per loop variable (block and
+position in the block), most of them of length 1, and the arrays numba gets
+from them have its generic strided layout: every element's address is worked
+out from runtime strides, and LLVM does not vectorise the loop.  This module
+first *canonicalises* the loop nest of a task (the written view and every
+operand view): axes of length 1 are dropped and neighbouring axes merged
+where every view steps through them as one (``stride[d] == stride[d+1] *
+shape[d+1]``).  When the innermost axis left is then contiguous in every view
+(stride = itemsize) or constant along it (stride 0, a broadcast operand), and
+every other stride is a non-negative multiple of the itemsize, the task runs
+as a *row kernel*: each view is passed as a flat one-dimensional C-contiguous
+array starting at its first element and its outer strides in elements; per
+row, the kernel takes contiguous slices (numba types them C-contiguous) and
+runs one simple loop over them, which LLVM vectorises.  An operand that is the
+written view itself (same first element and strides: ``x[s] = x[s] - ...``)
+is read through the output row, so the written and read rows are one array
+and the loop still vectorises.
+
+The loop body is the same expression as the generic kernel's (the same
+operations in the same order on every element), so the values are identical
+bit for bit.  Tasks whose views do not fit this shape keep the generic kernel
+(:mod:`pgas.exec.fuse`), on the canonical axes.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+_LEAF = re.compile(r"c(\d+)\[IDX\]")
+
+
+def canonical(shape, strides):
+    """``(shape, strides per operand)`` of the loop nest after dropping length-1 axes and
+    merging axes every operand steps through as one; ``strides``: per operand its
+    strides (elements) over ``shape``.  A task of no elements keeps one axis of length 0."""
+    axes = [d for d, n in enumerate(shape) if n != 1]
+    if any(shape[d] == 0 for d in axes):
+        return (0,), [(0,) for _ in strides]
+    dims = [int(shape[d]) for d in axes]
+    strides = [[s[d] for d in axes] for s in strides]
+    d = len(dims) - 2
+    while d >= 0:
+        if all(s[d] == s[d + 1] * dims[d + 1] for s in strides):
+            dims[d] *= dims[d + 1]
+            del dims[d + 1]
+            for s in strides:
+                s[d] = s[d + 1]
+                del s[d + 1]
+        d -= 1
+    if not dims:
+        return (1,), [(0,) for _ in strides]
+    return tuple(dims), [tuple(s) for s in strides]
+
+
+def spec(v, shape):
+    """``(flat, offset, strides)`` of an array operand broadcast to ``shape``: a flat
+    one-dimensional C-contiguous array holding it, its first element's offset in it and
+    its strides in elements; None when it has negative or unaligned strides."""
+    v = v if v.shape == tuple(shape) else np.broadcast_to(v, shape)
+    size = v.itemsize
+    if any(x < 0 or x % size for x in v.strides):
+        return None
+    el = tuple(x // size for x in v.strides)
+    if v.flags.c_contiguous:
+        return v.reshape(-1), 0, el
+    span = sum((n - 1) * x for n, x in zip(v.shape, el)) + 1
+    return as_strided(v, (span,), (size,)), 0, el
+
+
+def address(ctx, v, shape):
+    """A leaf's (or, with ``v`` None, the in-place target's) :func:`spec`;
+    an access's straight from its flat buffer and plan offsets, without a view."""
+    if isinstance(v, int) or v is None:
+        k = ctx.plan.stmt.write if v is None else v
+        flat, off, strides = ctx.address(k)
+        if flat is None or flat.ndim != 1 or not flat.flags.c_contiguous:
+            return spec(ctx.access(k), shape)
+        return flat, off, tuple(strides)
+    return spec(np.asarray(v), shape)
+
+
+def layout(shape, specs):
+    """``(shape, kinds, specs)`` for a row kernel over ``specs`` (see :func:`spec`; the
+    written elements first), or None when they do not fit one (see the module's
+    docstring).  ``kinds[k]``: ``"c"`` contiguous inner axis, ``"s"`` constant along it,
+    ``"o"`` the written elements themselves (``k > 0``); the specs returned have the
+    outer strides of the canonical loop nest."""
+    if any(x is None for x in specs):
+        return None
+    dims, strides = canonical(shape, [x[2] for x in specs])
+    if dims[-1] == 0:
+        return None
+    kinds, out = [], []
+    f0, o0 = specs[0][:2]
+    for k, ((flat, off, _), s) in enumerate(zip(specs, strides)):
+        if s[-1] not in (0, 1) or flat.ndim != 1 or not flat.flags.c_contiguous or (k == 0 and s[-1] == 0 < dims[-1] - 1):
+            return None                 # (the written elements must not repeat along the row)
+        if k and flat is f0 and off == o0 and s == strides[0]:
+            kinds.append("o")
+            out.append(None)
+        else:
+            kinds.append("c" if s[-1] else "s")
+            out.append((flat, off, s[:-1]))
+    return dims, tuple(kinds), out
+
+
+def source(code: str, params, kinds, nouter: int, helpers: str) -> str:
+    """A row kernel's module source: ``kernel(dims, out, bo, so, c0, b0, s0, ...)``
+    (array leaves as flat array, offset and outer strides; constants alone).  ``code`` is the generic
+    kernel's expression (leaves as ``cK[IDX]``), ``params`` its leaves' kinds
+    (``"arr"`` or ``"const"``), ``kinds`` the layout's kinds (written view first)."""
+    arrays = [k for k, (p, _) in enumerate(params) if p == "arr"]
+    kind = dict(zip(arrays, kinds[1:]))
+    args = ["dims", "out", "bo", "so"]
+    for k, (p, _) in enumerate(params):
+        args += [f"c{k}", f"b{k}", f"s{k}"] if p == "arr" and kind[k] != "o" else [f"c{k}"]
+    lines = [helpers, "", "@njit(cache=True, error_model='numpy', nogil=True)",
+             f"def kernel({', '.join(args)}):", "    n = dims[-1]"]
+    live = [k for k in arrays if kind[k] != "o"]
+    ind = "    "
+    for d in range(nouter):
+        lines.append(f"{ind}for i{d} in range(dims[{d}]):")
+        ind += "    "
+        lines.append(f"{ind}bo{d} = bo{d - 1 if d else ''} + i{d} * so[{d}]")
+        for k in live:
+            prev = f"b{k}{d - 1}" if d else f"b{k}"
+            lines.append(f"{ind}b{k}{d} = {prev} + i{d} * s{k}[{d}]")
+    last = (lambda b: f"{b}{nouter - 1}") if nouter else (lambda b: b)
+    lines.append(f"{ind}ro = out[{last('bo')}:{last('bo')} + n]")
+    for k in live:
+        b = last(f"b{k}")
+        lines.append(f"{ind}r{k} = c{k}[{b}:{b} + n]" if kind[k] == "c" else f"{ind}r{k} = c{k}[{b}]")
+    lines.append(f"{ind}for j in range(n):")
+
+    def leaf(m):
+        k = int(m.group(1))
+        return "ro[j]" if kind[k] == "o" else f"r{k}[j]" if kind[k] == "c" else f"r{k}"
+    lines.append(f"{ind}    ro[j] = {_LEAF.sub(leaf, code)}")
+    return "\n".join(lines) + "\n"
+
+
+def arguments(specs, params, vals):
+    """The row kernel's arguments after ``dims`` and the output's flat array, offset and
+    strides: per leaf its flat array, offset and strides, or its converted constant."""
+    args, it = [], iter(range(1, len(specs)))
+    for (p, d), v in zip(params, vals):
+        if p == "arr":
+            k = next(it)
+            args += specs[0][:1] if specs[k] is None else specs[k]   # None: read through the output
+        else:
+            args.append(np.array(v, dtype=d)[()])
+    return args
