@@ -25,7 +25,7 @@ a locale that is no peer of a statement never waits for it.  Inspector plans
 (non-separable subscripts) do not know their readers and keep two global
 barriers around the fetch.  In baseline mode (``pg.config(aggregate=False)``)
 the transfers move one element per message instead, as an unoptimised PGAS
-runtime does.
+runtime does.  (Inspector plans run in :mod:`pgas.exec.inspected`.)
 """
 
 from __future__ import annotations
@@ -153,15 +153,11 @@ def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
     return out.reshape(shape)
 
 
-def _barrier(low) -> None:
-    """A global barrier that makes earlier writes to this statement's arrays visible."""
-    comm.barrier([a._win for a in low.arrays])
-
-
 def run(low, plan, aggregate: bool) -> None:
     """Execute this locale's ``plan`` (made from ``low``); collective over its peers."""
     if plan.kind == "inspector":
-        _run_inspector(low, plan, aggregate)
+        from .inspected import run_inspector
+        run_inspector(low, plan, aggregate)
     else:
         _run_pieces(low, plan, aggregate)
     comm.statement_done()                 # one-sided operations towards here may now proceed
@@ -387,64 +383,3 @@ def _put_elements(arr, ref, shape, value) -> None:
     data = np.ascontiguousarray(np.broadcast_to(value, shape), dtype=arr.dtype).reshape(-1)
     for k, o in enumerate(offs.tolist()):
         arr._win.put(ref.owner, o, data[k:k + 1])
-
-
-class _InspectorContext:
-    def __init__(self, low, plan, lp, bufs) -> None:
-        self.low, self.plan, self.lp, self.bufs = low, plan, lp, bufs
-        self._pts = None
-
-    def access(self, k):
-        g = self.lp.gathers[k]
-        arr = self.low.arrays[self.plan.stmt.accesses[k].slot]
-        out = np.empty(self.lp.count, dtype=arr.dtype)
-        out[g.local_pos] = arr._storage[g.local_off]
-        for i, pos, bpos in g.remote:
-            out[pos] = self.bufs[i][bpos]
-        return out
-
-    def points(self):
-        if self._pts is None:
-            self._pts = list(self.lp.points)
-        return self._pts
-
-    def replicated(self, arr):
-        return arr.reshape(-1)[self.lp.iters]
-
-    def affine(self, coefs, const):
-        out = np.full(self.lp.count, const, dtype=np.int64)
-        for a, p in zip(coefs, self.points()):
-            out += a * p
-        return out
-
-
-def _run_inspector(low, plan, aggregate: bool) -> None:
-    lp = plan.inspector
-    stmt = plan.stmt
-    _barrier(low)
-    bufs = []
-    for m in lp.fetches:
-        arr = low.arrays[m.slot]
-        buf = np.empty(m.size, dtype=arr.dtype)
-        if aggregate:
-            arr._win.get_indexed(m.peer, m.offsets, buf)
-        else:
-            for k, o in enumerate(m.offsets.tolist()):
-                arr._win.get(m.peer, o, buf[k:k + 1])
-        bufs.append(buf)
-    _barrier(low)
-    if not lp.count:
-        return
-    value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))
-    warr = low.arrays[stmt.accesses[stmt.write].slot]
-    wflat = warr._storage
-    offs = lp.gathers[stmt.write].local_off
-    combine, reducer = _combine(stmt)
-    if combine is None:
-        wflat[offs] = value
-        return
-    order = np.argsort(offs, kind="stable")
-    uniq, starts = np.unique(offs[order], return_index=True)
-    part = reducer.reduceat(np.asarray(value)[order], starts)
-    wflat[uniq] = combine(wflat[uniq], part)
-

@@ -1,0 +1,85 @@
+"""Running an inspector plan (:mod:`pgas.plan.inspector`): statements whose subscripts
+are not separable (``A[i + j]``), planned from the iterations this locale owns.
+
+Such a plan lists the elements it reads from each owner, but an owner does not
+know who reads from it, so the fetch sits between two global barriers: the first
+makes earlier writes visible, the second keeps any locale from writing before
+every locale has read.  Fetches go as one indexed get per owner (one get per
+element in baseline mode); values are computed on this locale's iterations and
+written, or combined in NumPy's order for ``+=``-style statements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import comm
+from .run import _combine, evaluate
+
+
+def _barrier(low) -> None:
+    """A global barrier that makes earlier writes to this statement's arrays visible."""
+    comm.barrier([a._win for a in low.arrays])
+
+
+class _InspectorContext:
+    def __init__(self, low, plan, lp, bufs) -> None:
+        self.low, self.plan, self.lp, self.bufs = low, plan, lp, bufs
+        self._pts = None
+
+    def access(self, k):
+        g = self.lp.gathers[k]
+        arr = self.low.arrays[self.plan.stmt.accesses[k].slot]
+        out = np.empty(self.lp.count, dtype=arr.dtype)
+        out[g.local_pos] = arr._storage[g.local_off]
+        for i, pos, bpos in g.remote:
+            out[pos] = self.bufs[i][bpos]
+        return out
+
+    def points(self):
+        if self._pts is None:
+            self._pts = list(self.lp.points)
+        return self._pts
+
+    def replicated(self, arr):
+        return arr.reshape(-1)[self.lp.iters]
+
+    def affine(self, coefs, const):
+        out = np.full(self.lp.count, const, dtype=np.int64)
+        for a, p in zip(coefs, self.points()):
+            out += a * p
+        return out
+
+
+def run_inspector(low, plan, aggregate: bool) -> None:
+    """Execute this locale's inspector ``plan``: fetch the listed elements between two
+    global barriers, compute, and write (or combine) this locale's own elements."""
+    lp = plan.inspector
+    stmt = plan.stmt
+    _barrier(low)
+    bufs = []
+    for m in lp.fetches:
+        arr = low.arrays[m.slot]
+        buf = np.empty(m.size, dtype=arr.dtype)
+        if aggregate:
+            arr._win.get_indexed(m.peer, m.offsets, buf)
+        else:
+            for k, o in enumerate(m.offsets.tolist()):
+                arr._win.get(m.peer, o, buf[k:k + 1])
+        bufs.append(buf)
+    _barrier(low)
+    if not lp.count:
+        return
+    value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))
+    warr = low.arrays[stmt.accesses[stmt.write].slot]
+    wflat = warr._storage
+    offs = lp.gathers[stmt.write].local_off
+    combine, reducer = _combine(stmt)
+    if combine is None:
+        wflat[offs] = value
+        return
+    order = np.argsort(offs, kind="stable")
+    uniq, starts = np.unique(offs[order], return_index=True)
+    part = reducer.reduceat(np.asarray(value)[order], starts)
+    wflat[uniq] = combine(wflat[uniq], part)
+
