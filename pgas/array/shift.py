@@ -157,6 +157,7 @@ class PShiftPlan:
         self.label = f"{A.dtype} array of shape {A.shape} with {A.dist}"
         self._proto = A
         self._dests, self._items = setup_plans(A, self.specs)
+        self._fast = engine.executor().compile_group(self._items)
         self._live = True
 
     def __call__(self, A, out=None):
@@ -171,11 +172,13 @@ class PShiftPlan:
         outs = check_out(A, out, len(self.specs), "pshift plan")
         checked("pshift plan({0})", A, args=tuple(s.key() for s in self.specs))
         rebind = {id(self._proto): A, **{id(d): R for d, R in zip(self._dests, outs)}}
-        engine.executor().run_planned(self._items, rebind, "pg.pshift")
+        engine.executor().run_planned(self._items, rebind, "pg.pshift", self._fast)
         return outs
 
     def free(self) -> None:
         """Release the plan (it cannot be used afterwards)."""
+        if self._live:
+            self._fast.free()
         self._live = False
         self.specs, self._items, self._dests, self._proto = [], [], [], None
 
