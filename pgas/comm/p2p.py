@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import runtime
-from .counters import record
+from .counters import record, record_sync
 from .window import _region_type
 
 #: The first tag of persistent transfers (notices use 11-14 and 21-22, exchanges 41).
@@ -64,12 +64,24 @@ class Transfers:
         c, byte = runtime._notices(), runtime.mpi().BYTE
         self._recvs.append(c.Recv_init([buf.reshape(-1).view(np.uint8), byte], peer, TAG + tag))
 
+    def recv_regions(self, peer: int, storage: np.ndarray, rtype: RegionType, tag: int) -> None:
+        """Receive from ``peer`` straight into the regions ``rtype`` of flat ``storage``, each run."""
+        c = runtime._notices()
+        self._recvs.append(c.Recv_init([storage, 1, rtype.type], peer, TAG + tag))
+
     def send(self, peer: int, storage: np.ndarray, rtype: RegionType, tag: int) -> None:
         """Send the regions ``rtype`` of flat ``storage`` to ``peer``, each run (``storage``
         must not change between a run's start and its :meth:`wait`)."""
         c = runtime._notices()
         self._sends.append(c.Send_init([storage, 1, rtype.type], peer, TAG + tag))
         self._counts.append((peer, rtype.nbytes))
+
+    def send_values(self, peer: int, buf: np.ndarray, tag: int) -> None:
+        """Send contiguous ``buf`` (a few values, e.g. a write version) to ``peer``, each run;
+        counted as a synchronisation notice, not a message."""
+        c, byte = runtime._notices(), runtime.mpi().BYTE
+        self._sends.append(c.Send_init([buf.reshape(-1).view(np.uint8), byte], peer, TAG + tag))
+        self._counts.append((peer, None))
 
     def start(self) -> None:
         """Start every receive, then every send, each in the order added."""
@@ -78,7 +90,10 @@ class Transfers:
         for r in self._sends:
             r.Start()
         for peer, nbytes in self._counts:
-            record(peer, nbytes)
+            if nbytes is None:
+                record_sync()
+            else:
+                record(peer, nbytes)
 
     def wait_recvs(self) -> None:
         """Wait until every receive has landed."""
