@@ -3,11 +3,14 @@ cached cshift run again and again, on the same or other arrays, with the values 
 between runs; update_ghosts repeated with its arguments changing; grouped shifts reading
 current ghost cells.  Against np.roll / NumPy end-off shifts on 1-4 locales."""
 
+import contextlib
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
+from pgas.exec import fastgroup
 from pgas.layout import grids
 from test_ghosts import expected_block
 from util import a_dist, assert_matches, collective_verdict, unchecked
@@ -155,11 +158,27 @@ def test_update_ghosts_repeated_with_changes(case):
         A[...] = G
 
 
+@contextlib.contextmanager
+def generic_groups():
+    """Groups run by the generic path (run_together), not compiled."""
+    fastgroup.ENABLED = False
+    try:
+        yield
+    finally:
+        fastgroup.ENABLED = True
+
+
 @given(st.integers(1, 3), st.integers(1, 2))
 @SETTINGS
 def test_grouped_shifts_read_current_ghosts(ndim, gw):
-    """pshift of a ghosted array after update_ghosts moves no message (shifts within the
-    ghost width); after a write it fetches again; NumPy's answer throughout."""
+    with generic_groups():
+        grouped_ghost_reads(ndim, gw)
+
+
+def grouped_ghost_reads(ndim, gw):
+    """Run by the generic path, pshift of a ghosted array after update_ghosts moves no
+    message (shifts within the ghost width, wraps included); after a write it fetches
+    again; NumPy's answer throughout."""
     shape = {1: (12,), 2: (6, 6), 3: (4, 4, 4)}[ndim]
     g = data(shape, 8)
     A = pg.from_numpy(g, ghosts=(gw,) * ndim)
@@ -186,3 +205,42 @@ def test_grouped_shifts_read_current_ghosts(ndim, gw):
         for R, sp in zip(outs, shifts):
             assert_matches(R, want(g, sp))
         collective_verdict(d.messages == 0, f"plan: {d.messages} messages with current ghosts")
+
+
+@given(st.integers(1, 3), st.integers(1, 2))
+@SETTINGS
+def test_compiled_shifts_of_ghosted_arrays(ndim, gw):
+    """Compiled, shifts of a ghosted array send their borders (current ghost cells or not):
+    NumPy's answer, at most one message per pair, before and after writes and updates."""
+    shape = {1: (12,), 2: (6, 6), 3: (4, 4, 4)}[ndim]
+    g = data(shape, 10)
+    A = pg.from_numpy(g, ghosts=(gw,) * ndim)
+    shifts = [(s, ax) for ax in range(ndim) for s in (gw, -gw)] + [(1, 0, 2.0)]
+    with pg.pshift_setup(A, shifts) as plan:
+        for step in range(3):
+            if step == 1:
+                A.update_ghosts(periodic=True)
+            with unchecked(), pg.comm_diagnostics() as d:
+                outs = plan(A)
+            for R, sp in zip(outs, shifts):
+                assert_matches(R, want(g, sp))
+            collective_verdict(int(d.matrix.max(initial=0)) <= 1, lambda: f"messages per pair:\n{d.matrix}")
+            g = g * 2 - 1
+            A[...] = g
+
+
+def test_update_ghosts_one_sided_path_kept():
+    """The one-sided update_ghosts (ghosts.COMPILED off) still fills the same cells."""
+    from pgas.array import ghosts
+    G = data((7, 6), 11)
+    A = pg.from_numpy(G, ghosts=(1, 2))
+    ghosts.COMPILED = False
+    try:
+        for periodic, corners in [((True, False), True), ((False, True), False)]:
+            before = A.local_with_ghosts.copy()
+            A.update_ghosts(periodic=periodic, corners=corners)
+            got = A.local_with_ghosts
+            ok = np.array_equal(got, expected_block(A, G, periodic, corners, before)) if A.local.size else True
+            collective_verdict(ok, lambda: f"padded block\n{got}")
+    finally:
+        ghosts.COMPILED = True
