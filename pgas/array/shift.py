@@ -149,7 +149,11 @@ def pshift(A, shifts, *, out=None):
 class PShiftPlan:
     """A polyshift set up once for arrays of one shape, dtype and distribution
     (:func:`pshift_setup`); call it as ``plan(A, out=None)``.  Free it with
-    :meth:`free` or use it in a ``with`` block."""
+    :meth:`free` or use it in a ``with`` block.
+
+    Its runs are compiled (:mod:`pgas.exec.fastgroup`): persistent MPI transfers,
+    and NumPy views of the arrays of the last call, which the plan holds (with
+    their memory) until it runs on other arrays or is freed."""
 
     def __init__(self, A, shifts) -> None:
         self.specs = parse(A, shifts, "pg.pshift_setup")

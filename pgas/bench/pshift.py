@@ -15,7 +15,8 @@ an array of global shape ``L * grid`` on the default grid is shifted by +1 and
   with ghost width 1 (one exchange, no local copy of the interior: a stencil
   then reads its neighbours as views of the padded block).
 
-A trial times ``--reps`` calls back to back, as a stencil loop makes them
+The three ways take turns, trial by trial (a change of the machine's load
+hits all three alike).  A trial times ``--reps`` calls back to back, as a stencil loop makes them
 (default: as many as fill about 20 ms, at least 1), after a barrier, and
 reports their mean: one call alone after a barrier mostly times how unevenly
 the locales leave the barrier, which on a busy machine (more processes than
@@ -37,7 +38,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import choices, parser, print_table, progress, time_trials, write_result
+from pgas.bench import Timing, choices, parser, print_table, progress, time_trials, write_result
 from pgas.layout.distribution import default_grid
 
 LOCALES = 4
@@ -100,12 +101,20 @@ def measure(rank: int, L: int, trials: int, warmup: int, reps: int = 0) -> dict:
         G.update_ghosts(periodic=True, corners=False)
 
     row = {"rank": rank, "L": L, "shape": shape, "grid": grid, "setup_s": setup}
-    for name, fn in zip(WAYS, (seq, poly, ghosts)):
+    fns = dict(zip(WAYS, (seq, poly, ghosts)))
+    for fn in fns.values():
         fn()                                        # compiles the cached path
-        n = repeats(fn, reps)
-        t = time_trials(batched(fn, n), trials, warmup)
+    counts = {name: repeats(fn, reps) for name, fn in fns.items()}
+    times = {name: [] for name in fns}
+    for trial in range(warmup + trials):            # the ways interleaved: a load change hits all alike
+        for name, fn in fns.items():
+            t = time_trials(batched(fn, counts[name]), 1, 0)
+            if trial >= warmup:
+                times[name].append(t.min)
+    for name, fn in fns.items():
         with pg.comm_diagnostics() as d:
             fn()
+        n, t = counts[name], Timing(tuple(times[name]))
         row[name] = {"seconds": t.min / n, "median": t.median / n, "reps": n, "messages": d.messages,
                      "max_per_pair": int(d.matrix.max(initial=0)), "bytes": d.bytes}
     want = [np.roll(A.to_numpy(), -s, ax) for s, ax in sh]

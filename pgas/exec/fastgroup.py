@@ -74,7 +74,7 @@ class FastGroup:
             for j, a in enumerate(low.arrays):
                 keys.setdefault(id(a), a)
                 (written if j == W else read).add(id(a))
-        if written & read:
+        if written & read or len(read) > MAX_PER_PAIR:     # replicated: one tag per array read
             return
         me = items[0][1].locale
         self.keys = list(keys)                      # array identities, in first appearance
@@ -107,10 +107,6 @@ class FastGroup:
                 t = RegionType(a.dtype, regions)
                 types.append(t)
                 self.sends.append((r, akey, t, tag))
-        if max(list(tags.values()) + [-1]) >= MAX_PER_PAIR or len(self.sends) > MAX_PER_PAIR * max(1, len(readers)):
-            for t in types:
-                t.free()
-            return
         self.types = types
         self.xfer = Transfers()
         for peer, buf, tag in self.recvs:
