@@ -105,6 +105,12 @@ class Compiled:
             t.free()
         self.types = []
 
+    def __del__(self) -> None:                   # the array is gone: its MPI handles too
+        try:
+            self.free()
+        except Exception:                        # an interrupted run's active request: leave it
+            pass
+
 
 def update(A, periodic: tuple, corners: bool) -> None:
     """Collective over the neighbours: ``A.update_ghosts`` by its compiled exchange."""

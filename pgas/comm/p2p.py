@@ -46,9 +46,9 @@ class RegionType:
         self.nbytes = self.size * item
 
     def free(self) -> None:
-        if self.type is not None:
+        if self.type is not None and live():
             self.type.Free()
-            self.type = None
+        self.type = None
 
 
 class Transfers:
@@ -106,7 +106,14 @@ class Transfers:
             runtime.yielding_wait(self._sends)
 
     def free(self) -> None:
-        """Free the requests (none may be active)."""
-        for r in self._recvs + self._sends:
-            r.Free()
+        """Free the requests (none may be active; after MPI is finalised, only forget them)."""
+        if live():
+            for r in self._recvs + self._sends:
+                r.Free()
         self._recvs, self._sends, self._counts = [], [], []
+
+
+def live() -> bool:
+    """Whether MPI handles may still be freed (MPI is initialised and not finalised)."""
+    MPI = runtime._MPI
+    return MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized()

@@ -198,6 +198,12 @@ class FastGroup:
         comm.statement_done()
         return True
 
+    def __del__(self) -> None:                   # an unfreed plan or template: its MPI handles
+        try:
+            self.free()
+        except Exception:                        # an interrupted run's active request: leave it
+            pass
+
     def free(self) -> None:
         """Release the MPI requests and datatypes."""
         self._drop()

@@ -244,3 +244,31 @@ def test_update_ghosts_one_sided_path_kept():
             collective_verdict(ok, lambda: f"padded block\n{got}")
     finally:
         ghosts.COMPILED = True
+
+
+def test_freed_evicted_and_collected_groups():
+    """Compiled groups released every way (plan.free, template eviction, garbage collection
+    of an unfreed plan and of a ghosted array) leave later shifts right."""
+    import gc
+
+    from pgas.array import shiftspec
+    g = data((9, 4), 12)
+    A = pg.from_numpy(g)
+    plan = pg.pshift_setup(A, [(1, 0), (-2, 1)])
+    plan(A)
+    del plan                                             # never freed: collected
+    gc.collect()
+    G = pg.from_numpy(g, ghosts=1)
+    G.update_ghosts(periodic=True)
+    del G
+    gc.collect()
+    was = shiftspec.TEMPLATES
+    shiftspec.TEMPLATES = 2
+    try:
+        for rep in range(2):
+            for s in (1, 2, 3, -1):                      # four call shapes through a cache of two
+                assert_matches(pg.cshift(A, s, 0), np.roll(g, -s, 0))
+    finally:
+        shiftspec.TEMPLATES = was
+    with pg.pshift_setup(A, [(1, 1)]) as p2:
+        assert_matches(p2(A)[0], np.roll(g, -1, 1))
