@@ -17,6 +17,8 @@ they are matched in the order started (MPI's non-overtaking rule).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from . import runtime
@@ -98,12 +100,12 @@ class Transfers:
     def wait_recvs(self) -> None:
         """Wait until every receive has landed."""
         if self._recvs:
-            runtime.yielding_wait(self._recvs)
+            _wait(self._recvs)
 
     def wait_sends(self) -> None:
         """Wait until every send is complete (the source may change again)."""
         if self._sends:
-            runtime.yielding_wait(self._sends)
+            _wait(self._sends)
 
     def free(self) -> None:
         """Free the requests (none may be active; after MPI is finalised, only forget them)."""
@@ -111,6 +113,29 @@ class Transfers:
             for r in self._recvs + self._sends:
                 r.Free()
         self._recvs, self._sends, self._counts = [], [], []
+
+
+#: Polls (each followed by a yield of the core) before a wait starts sleeping ``NAP`` seconds
+#: between polls; None: yield only (:func:`pgas.comm.runtime.yielding_wait`).  With more
+#: processes than cores a yielding poller stays runnable and takes the time slices its peers
+#: need to send; a napping one leaves the run queue.  Measured at 4 locales on 2 busy cores
+#: (load 27), a rank-2 pshift plan of 8x8 per locale: 3.6 ms per call yielding, 1.7 ms with
+#: SPINS 20; 4 one-shift plans in turn 12.1 ms and 3.6 ms.  At 2 locales: 0.8 and 0.5 ms.
+SPINS = 20
+NAP = 5e-5
+
+
+def _wait(requests) -> None:
+    if SPINS is None:
+        runtime.yielding_wait(requests)
+        return
+    Request, k = runtime.mpi().Request, 0
+    while not Request.Testall(requests):
+        k += 1
+        if k < SPINS:
+            runtime._yield()
+        else:
+            time.sleep(NAP)
 
 
 def live() -> bool:
