@@ -17,7 +17,8 @@ an array of global shape ``L * grid`` on the default grid is shifted by +1 and
 
 The three ways take turns, trial by trial (a change of the machine's load
 hits all three alike).  A trial times ``--reps`` calls back to back, as a stencil loop makes them
-(default: as many as fill about 20 ms, at least 1), after a barrier, and
+(default: the power of two that first fills 20 ms, timed as ``timeit``'s
+autorange does, so every way's batches last alike), after a barrier, and
 reports their mean: one call alone after a barrier mostly times how unevenly
 the locales leave the barrier, which on a busy machine (more processes than
 cores) is milliseconds.  ``--reps 1`` times single calls.
@@ -54,15 +55,21 @@ def shifts(rank: int) -> list:
 
 
 def repeats(fn, reps: int, target: float = 0.02) -> int:
-    """Collective: ``reps``, or if 0 the calls of ``fn`` that fill about ``target`` seconds
-    (from one timed call, the slowest locale's; between 1 and 1000)."""
+    """Collective: ``reps``, or if 0 the calls of ``fn`` that fill about ``target`` seconds:
+    batches of 1, 2, 4, ... calls are timed (the slowest locale's time) until one lasts
+    ``target`` (as ``timeit``'s autorange; at most 1024)."""
     if reps:
         return reps
-    comm.barrier()
-    t0 = time.perf_counter()
-    fn()
-    t = float(comm.allreduce(time.perf_counter() - t0, "max"))
-    return int(min(1000, max(1, round(target / max(t, 1e-9)))))
+    n = 1
+    while n < 1024:
+        comm.barrier()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        if float(comm.allreduce(time.perf_counter() - t0, "max")) >= target:
+            break
+        n *= 2
+    return n
 
 
 def batched(fn, reps: int):
