@@ -31,6 +31,9 @@ from .. import comm
 
 #: Tags of the ghost exchange notices (apart from the statements' 11-14).
 READY, DONE = 21, 22
+#: ``update_ghosts`` by persistent two-sided transfers compiled per array
+#: (:mod:`pgas.array.ghostfast`); False: plan and get one-sided every call.
+COMPILED = True
 
 
 class StaleGhosts(RuntimeError):
@@ -51,9 +54,10 @@ class GhostState:
     while neither count moved, ``mask`` was not dropped here, and (checked per
     statement) the owner's version is still the one seen."""
 
-    __slots__ = ("version", "mask", "seen", "writes", "barriers")
+    __slots__ = ("version", "mask", "seen", "writes", "barriers", "compiled")
 
     def __init__(self) -> None:
+        self.compiled = None                    # the compiled exchange (pgas.array.ghostfast)
         self.version = 0
         self.mask = None
         self.seen: dict = {}
@@ -223,6 +227,10 @@ def update_ghosts(A, periodic=False, corners: bool = True) -> None:
     checked("{0}.update_ghosts()", A, args=(periodic, bool(corners)))
     L, me, win = A.layout, A._me, A._win
     if not L.ghosts:
+        return
+    if COMPILED:
+        from .ghostfast import update
+        update(A, periodic, bool(corners))
         return
     by_source, readers = exchange_plan(L, me, periodic, bool(corners))
     block = padded(A)

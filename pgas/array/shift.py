@@ -149,7 +149,11 @@ def pshift(A, shifts, *, out=None):
 class PShiftPlan:
     """A polyshift set up once for arrays of one shape, dtype and distribution
     (:func:`pshift_setup`); call it as ``plan(A, out=None)``.  Free it with
-    :meth:`free` or use it in a ``with`` block."""
+    :meth:`free` or use it in a ``with`` block.
+
+    Its runs are compiled (:mod:`pgas.exec.fastgroup`): persistent MPI transfers,
+    and NumPy views of the arrays of the last call, which the plan holds (with
+    their memory) until it runs on other arrays or is freed."""
 
     def __init__(self, A, shifts) -> None:
         self.specs = parse(A, shifts, "pg.pshift_setup")
@@ -157,6 +161,7 @@ class PShiftPlan:
         self.label = f"{A.dtype} array of shape {A.shape} with {A.dist}"
         self._proto = A
         self._dests, self._items = setup_plans(A, self.specs)
+        self._fast = engine.executor().compile_group(self._items)
         self._live = True
 
     def __call__(self, A, out=None):
@@ -171,11 +176,13 @@ class PShiftPlan:
         outs = check_out(A, out, len(self.specs), "pshift plan")
         checked("pshift plan({0})", A, args=tuple(s.key() for s in self.specs))
         rebind = {id(self._proto): A, **{id(d): R for d, R in zip(self._dests, outs)}}
-        engine.executor().run_planned(self._items, rebind, "pg.pshift")
+        engine.executor().run_planned(self._items, rebind, "pg.pshift", self._fast)
         return outs
 
     def free(self) -> None:
         """Release the plan (it cannot be used afterwards)."""
+        if self._live:
+            self._fast.free()
         self._live = False
         self.specs, self._items, self._dests, self._proto = [], [], [], None
 

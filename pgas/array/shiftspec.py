@@ -214,14 +214,14 @@ def run(A: DistArray, specs: list, outs: list, header: str) -> None:
         src = _Proto(A, 0)
         src.name, src.label = A.name, A.label
         dests, items = setup_plans(src, specs)
-        hit = _templates[key] = (src, dests, items)
+        hit = _templates[key] = (src, dests, items, engine.executor().compile_group(items, keep=False))
         if len(_templates) > TEMPLATES:
-            _templates.popitem(last=False)
+            _templates.popitem(last=False)[1][3].free()
     else:
         _templates.move_to_end(key)
-    src, dests, items = hit
+    src, dests, items, fast = hit
     rebind = {id(src): A, **{id(d): R for d, R in zip(dests, outs)}}
-    engine.executor().run_planned(items, rebind, header)
+    engine.executor().run_planned(items, rebind, header, fast)
 
 
 class _Proto:

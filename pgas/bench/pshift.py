@@ -6,13 +6,22 @@ an array of global shape ``L * grid`` on the default grid is shifted by +1 and
 -1 along every axis (2k circular shifts) three ways:
 
 - ``cshift``: 2k sequential circular shifts, each its own exchange (2k
-  one-shift ``pg.pshift_setup`` plans run one after another: the front end's
+  one-shift ``pg.pshift_setup`` plans run one after another: each side uses
+  its best cached path, as a user repeating the shifts would; the front end's
   lowering is left out of both sides, so the ratio is the exchange phases');
 - ``pshift``: one call of a ``pg.pshift_setup`` plan (one exchange; the setup
   time is reported apart);
 - ``ghosts``: one ``update_ghosts(periodic=True, corners=False)`` of an array
   with ghost width 1 (one exchange, no local copy of the interior: a stencil
   then reads its neighbours as views of the padded block).
+
+The three ways take turns, trial by trial (a change of the machine's load
+hits all three alike).  A trial times ``--reps`` calls back to back, as a stencil loop makes them
+(default: the power of two that first fills 20 ms, timed as ``timeit``'s
+autorange does, so every way's batches last alike), after a barrier, and
+reports their mean: one call alone after a barrier mostly times how unevenly
+the locales leave the barrier, which on a busy machine (more processes than
+cores) is milliseconds.  ``--reps 1`` times single calls.
 
 Reported per size: seconds per call (min over trials, the slowest locale),
 messages per call, and the speedups cshift/pshift and cshift/ghosts; per rank
@@ -30,7 +39,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import choices, parser, print_table, progress, time_trials, write_result
+from pgas.bench import Timing, choices, parser, print_table, progress, time_trials, write_result
 from pgas.layout.distribution import default_grid
 
 LOCALES = 4
@@ -45,7 +54,36 @@ def shifts(rank: int) -> list:
     return [(s, ax) for ax in range(rank) for s in (1, -1)]
 
 
-def measure(rank: int, L: int, trials: int, warmup: int) -> dict:
+def repeats(fn, reps: int, target: float = 0.02) -> int:
+    """Collective: ``reps``, or if 0 the calls of ``fn`` that fill about ``target`` seconds:
+    batches of 1, 2, 4, ... calls are timed (the slowest locale's time) until one lasts
+    ``target`` (as ``timeit``'s autorange; at most 1024)."""
+    if reps:
+        return reps
+    n = 1
+    while n < 1024:
+        comm.barrier()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        if float(comm.allreduce(time.perf_counter() - t0, "max")) >= target:
+            break
+        n *= 2
+    return n
+
+
+def batched(fn, reps: int):
+    """``fn`` called ``reps`` times (one trial of a batch)."""
+    if reps == 1:
+        return fn
+
+    def run():
+        for _ in range(reps):
+            fn()
+    return run
+
+
+def measure(rank: int, L: int, trials: int, warmup: int, reps: int = 0) -> dict:
     """Collective: the three ways at one rank and local extent."""
     grid = default_grid(comm.num_locales(), rank)
     shape = tuple(L * p for p in grid)
@@ -70,12 +108,22 @@ def measure(rank: int, L: int, trials: int, warmup: int) -> dict:
         G.update_ghosts(periodic=True, corners=False)
 
     row = {"rank": rank, "L": L, "shape": shape, "grid": grid, "setup_s": setup}
-    for name, fn in zip(WAYS, (seq, poly, ghosts)):
-        t = time_trials(fn, trials, warmup)
+    fns = dict(zip(WAYS, (seq, poly, ghosts)))
+    for fn in fns.values():
+        fn()                                        # compiles the cached path
+    counts = {name: repeats(fn, reps) for name, fn in fns.items()}
+    times = {name: [] for name in fns}
+    for trial in range(warmup + trials):            # the ways interleaved: a load change hits all alike
+        for name, fn in fns.items():
+            t = time_trials(batched(fn, counts[name]), 1, 0)
+            if trial >= warmup:
+                times[name].append(t.min)
+    for name, fn in fns.items():
         with pg.comm_diagnostics() as d:
             fn()
-        row[name] = {"seconds": t.min, "median": t.median, "messages": d.messages, "max_per_pair":
-                     int(d.matrix.max(initial=0)), "bytes": d.bytes}
+        n, t = counts[name], Timing(tuple(times[name]))
+        row[name] = {"seconds": t.min / n, "median": t.median / n, "reps": n, "messages": d.messages,
+                     "max_per_pair": int(d.matrix.max(initial=0)), "bytes": d.bytes}
     want = [np.roll(A.to_numpy(), -s, ax) for s, ax in sh]
     poly()
     ok = all(np.array_equal(R.to_numpy(), w) for R, w in zip(outs, want))
@@ -138,6 +186,8 @@ def make_parser():
                    help="comma-separated array ranks (default 1,2,3,4)")
     p.add_argument("--size", choices=("paper", "tiny"), default="paper",
                    help="paper: the paper's local extents; tiny: two small ones per rank (default paper)")
+    p.add_argument("--reps", type=int, default=0, metavar="R",
+                   help="calls per timed trial (default 0: as many as fill about 20 ms)")
     p.add_argument("--plot", default=None, metavar="PNG", help="write a speedup plot here (needs matplotlib)")
     return p
 
@@ -150,7 +200,7 @@ def main(argv=None) -> int:
     for k in map(int, args.ranks):
         for L in sizes[k]:
             progress(f"rank {k}, local extent {L}")
-            rows.append(measure(k, L, args.trials, args.warmup))
+            rows.append(measure(k, L, args.trials, args.warmup, args.reps))
     fits = {f"rank{k}": {w: fit(rows, int(k), w) for w in WAYS} for k in args.ranks}
     print_table(["rank", "L", "local elems", "cshift s", "pshift s", "ghosts s", "msgs c/p/g", "max/pair p",
                  "speedup p", "speedup g", "setup s", "ok"],

@@ -3,7 +3,9 @@
 A fetch of a ghosted array ``A`` from owner ``r`` is *served from ghost cells*
 when every element it names lies in a cell of this locale's padded block that
 the last ``A.update_ghosts()`` filled (:func:`positions`: the element's global
-index, placed in this block, lands inside it and in the filled mask), and those
+index, placed in this block, or else its periodic image one axis length away,
+lands inside it and in the filled mask: a filled cell outside the array was
+filled by a periodic wrap, so it holds that image), and those
 cells are provably current:
 
 - no collective write of ``A`` and no global barrier since that update (both
@@ -85,16 +87,20 @@ def _positions(L, m, me: int):
         if c.min() < 0 or c.max() >= L.local_shape(m.peer)[d]:
             return None
         p = c + (L.coords(m.peer)[d] - L.coords(me)[d]) * L.blocks[d] + g
-        if p.min() < 0 or p.max() >= ms[d]:
-            return None
+        if p.min() < 0 or p.max() >= ms[d]:             # its periodic image, where a wrap may fill it
+            n = L.shape[d]
+            p = np.where(p < 0, p + n, np.where(p >= ms[d], p - n, p))
+            if p.min() < 0 or p.max() >= ms[d]:
+                return None
         mine.append(p)
     return np.ravel_multi_index(tuple(mine), ms)
 
 
-def serve(low, plan, sources, vers) -> dict:
+def serve(low, plan, sources, vers, arrs=None) -> dict:
     """``{fetch index: buffer}``: the fetches of ``plan`` served from current ghost cells,
-    given the versions ``vers[k]`` each of ``sources[k]`` sent (one per :func:`ghosted`)."""
-    arrs = ghosted(low)
+    given the versions ``vers[k]`` each of ``sources[k]`` sent (one per array of ``arrs``,
+    default :func:`ghosted`; a group's notices carry those of all its statements)."""
+    arrs = ghosted(low) if arrs is None else arrs
     slot = {id(a): j for j, a in enumerate(arrs)}
     sent = {q: row for q, row in zip(sources, vers)}
     out = {}

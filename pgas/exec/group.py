@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
+from ..comm import check
+from . import ghostread
 from .run import DONE_READ, READY, _flush_all, _sync, _TaskContext, evaluate, strided
 
 def groupable(plan) -> bool:
@@ -39,11 +41,19 @@ def run_together(items) -> None:
     readers = sorted({r for _, p in items for r in p.readers})
     if sources or readers:
         _sync(arrays.values())
-    ready = comm.expect(sources, READY)
+    garrs = _ghosted(items)                 # READY carries their write versions (replicated list)
+    ready, vers = comm.expect_values(sources, READY, len(garrs)) if garrs else (comm.expect(sources, READY), None)
     readers_done = comm.expect(readers, DONE_READ)
-    sent = comm.notify(readers, READY)
+    sent = (comm.notify_values(readers, READY, ghostread.versions(garrs)) if garrs
+            else comm.notify(readers, READY))
     comm.wait(ready)
     bufs = [[None] * len(p.fetches) for _, p in items]
+    served = [ghostread.serve(low, p, sources, vers, garrs) if garrs else {} for low, p in items]
+    if any(served) and not check.enabled:           # served fetches move no message
+        groups = _regroup(items, served)
+        for k, got in enumerate(served):
+            for j, buf in got.items():
+                bufs[k][j] = buf
     for win, peer, parts, size in groups.values():
         buf = np.empty(size, dtype=win.dtype)
         regions = [r for _, _, _, m in parts for r in m.regions]
@@ -52,6 +62,10 @@ def run_together(items) -> None:
             bufs[k][j] = buf[start:start + m.size]
     _flush_all([(g[0], g[1]) for g in groups.values()])
     sent += comm.notify(sources, DONE_READ)
+    stale = None
+    if check.enabled and any(served):                # check mode: served fetches were fetched too
+        for k, (low, p) in enumerate(items):
+            stale = stale or ghostread.verify(low, p, served[k], bufs[k])
     written = {id(low.arrays[low.stmt.accesses[low.stmt.write].slot]) for low, _ in items}
     results = []
     for k, (low, plan) in enumerate(items):
@@ -74,4 +88,32 @@ def run_together(items) -> None:
             ref = task.refs[stmt.write]
             strided(wflat, ref.offset, ref.strides, task.shape)[...] = value
     comm.wait(sent)
+    if garrs and check.enabled:
+        comm.agree(stale)                             # a ghost read differed from its owner's elements
     comm.statement_done()
+
+
+def _ghosted(items) -> list:
+    """The distinct arrays with ghost cells of all the statements, in order (replicated)."""
+    out, seen = [], set()
+    for low, _ in items:
+        for a in ghostread.ghosted(low):
+            if id(a) not in seen:
+                seen.add(id(a))
+                out.append(a)
+    return out
+
+
+def _regroup(items, served) -> dict:
+    """The messages of the fetches not in ``served``: ``(window id, peer) -> [window, peer,
+    [(item, fetch, start, message)], size]``."""
+    groups: dict = {}
+    for k, (low, plan) in enumerate(items):
+        for j, m in enumerate(plan.fetches):
+            if j in served[k]:
+                continue
+            win = low.arrays[m.slot]._win
+            g = groups.setdefault((id(win), m.peer), [win, m.peer, [], 0])
+            g[2].append((k, j, g[3], m))
+            g[3] += m.size
+    return groups

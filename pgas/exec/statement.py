@@ -16,6 +16,7 @@ from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
 from . import ghostread, settings, strip, transfer
 from .domain import resolve
+from .fastgroup import FastGroup
 from .group import groupable, run_together
 from .lower import Lowered, lower_ref, lower_view
 from .run import REDUCE_WITH, accumulable, run
@@ -55,10 +56,16 @@ class Executor:
                 items.append((low, plan_local(low.stmt, layouts, low.stmt.write, comm.here())))
         return items
 
-    def run_planned(self, items, rebind: dict, header: str = "") -> None:
+    def compile_group(self, items, keep: bool = True):
+        """:meth:`plan_group`'s items compiled for repeated :meth:`run_planned` calls
+        (:class:`pgas.exec.fastgroup.FastGroup`; free it with its ``free()``)."""
+        return FastGroup(items, keep)
+
+    def run_planned(self, items, rebind: dict, header: str = "", fast=None) -> None:
         """Run :meth:`plan_group`'s statements again with each array ``a`` replaced by
         ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
-        exchange and no lowering or planning."""
+        exchange and no lowering or planning.  ``fast``: the items compiled for repeated
+        runs (:class:`pgas.exec.fastgroup.FastGroup`), used where it qualifies."""
         lows = [(Lowered(low.stmt, [rebind.get(id(a), a) for a in low.arrays], low.prog, low.names), p)
                 for low, p in items]
         if _explaining:
@@ -66,9 +73,16 @@ class Executor:
             for low, _ in lows:
                 execute(low)
             return
+        written = {}
         for low, _ in lows:
-            before_write(low.arrays[low.stmt.accesses[low.stmt.write].slot], None)
-        if settings.get("aggregate") and all(groupable(p) for _, p in lows):
+            w = low.arrays[low.stmt.accesses[low.stmt.write].slot]
+            written[id(w)] = w
+        for w in written.values():
+            before_write(w, None)
+        aggregate = settings.get("aggregate")
+        if fast is not None and aggregate and fast.run(lows):
+            return
+        if aggregate and all(groupable(p) for _, p in lows):
             run_together(lows)
         else:
             for low, p in lows:
