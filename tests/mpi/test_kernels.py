@@ -4,7 +4,7 @@ import pytest
 
 import pgas as pg
 from pgas.bench.kernels import KERNELS
-from util import assert_matches
+from util import check_kernel
 
 
 @pytest.fixture(autouse=True)
@@ -18,10 +18,4 @@ def _defaults():
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_kernel_matches_numpy(name, dist, aggregate):
     pg.config(aggregate=aggregate)
-    k = KERNELS[name]
-    state = k.setup(k.tiny, dist)
-    for t in range(3):
-        k.step(state, t)
-    want = k.reference(k.tiny, 3)
-    for key in k.result:
-        assert_matches(state[key], want[key], rtol=1e-12)
+    check_kernel(KERNELS[name], dist, 3)

@@ -9,7 +9,7 @@ import test_stmt
 from pgas import comm
 from pgas.bench.kernels import KERNELS
 from pgas.exec import transfer
-from util import assert_matches, collective_verdict
+from util import assert_matches, check_kernel, collective_verdict
 
 PROTOCOLS = ["auto", "packed", "pipelined", "bounding"]
 P = pg.num_locales
@@ -28,13 +28,7 @@ def _defaults():
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_kernel_matches_numpy(name, dist, protocol, limit):
     pg.config(protocol=protocol, **({} if limit is None else {"buffer_limit": limit}))
-    k = KERNELS[name]
-    state = k.setup(k.tiny, dist)
-    for t in range(2):
-        k.step(state, t)
-    want = k.reference(k.tiny, 2)
-    for key in k.result:
-        assert_matches(state[key], want[key], rtol=1e-12)
+    check_kernel(KERNELS[name], dist, 2)
 
 
 @pytest.mark.parametrize("setting", ["pipelined", "bounding", "strips"])
@@ -135,13 +129,7 @@ def test_every_strip_count_matches_numpy(strips, dist, overlapping_model):
         if strips == "model" and P > 1 and limit > 1 << 30:         # on some locale at least
             some = comm.allreduce(int(any(m > 1 for m in made)), "max")
             collective_verdict(some == 1, f"the model strip-mined nowhere: {made}")
-        k = KERNELS["jacobi2D"]
-        state = k.setup(k.tiny, dist)
-        for t in range(2):
-            k.step(state, t)
-        want = k.reference(k.tiny, 2)
-        for key in k.result:
-            assert_matches(state[key], want[key], rtol=1e-12)
+        check_kernel(KERNELS["jacobi2D"], dist, 2)
     pg.config(buffer_limit=1 << 40)
     test_stmt.test_random_statements_match_numpy()
 

@@ -104,3 +104,14 @@ def a_dist(draw, ndim: int, max_block: int = 5):
     if kind == "cyclic":
         return pg.Cyclic(grid)
     return pg.BlockCyclic(draw(st.integers(1, max_block)), grid)
+
+
+def check_kernel(kernel, dist, steps: int) -> None:
+    """Run a benchmark kernel (:mod:`pgas.bench.kernels`) at its tiny size for ``steps``
+    steps on ``dist`` and compare every result array with its NumPy reference."""
+    state = kernel.setup(kernel.tiny, dist)
+    for t in range(steps):
+        kernel.step(state, t)
+    want = kernel.reference(kernel.tiny, steps)
+    for key in kernel.result:
+        assert_matches(state[key], want[key], rtol=1e-12)
