@@ -92,9 +92,17 @@ def _where_local(A, where):
         return True
     from .core import DistArray
 
-    if isinstance(where, DistArray):
-        if where.layout.key != A.layout.key or where.dtype != bool:
-            raise ValueError(f"where= must be a bool array of the shape and distribution of {A.label}")
+    if isinstance(where, DistArray) or hasattr(where, "eval"):   # distributed: a view or expression too
+        if np.dtype(where.dtype) != bool:
+            raise TypeError(f"where= must be a boolean mask, got {np.dtype(where.dtype)}")
+        if not isinstance(where, DistArray) or where.layout.key != A.layout.key:
+            try:
+                np.broadcast_shapes(tuple(where.shape), A.shape)
+            except ValueError:
+                raise ValueError(f"where= of shape {tuple(where.shape)} does not broadcast to {A.label}") from None
+            mask = DistArray._create(A.layout, np.dtype(bool))
+            mask[...] = where                 # one statement: moved to A's distribution
+            where = mask
         return where.local
     w = np.asarray(where)
     if w.dtype != bool:
@@ -188,9 +196,13 @@ def _finish(t: _Target, values: np.ndarray, out, dtype):
     if out is None:
         out = DistArray._create(t.layout, check_dtype(dtype))
     else:
-        if not np.can_cast(values.dtype, out.dtype, "same_kind"):
-            raise TypeError(f"cannot store a {values.dtype} result in out= {out.label} (casting rule 'same_kind')")
-        engine.before_write(out, None)
+        if values.dtype.kind == "c" and out.dtype.kind != "c":     # as NumPy does, on every locale alike
+            import warnings
+
+            warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                          stacklevel=3)
+            values = values.real
+        engine.before_write(out, None)      # NumPy casts a reduction's result into out= unsafely
     if out.layout.ghosts:
         out.local[...] = values.astype(out.dtype, copy=False).reshape(out.local.shape)
     else:
@@ -305,6 +317,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
                         "e.g. dtype=np.float64")
     cdt = np.dtype(dtype) if dtype is not None else (np.dtype(np.float64) if A.dtype.kind in "biu" else A.dtype)
     rdt = np.empty(0, cdt).real.dtype if cdt.kind == "c" else cdt
+    res_dt = cdt if cdt.kind == "c" and A.dtype.kind != "c" else rdt   # NumPy: real input, complex dtype
     t = _Target(A, axes, keepdims, out, f"{'std' if std else 'var'} over {A.label}")
     mask = _where_local(A, where)
     fields = {"n": np.empty(0, np.int64), "s": np.empty(0, cdt), "m2": np.empty(0, rdt)}
@@ -333,7 +346,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
     offs, f = _exchange(t, fields, moments)
     n, s, m2 = moments(offs, f).values()
     dof = np.maximum(n - ddof, 0)
-    if np.any(dof == 0):
+    none_left = bool(np.any(dof == 0))
+    if t.layout is not None:              # each locale holds other results: warn alike everywhere
+        none_left = bool(comm.allreduce(int(none_left), "max"))
+    if none_left:
         import warnings
 
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
@@ -341,7 +357,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
         res = (m2 / dof).astype(rdt)
     if std:
         res = np.sqrt(res)
-    return _finish(t, res, out, rdt)
+    return _finish(t, res.astype(res_dt, copy=False), out, res_dt)
 
 
 def arg(a, op: str, axis=None, out=None, keepdims=False):

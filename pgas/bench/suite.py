@@ -105,6 +105,8 @@ def run_job(path: str, out: str, steps: int) -> int:
 
     with open(path) as f:
         todo = json.load(f)
+    if comm.here() == 0:
+        _drop_cut_line(out)
     correct = True
     bar = ProgressBar(len(todo), f"{comm.num_locales()} locale(s)")
     for c in todo:
@@ -120,6 +122,17 @@ def run_job(path: str, out: str, steps: int) -> int:
         bar.step(f"{c['study']} {c['kernel']} {dist_label(c['dist'], c['block'])} {c['mode']}")
     bar.close()
     return 0 if correct else 1
+
+
+def _drop_cut_line(out: str) -> None:
+    """Remove a last line that a killed job left without its newline, so the rows
+    appended next start on a line of their own."""
+    if not os.path.exists(out):
+        return
+    with open(out, "rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
 
 
 def load_rows(out: str) -> tuple[list[dict], list[dict]]:
@@ -191,7 +204,8 @@ def main(argv=None) -> int:
         p.error("run pgas bench suite outside pgas run / mpiexec: it starts one job per locale count itself")
     kernels, studies = _check(args, p)
     N = args.n or PRESETS[args.preset]["locales"]
-    jobs = configs(args.preset, N, kernels, studies)
+    # the steps are part of each configuration, so --resume never keeps rows of other steps
+    jobs = {P: [dict(c, steps=steps) for c in cs] for P, cs in configs(args.preset, N, kernels, studies).items()}
     for sub in ("jobs", "raw"):
         os.makedirs(os.path.join(args.out, sub), exist_ok=True)
     rows, failed, t0 = [], [], time.time()
