@@ -237,11 +237,11 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         when it returns, visible to other locales after their next synchronisation
         (e.g. ``pg.barrier()``)."""
         loc = self.layout.locate(index) or self._locate_slow(index)
+        ghosts.wrote(self)                  # elements and slices alike: ghost copies are no longer current
         if loc is None:
             return slicing.put_slice(self, index, value)
         value = self._element(value, index)
         owner, flat = loc
-        ghosts.wrote(self)
         if owner == self._me:
             self._storage[flat] = value[0]
         else:
