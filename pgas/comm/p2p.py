@@ -17,8 +17,6 @@ they are matched in the order started (MPI's non-overtaking rule).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from . import runtime
@@ -126,16 +124,7 @@ NAP = 5e-5
 
 
 def _wait(requests) -> None:
-    if SPINS is None:
-        runtime.yielding_wait(requests)
-        return
-    Request, k = runtime.mpi().Request, 0
-    while not Request.Testall(requests):
-        k += 1
-        if k < SPINS:
-            runtime._yield()
-        else:
-            time.sleep(NAP)
+    runtime.yielding_wait(requests, SPINS, NAP)
 
 
 def live() -> bool:

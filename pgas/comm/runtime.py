@@ -252,14 +252,20 @@ def allreduce(value, op: str = "sum"):
 _yield = os.sched_yield if hasattr(os, "sched_yield") else (lambda: None)
 
 
-def yielding_wait(requests) -> None:
+def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None:
     """Wait for ``requests``, giving the core away between polls: with more processes
     than cores (a shared machine) a spinning wait takes the time the peers need to
     get there (h12: 1.7x faster RandomAccess rounds, 2 locales on 2 busy cores).
-    On an idle core the yield returns at once."""
-    Request = mpi().Request
+    On an idle core the yield returns at once.  With ``spins``, after that many
+    yielding polls the wait sleeps ``nap`` seconds between polls instead (it leaves
+    the run queue; see :data:`pgas.comm.p2p.SPINS`)."""
+    Request, k = mpi().Request, 0
     while not Request.Testall(requests):
-        _yield()
+        k += 1
+        if spins is None or k < spins:
+            _yield()
+        else:
+            time.sleep(nap)
 
 
 def allreduce_with(value, combine):
