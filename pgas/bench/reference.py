@@ -53,7 +53,17 @@ def run(argv: list[str], timeout: float = 1800.0) -> dict:
     comm.barrier()
     if comm.here() == 0:
         os.unlink(flag)
+        if res["returncode"] != 0:
+            print(failure(res), file=sys.stderr, flush=True)
     return res
+
+
+def failure(res: dict) -> str:
+    """Why a reference run failed, for the user: its command, exit status and the end of
+    its error output (a binary built against an MPI that is gone says so there)."""
+    how = "could not start" if res["returncode"] is None else f"exited with status {res['returncode']}"
+    tail = "\n".join((res["stderr"] or res["stdout"]).strip().splitlines()[-5:])
+    return f"[bench] reference {' '.join(res['argv'])} {how}:\n{tail}"
 
 
 def number(pattern: str, text: str) -> float | None:

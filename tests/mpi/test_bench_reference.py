@@ -24,6 +24,15 @@ def test_a_missing_reference_is_reported_not_raised():
     assert reference.number(r"x = ([0-9]+)", "nothing") is None
 
 
+def test_a_failing_reference_says_why(capsys):
+    res = reference.run([sys.executable, "-c", "import sys; print('libmpi.so.12: cannot open', file=sys.stderr); "
+                         "sys.exit(127)"])
+    err = capsys.readouterr().err
+    collective_verdict(res["returncode"] == 127, f"{res}")
+    if pg.here == 0:
+        assert "exited with status 127" in err and "libmpi.so.12: cannot open" in err, err
+
+
 def test_isx_int32_keys(tmp_path):
     path = comm.bcast(str(tmp_path / "isx.json"), 0)
     status = isx.main(["--keys", "5000", "--width", "700", "--key-type", "int32", "--trials", "1", "--out", path])
