@@ -24,6 +24,7 @@ import itertools
 import numpy as np
 
 from . import expr as _expr
+from . import fancy
 from . import view as _view
 
 _executor = None
@@ -68,12 +69,18 @@ def as_operand(x):
 
 
 def getitem(src, key):
-    """``src[key]`` for a non-scalar key (see :func:`pgas.array.view.select`)."""
+    """``src[key]`` for a non-scalar key (see :func:`pgas.array.view.select`); an advanced
+    key (index arrays, masks) outside ``forall`` gives a new array (:mod:`pgas.array.fancy`)."""
+    if not _tracers and fancy.is_advanced(key):
+        return fancy.getitem(src, key)
     return _view.select(src, key)
 
 
 def setitem(src, key, value) -> None:
-    """``src[key] = value`` for a non-scalar key: one collective statement."""
+    """``src[key] = value`` for a non-scalar key: one collective statement (an advanced key:
+    an aggregated scatter, :mod:`pgas.array.fancy`)."""
+    if not _tracers and fancy.is_advanced(key):
+        return fancy.setitem(src, key, value)
     assign(_view.select(src, key, for_write=True), value)
 
 

@@ -122,11 +122,10 @@ class View(ArrayMethods, Lazy):
         return self.shape[0]
 
     def __getitem__(self, key):
-        return select(self, key)
+        return engine.getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
-        target = select(self, key, for_write=True)
-        engine.assign(target, value)
+        engine.setitem(self, key, value)
 
     def eval(self):
         """Collective: a new DistArray holding a copy of the view's elements."""

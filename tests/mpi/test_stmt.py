@@ -185,7 +185,7 @@ def test_errors_are_raised_everywhere():
     with pytest.raises(IndexError):
         A[5:, 9, 1]
     with pytest.raises(IndexError):
-        A[[1, 2]] = 1
+        A[[1, 7]] = 1                   # an index array (advanced indexing) out of bounds
     with pytest.raises(IndexError, match="out of bounds"):
         A[7, :]
 

@@ -1,0 +1,197 @@
+"""NumPy's advanced indexing on distributed arrays: ``A[idx]``, ``A[mask]``,
+``A[:, [0, 2]]``, and assignment through them, built on the aggregated
+``gather`` / ``scatter`` (at most one message per locale pair each way).
+
+Keys
+- **Replicated NumPy keys** (lists, integer or boolean NumPy arrays, mixed with
+  slices, integers, ``None`` and ``...``, the same on every locale, as every
+  NumPy operand of a statement is): NumPy's own rules give the result's shape and
+  which element each result position reads, so every case NumPy accepts means the
+  same here, errors included (an index out of range raises IndexError on every
+  locale alike).  Each locale works out only the positions of the result it owns.
+- **A boolean DistArray** (or lazy expression, ``A[A > 0]``) of ``A``'s shape: the
+  selected elements in C order as a new 1-D array.
+- **An integer DistArray** indexing a 1-D array: a result distributed like the key.
+
+``A[key]`` is a new array (a copy, as in NumPy), distributed like ``A`` (the same
+kind on the default grid) unless the key is a DistArray.  ``A[key] = value``
+writes through the same positions; with a repeated index the last value in the
+key's C order is stored, as NumPy does.  ``A[key] += v`` is ``A[key] = A[key] + v``:
+repeats are not accumulated (use ``A.update`` for that, as NumPy's ``np.add.at``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import comm
+
+
+def is_advanced(key) -> bool:
+    """True for a key NumPy treats as advanced indexing: a list, a NumPy array of at
+    least one dimension (or of bools), or a distributed array or expression."""
+    from . import engine
+
+    for k in key if isinstance(key, tuple) else (key,):
+        if isinstance(k, list) or engine.is_array(k) or hasattr(k, "eval"):
+            return True
+        if isinstance(k, np.ndarray) and (k.ndim or k.dtype == bool):
+            return True
+    return False
+
+
+def _distributed_key(key):
+    """The DistArray of a key that is one (a view or an expression is materialised), else None."""
+    from . import engine
+
+    if isinstance(key, tuple):
+        if any(engine.is_array(k) or hasattr(k, "eval") for k in key):
+            raise NotImplementedError("indexing with a tuple holding distributed arrays is not supported: "
+                                      "index with one distributed boolean mask of the array's shape, one "
+                                      "distributed integer array (1-D arrays), or NumPy index arrays")
+        return None
+    if engine.is_array(key):
+        return key
+    if hasattr(key, "eval"):
+        return key.eval()
+    return None
+
+
+def _positions(view, key):
+    """Per base dimension, the base index read by each result position this locale owns,
+    the result's shape, and a new empty result (distributed like the view's base)."""
+    from .axisreduce import like
+    from .construct import empty
+
+    grids = tuple(np.broadcast_to(np.arange(n).reshape((-1,) + (1,) * (view.ndim - d - 1)), view.shape)
+                  for d, n in enumerate(view.shape))
+    sel = [g[key] for g in grids]                 # NumPy's rules and errors, same on every locale
+    shape = sel[0].shape if sel else ()
+    if not shape:
+        raise IndexError("an advanced index giving a single element: index with integers instead")
+    R = empty(shape, view.dtype, like(view.base.layout, len(shape)))
+    owned = R.layout.owned(comm.here())
+    if R.local.size:
+        flat = np.ravel_multi_index(tuple(g.reshape(-1) for g in np.meshgrid(*owned, indexing="ij")), shape)
+        vidx = [s.reshape(-1)[flat] for s in sel]
+    else:
+        vidx = [np.empty(0, np.int64) for _ in sel]
+    bidx = tuple(np.asarray(sum(row[k] * vidx[k] for k in range(len(row))) + ci, dtype=np.int64).reshape(-1)
+                 for row, ci in zip(view.M, view.c))
+    return bidx, R
+
+
+def _mask_flat(view, M):
+    """This locale's selected elements of ``view`` under the distributed mask ``M``: their
+    base indices, their positions in the result, and the result's length."""
+    from ..layout import Block
+    from .construct import zeros
+
+    if tuple(M.shape) != tuple(view.shape):
+        raise IndexError(f"boolean index did not match indexed array: the mask's shape is {tuple(M.shape)}, "
+                         f"the array's {tuple(view.shape)}")
+    F = M.ravel()
+    if F.layout.dist.kind != "block":
+        F = F.redistribute(Block())
+    (own,) = F.layout.owned(comm.here())
+    mine = own[np.flatnonzero(F.local)] if F.local.size else np.empty(0, np.int64)
+    counts = zeros(comm.num_locales(), np.int64, Block())    # one count per locale: their scan
+    counts.local[...] = mine.size
+    ends = np.cumsum(counts)
+    end = int(ends.local[0]) if ends.local.size else 0
+    total = comm.allreduce(mine.size)
+    vidx = np.unravel_index(mine, view.shape) if view.ndim else ()
+    bidx = tuple(np.asarray(sum(row[k] * vidx[k] for k in range(len(row))) + ci, dtype=np.int64).reshape(-1)
+                 for row, ci in zip(view.M, view.c))
+    return bidx, np.arange(end - mine.size, end, dtype=np.int64), total
+
+
+def getitem(src, key):
+    """Collective: ``src[key]`` for an advanced ``key`` (see the module doc)."""
+    from ..layout import Block
+    from .construct import empty
+    from .shape import as_view
+
+    v = as_view(src)
+    D = _distributed_key(key)
+    if D is None:
+        bidx, R = _positions(v, key)
+        R.local[...] = v.base.gather(bidx).reshape(R.local.shape)
+        comm.barrier([R._win])
+        return R
+    if D.dtype == bool:
+        bidx, pos, total = _mask_flat(v, D)
+        R = empty((total,), v.dtype, Block())
+        R.scatter(pos, v.base.gather(bidx))
+        return R
+    if v.ndim != 1 or not np.issubdtype(D.dtype, np.integer):
+        raise NotImplementedError("a distributed integer index is supported for 1-D arrays only "
+                                  f"(got a {v.ndim}-D array and a {D.dtype} index); use NumPy index arrays")
+    R = empty(D.shape, v.dtype, D.layout.dist)
+    R.local[...] = v.base.gather(_base1(v, D.local.reshape(-1))).reshape(R.local.shape)
+    comm.barrier([R._win])
+    return R
+
+
+def _base1(v, idx):
+    """Base indices of a 1-D view's indices ``idx`` (negative ones count from the end;
+    out-of-range ones are left out of range so ``gather``/``scatter`` raise everywhere)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    idx = np.where(idx < 0, idx + v.shape[0], idx)
+    bad = (idx < 0) | (idx >= v.shape[0])
+    if comm.allreduce(int(bad.any()), "max"):
+        raise IndexError(f"index out of bounds for axis 0 with size {v.shape[0]}")
+    return tuple(np.asarray(row[0] * idx + ci, dtype=np.int64) for row, ci in zip(v.M, v.c))
+
+
+def _values(value, n, dtype, take):
+    """The values this locale writes: a scalar broadcast to ``n``, or ``take`` applied to
+    the (replicated, broadcast) NumPy value."""
+    if np.ndim(value) == 0:
+        return np.full(n, value, dtype=dtype)
+    return np.asarray(take(np.asarray(value)), dtype=dtype).reshape(-1)
+
+
+def setitem(src, key, value) -> None:
+    """Collective: ``src[key] = value`` for an advanced ``key`` (see the module doc)."""
+    from ..layout import Block
+    from . import engine
+    from .shape import as_view
+
+    v = as_view(src)
+    if engine.is_array(value) or hasattr(value, "eval"):
+        value = value.to_numpy() if engine.is_array(value) else value.eval().to_numpy()
+    D = _distributed_key(key)
+    if D is None:
+        grids = tuple(np.broadcast_to(np.arange(n).reshape((-1,) + (1,) * (v.ndim - d - 1)), v.shape)
+                      for d, n in enumerate(v.shape))
+        sel = [g[key] for g in grids]
+        shape = sel[0].shape
+        size = int(np.prod(shape))
+        P, me = comm.num_locales(), comm.here()
+        lo, hi = size * me // P, size * (me + 1) // P    # positions in C order: later locales write later ones
+        vidx = [s.reshape(-1)[lo:hi] for s in sel]
+        vals = _values(value, hi - lo, v.dtype, lambda a: np.broadcast_to(a, shape).reshape(-1)[lo:hi])
+    elif D.dtype == bool:
+        bidx, pos, total = _mask_flat(v, D)
+        if np.ndim(value) and np.size(value) not in (1, total):
+            raise ValueError(f"NumPy boolean array indexing assignment cannot assign {np.size(value)} input values "
+                             f"to the {total} output values where the mask is true")
+        vals = _values(value, pos.size, v.dtype, lambda a: np.broadcast_to(a.reshape(-1), (total,))[pos])
+        v.base.scatter(bidx, vals)
+        return
+    else:
+        if v.ndim != 1 or not np.issubdtype(D.dtype, np.integer):
+            raise NotImplementedError("a distributed integer index is supported for 1-D arrays only "
+                                      f"(got a {v.ndim}-D array and a {D.dtype} index); use NumPy index arrays")
+        F = D.ravel()
+        if F.layout.dist.kind != "block":
+            F = F.redistribute(Block())
+        (own,) = F.layout.owned(comm.here())
+        idx = F.local.reshape(-1)
+        vals = _values(value, idx.size, v.dtype, lambda a: np.broadcast_to(a, D.shape).reshape(-1)[own])
+        v.base.scatter(_base1(v, idx), vals)
+        return
+    bidx = tuple(np.asarray(sum(row[k] * vidx[k] for k in range(len(row))) + ci, dtype=np.int64).reshape(-1)
+                 for row, ci in zip(v.M, v.c))
+    v.base.scatter(bidx, vals)
