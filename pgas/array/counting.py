@@ -121,6 +121,21 @@ def inspect(owners, local, width, nb, bits):
             repeats[j] = i
             j += 1
     return offsets, counts, slot, first, last, repeats
+
+
+@njit(cache=True, nogil=True)
+def locate_1d(g, n, b, p):
+    owners = np.empty(g.size, np.int64)
+    local = np.empty(g.size, np.int64)
+    for i in range(g.size):
+        x = g[i]
+        if x < 0:
+            x += n
+        if x < 0 or x >= n:
+            return owners, local, i
+        owners[i] = (x // b) % p
+        local[i] = (x // (b * p)) * b + x % b
+    return owners, local, -1
 '''
 
 _compiled = None
@@ -128,12 +143,13 @@ _exec = None           # (pgas.exec.fuse, pgas.exec.settings), imported on first
 _seen = 0              # elements through the irregular paths in this process ("auto" mode)
 
 
-def hot(n: int) -> bool:
+def hot(n: int, count: bool = True) -> bool:
     """Whether the irregular paths should use compiled code for ``n`` elements: with
     ``pg.config(fuse=True)``, or under ``"auto"`` once this process has put
     ``FUSE_MIN`` elements through them (counting this call's), so a short script
     never starts numba and a loop of small batches (RandomAccess's) soon does.
-    Whether numba is installed is not checked here."""
+    Whether numba is installed is not checked here.  ``count=False`` asks without
+    counting ``n`` (a pass the same elements go through next counts them)."""
     global _seen, _exec
     if _exec is None:
         from ..exec import fuse, settings
@@ -141,16 +157,16 @@ def hot(n: int) -> bool:
     mode = _exec[1].get("fuse")
     if not mode or n == 0:
         return False
-    _seen += n
+    _seen += n if count else 0
     return mode is True or _seen >= _exec[0].FUSE_MIN
 
 
-def _numba(n: int):
+def _numba(n: int, count: bool = True):
     """The compiled functions for ``n`` elements, or None: without numba, with
     ``pg.config(fuse=False)``, or under ``"auto"`` before :func:`hot` (a short
     script need not compile them)."""
     global _compiled
-    if not hot(n):
+    if not hot(n, count):
         return None
     if _compiled is None:
         from ..exec.fuse import _load_module, _numba as have
@@ -232,3 +248,21 @@ def inspect(owners: np.ndarray, local: np.ndarray, width: int, nb: int):
     first, last = first[order], last[order]
     repeats = np.flatnonzero(first[slot] != np.arange(len(slot)))
     return local[first], counts, slot, first, last, repeats
+
+
+def locate_1d(g: np.ndarray, n: int, b: int, p: int):
+    """``(owners, local)`` of int64 global indices ``g`` (negative ones counting from the
+    end) of a 1-D block-cyclic dimension of ``n`` elements, blocks of ``b``, ``p`` locales
+    (:class:`pgas.layout.dimmap.DimMap`'s ``owner`` and ``local_index``) in one compiled
+    pass; None when compiled code is not used (see :func:`hot`) or an index is out of
+    range (the caller's general path then raises its error).
+
+    >>> r = locate_1d(np.array([0, 5, -1], dtype=np.int64), 6, 3, 2)
+    >>> r is None or (r[0].tolist(), r[1].tolist()) == ([0, 1, 1], [0, 2, 2])
+    True
+    """
+    nb_ = _numba(g.size, count=False)
+    if nb_ is None:
+        return None
+    owners, local, bad = nb_.locate_1d(g, n, b, p)
+    return None if bad >= 0 else (owners, local)

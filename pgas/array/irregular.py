@@ -167,6 +167,17 @@ def _index_arrays(A, indices) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
+def _locate_1d(A, indices):
+    """``(owners, local offsets)`` of int64 indices into a 1-D array without ghost cells in
+    one compiled pass (:func:`counting.locate_1d`), or None: then (other shapes, dtypes,
+    NumPy mode, an index out of range) the general path does it and raises on bad input."""
+    if (A.ndim != 1 or A.layout.ghosts or type(indices) is not np.ndarray or indices.ndim != 1
+            or indices.dtype != np.int64 or not indices.size):
+        return None
+    m = A.layout.maps[0]
+    return counting.locate_1d(indices, A.shape[0], m.b, m.p)
+
+
 class _Pattern:
     """This locale's half of an inspector: its indices bucketed by owner and deduplicated.
 
@@ -178,13 +189,18 @@ class _Pattern:
     """
 
     def __init__(self, A, indices) -> None:
-        cols = _index_arrays(A, indices)
         P = A.layout.num_locales
-        self.n = len(cols[0])
-        owners = np.asarray(A.layout.owners(cols), dtype=np.int64).reshape(-1)
+        fast = _locate_1d(A, indices)
+        if fast is not None:
+            owners, local = fast
+            self.n = len(owners)
+        else:
+            cols = _index_arrays(A, indices)
+            self.n = len(cols[0])
+            owners = np.asarray(A.layout.owners(cols), dtype=np.int64).reshape(-1)
+            local = np.asarray(A.layout.local_flat(cols, owners), dtype=np.int64).reshape(-1)
         # padded storage offsets (ghost cells) reach past A.size: the key's width covers them
         width = max(A.size, 1) if not A.layout.ghosts else int(np.prod([n + 2 * g for n, g in zip(A.shape, A.layout.ghosts)]))
-        local = np.asarray(A.layout.local_flat(cols, owners), dtype=np.int64).reshape(-1)
         self.offsets, self.counts, self.slot, self.first, self.last, self.repeats = counting.inspect(
             owners, local, width, P)
         self._bounds = np.cumsum(self.counts)[:-1]

@@ -5,13 +5,25 @@ every vector are Block-distributed over the locales.  Each locale generates
 the matrix (deterministic) and keeps its rows.  The sparse matrix-vector
 product ``q = A p`` reads the entries of ``p`` its rows need through one
 aggregated gather whose index plan is made once (inspector) and reused by
-every product (executor: one message per locale pair, values only); vector
-updates are local NumPy and dot products one ``allreduce`` (the three at the end of
-an outer step, one together, as NPB does for two of them); each row of the local
-product is summed in NPB's order by a compiled loop (numba; NumPy without it).  The CG iteration
-itself is NAS's (:func:`~pgas.bench.nas_makea.conj_grad`), shared with the
-serial reference.  Verification: ``|zeta - official| / official <= 1e-10``.
-Mop/s uses NAS's operation count.
+every product (executor: one message per locale pair, values only).
+
+The CG iteration is NAS's (:func:`~pgas.bench.nas_makea.conj_grad`: the same
+operations on the same values), scheduled for two synchronisations per step
+where a literal transcription has three (:meth:`DistCSR.cg_steps`):
+
+- ``q = A p`` and the local part of ``p.q`` are one compiled pass; one reduction;
+- ``z += alpha p``, ``r -= alpha q`` and the local part of ``r.r`` are one pass; the
+  reduction of ``r.r`` is started (:func:`pgas.comm.iallreduce`) and the entries
+  of ``r`` the product needs are gathered while it runs (their latencies overlap);
+- ``p = r + beta p`` is made for this locale's part and, from the gathered ``r``,
+  for the entries of ``p`` it reads (the same arithmetic as at their owners, so
+  the same values: no gather of ``p``).
+
+Local passes are compiled loops (numba), each sum in NPB's order; without numba
+(or with ``pg.config(fuse=False)``) NumPy does them.  The three dot products
+that end an outer step go in one reduction, as NPB does for two of them.
+Verification: ``|zeta - official| / official <= 1e-10``.  Mop/s uses NAS's
+operation count.
 
 ``--reference DIR`` runs NPB 3.4 CG (MPI) from ``DIR/cg.CLASS.x`` (as built by
 the reference build described in ``docs/benchmarks.md`` (Reference codes); a path to one of them names its folder too) for
@@ -48,6 +60,7 @@ class DistCSR:
         self.needed = np.unique(cols)
         self.pos = np.searchsorted(self.needed, cols)
         self.plan = self.vec.index_plan(self.needed)
+        self.r = pg.zeros(n, dtype=np.float64, dist=pg.Block(), name="r")
         self.nnz = int(comm.allreduce(len(self.a), "sum"))
 
     def matvec(self, p_local: np.ndarray) -> np.ndarray:
@@ -66,6 +79,28 @@ class DistCSR:
         """Collective: several :meth:`dot` products in one reduction (the same values)."""
         return [float(x) for x in comm.allreduce(np.array([float(u @ v) for u, v in pairs]), "sum")]
 
+    def cg_steps(self, x: np.ndarray, cgitmax: int = 25):
+        """Collective: :func:`~pgas.bench.nas_makea.conj_grad`'s steps on this locale's part
+        of ``x``: ``(z, x - A z)``, two synchronisations per step (see the module's text).
+        The iterates are those of NAS's loop: the same operations on the same values, the
+        local sums in NPB's order when compiled."""
+        k = kernels()
+        n = x.size
+        z, p, q, r = np.zeros(n), x.copy(), np.empty(n), self.r.local
+        r[...] = x
+        pending = comm.iallreduce(k.dot(r, r), "sum")
+        ph = self.r.gather(self.plan)                 # the entries of p = r this locale reads
+        rho = float(pending.wait())
+        for _ in range(cgitmax):
+            alpha = rho / float(comm.allreduce(k.matvec_dot(self.rowstr, self.pos, self.a, ph, p, q), "sum"))
+            pending = comm.iallreduce(k.update_zr(alpha, p, q, z, r), "sum")
+            rh = self.r.gather(self.plan)
+            rho0, rho = rho, float(pending.wait())
+            beta = rho / rho0
+            k.axpy(beta, r, p)                        # p = r + beta p, here and
+            k.axpy(beta, rh, ph)                      # for the entries of p read here
+        return z, x - self.matvec(z)
+
 
 _SRC = """
 import numpy as np
@@ -81,8 +116,79 @@ def matvec(rowstr, pos, a, p):
             s = s + a[k] * p[pos[k]]
         out[i] = s
     return out
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def matvec_dot(rowstr, pos, a, ph, p, q):
+    s = 0.0
+    for i in range(rowstr.size - 1):
+        t = 0.0
+        for k in range(rowstr[i], rowstr[i + 1]):
+            t = t + a[k] * ph[pos[k]]
+        q[i] = t
+        s = s + p[i] * t
+    return s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def update_zr(alpha, p, q, z, r):
+    s = 0.0
+    for i in range(z.size):
+        z[i] = z[i] + alpha * p[i]
+        r[i] = r[i] - alpha * q[i]
+        s = s + r[i] * r[i]
+    return s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def axpy(beta, r, p):
+    for i in range(p.size):
+        p[i] = r[i] + beta * p[i]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def dot(u, v):
+    s = 0.0
+    for i in range(u.size):
+        s = s + u[i] * v[i]
+    return s
 """
 _compiled = []
+
+
+class _NumPyKernels:
+    """:func:`kernels` without numba: the same operations by NumPy (its sums in its own order)."""
+
+    @staticmethod
+    def matvec_dot(rowstr, pos, a, ph, p, q):
+        q[...] = csr_matvec(rowstr, pos, a, ph)
+        return float(p @ q)
+
+    @staticmethod
+    def update_zr(alpha, p, q, z, r):
+        z += alpha * p
+        r -= alpha * q
+        return float(r @ r)
+
+    @staticmethod
+    def axpy(beta, r, p):
+        p[...] = r + beta * p
+
+    @staticmethod
+    def dot(u, v):
+        return float(u @ v)
+
+
+def kernels():
+    """The local passes of :meth:`DistCSR.cg_steps` (``matvec_dot``, ``update_zr``, ``axpy``,
+    ``dot``): compiled loops summing in NPB's order when numba is there and
+    ``pg.config(fuse=...)`` is not False, else NumPy (:class:`_NumPyKernels`)."""
+    if not _compiled:
+        from pgas.exec import fuse
+        _compiled.append(fuse._load_module(_SRC, "cg") if fuse._numba() is not None else None)
+    if _compiled[0] is None or settings.get("fuse") is False:
+        return _NumPyKernels
+    return _compiled[0]
 
 
 def local_matvec(rowstr, pos, a, p) -> np.ndarray:
@@ -90,12 +196,8 @@ def local_matvec(rowstr, pos, a, p) -> np.ndarray:
     in NPB's order (``sum = sum + a(k) * p(colidx(k))``) when numba is there and
     ``pg.config(fuse=...)`` is not False, else :func:`~pgas.bench.nas_makea.csr_matvec`
     (NumPy, its sums in NumPy's order)."""
-    if not _compiled:
-        from pgas.exec import fuse
-        _compiled.append(fuse._load_module(_SRC, "cg").matvec if fuse._numba() is not None else None)
-    if _compiled[0] is None or settings.get("fuse") is False:
-        return csr_matvec(rowstr, pos, a, p)
-    return _compiled[0](rowstr, pos, a, p)
+    k = kernels()
+    return csr_matvec(rowstr, pos, a, p) if k is _NumPyKernels else k.matvec(rowstr, pos, a, p)
 
 
 def run_class(name: str, trials: int) -> dict:
@@ -105,14 +207,14 @@ def run_class(name: str, trials: int) -> dict:
     A = DistCSR(*makea(cls), cls.na)
     setup = float(comm.allreduce(time.perf_counter() - t0, "max"))
     n_local = A.vec.local.size
-    power_iterations(cls, A.matvec, A.dot, n_local, 1, A.dots)
+    power_iterations(cls, A.matvec, A.dot, n_local, 1, A.dots, A.cg_steps)
     with pg.comm_diagnostics() as d:
         A.matvec(np.ones(n_local))
     times, zeta, rnorm = [], 0.0, 0.0
     for _ in range(trials):
         comm.barrier()
         t = time.perf_counter()
-        zeta, rnorm = power_iterations(cls, A.matvec, A.dot, n_local, cls.niter, A.dots)
+        zeta, rnorm = power_iterations(cls, A.matvec, A.dot, n_local, cls.niter, A.dots, A.cg_steps)
         times.append(float(comm.allreduce(time.perf_counter() - t, "max")))
     best = min(times)
     return {"class": name, "na": cls.na, "nonzeros": A.nnz, "niter": cls.niter, "setup_seconds": setup,

@@ -160,18 +160,21 @@ def _cg_steps(matvec, dot, x, cgitmax: int):
     return z, x - matvec(z)
 
 
-def power_iterations(cls: CGClass, matvec, dot, n_local: int, niter: int, dots=None):
+def power_iterations(cls: CGClass, matvec, dot, n_local: int, niter: int, dots=None, steps=None):
     """The NAS outer loop from ``x = (1, ..., 1)``: ``niter`` inverse power steps; returns
     ``(zeta, rnorm)`` after the last.  Vectors are local parts of length ``n_local``.
     NAS runs it once with ``niter = 1`` untimed, then with ``cls.niter`` timed.
     ``dots(*pairs)``: several dot products at once (one reduction where they are
     distributed, as NPB reduces ``x.z`` and ``z.z`` together); each value must equal
-    ``dot``'s (by default it is ``dot`` on each pair)."""
+    ``dot``'s (by default it is ``dot`` on each pair).  ``steps(x)``: :func:`conj_grad`'s
+    steps ``(z, x - A z)`` scheduled otherwise (the same iterates; by default NAS's loop
+    on ``matvec`` and ``dot``)."""
     dots = dots or (lambda *pairs: [dot(u, v) for u, v in pairs])
+    steps = steps or (lambda x: _cg_steps(matvec, dot, x, 25))
     zeta, rnorm = 0.0, 0.0
     x = np.ones(n_local)
     for _ in range(niter):
-        z, d = _cg_steps(matvec, dot, x, 25)
+        z, d = steps(x)
         dd, xz, zz = dots((d, d), (x, z), (z, z))
         rnorm = math.sqrt(dd)
         zeta = cls.shift + 1.0 / xz

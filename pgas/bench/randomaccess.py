@@ -42,6 +42,8 @@ from pgas.bench.hpcc_rng import RandomStream
 
 VARIANTS = ("getput", "update_one", "aggregated")
 LOOKAHEAD = 1024
+#: Blocks of updates of an untimed warm-up (``--warmup``): enough to compile and load every kernel.
+WARMUP_BLOCKS = 64
 
 
 def table_size(log2_per_locale: int, locales: int) -> int:
@@ -73,10 +75,12 @@ def _indices(T, ran: np.ndarray) -> np.ndarray:
     return (ran & np.uint64(T.size - 1)).astype(np.int64)
 
 
-def run_aggregated(T) -> None:
-    """Collective: every block of updates in one ``update`` (empty blocks once a locale is done)."""
+def run_aggregated(T, limit: int | None = None) -> None:
+    """Collective: every block of updates in one ``update`` (empty blocks once a locale is done);
+    only the first ``limit`` blocks when given (a warm-up)."""
     stream = my_stream(T)
     blocks = int(comm.allreduce(stream.blocks, "max"))
+    blocks = blocks if limit is None else min(blocks, limit)
     empty = np.empty(0, dtype=np.int64)
     for b in range(blocks):
         ran = stream.next_block() if b < stream.blocks else empty.view(np.uint64)
@@ -108,22 +112,30 @@ def run_getput(T) -> None:
 RUNNERS = {"getput": run_getput, "update_one": run_update_one, "aggregated": run_aggregated}
 
 
+#: Blocks of updates per ``alltoallv`` of :func:`reapply` (bounds its memory at large tables).
+REAPPLY_BLOCKS = 1024
+
+
 def reapply(T) -> None:
     """Collective: apply every update once more, independently of the variants: route
-    (local offset, value) pairs to their owners with ``alltoallv``, xor them in there."""
+    (local offset, value) pairs to their owners with ``alltoallv`` (a chunk of
+    :data:`REAPPLY_BLOCKS` blocks at a time), xor them in there."""
     stream = my_stream(T)
     P = comm.num_locales()
-    offs, vals = [[] for _ in range(P)], [[] for _ in range(P)]
-    for ran in stream:
-        idx = _indices(T, ran)
-        owner, flat = T.layout.owners((idx,)), T.layout.local_flat((idx,))
-        for r in range(P):
-            mine = owner == r
-            offs[r].append(flat[mine])
-            vals[r].append(ran.view(np.int64)[mine])
-    got_offs = comm.alltoallv([np.concatenate(o) if o else np.empty(0, np.int64) for o in offs], np.int64)
-    got_vals = comm.alltoallv([np.concatenate(v) if v else np.empty(0, np.int64) for v in vals], np.int64)
-    np.bitwise_xor.at(T.local, np.concatenate(got_offs), np.concatenate(got_vals))
+    chunks = -(-int(comm.allreduce(stream.blocks, "max")) // REAPPLY_BLOCKS)
+    for c in range(chunks):
+        offs, vals = [[] for _ in range(P)], [[] for _ in range(P)]
+        for _ in range(max(0, min(REAPPLY_BLOCKS, stream.blocks - c * REAPPLY_BLOCKS))):
+            ran = stream.next_block()
+            idx = _indices(T, ran)
+            owner, flat = T.layout.owners((idx,)), T.layout.local_flat((idx,))
+            for r in range(P):
+                mine = owner == r
+                offs[r].append(flat[mine])
+                vals[r].append(ran.view(np.int64)[mine])
+        got_offs = comm.alltoallv([np.concatenate(o) if o else np.empty(0, np.int64) for o in offs], np.int64)
+        got_vals = comm.alltoallv([np.concatenate(v) if v else np.empty(0, np.int64) for v in vals], np.int64)
+        np.bitwise_xor.at(T.local, np.concatenate(got_offs), np.concatenate(got_vals))
     comm.barrier()
 
 
@@ -179,8 +191,8 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     variants = args.variants
     T = make_table(table_size(args.log2_table, pg.num_locales))
-    for _ in range(args.warmup):
-        measure(T, "aggregated")
+    for _ in range(args.warmup):                     # compiles the kernels; a full run would double the time
+        run_aggregated(T, WARMUP_BLOCKS)
     results = {}
     for v in variants:
         progress(f"variant {v}: {args.trials} trials")

@@ -249,6 +249,36 @@ def allreduce(value, op: str = "sum"):
     return out if np.ndim(value) else out[0]
 
 
+class PendingReduction:
+    """A started :func:`iallreduce`; :meth:`wait` gives its value (what :func:`allreduce` returns)."""
+
+    def __init__(self, value, op: str) -> None:
+        MPI = mpi()
+        mop = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
+               "land": MPI.LAND, "lor": MPI.LOR, "band": MPI.BAND, "bor": MPI.BOR}[op]
+        self._scalar = not np.ndim(value)
+        self._in = np.array(value, ndmin=1)
+        self._out = np.empty_like(self._in)
+        t = mpi_type(self._in.dtype)
+        self._req = comm().Iallreduce([self._in, t], [self._out, t], op=mop)
+
+    def wait(self):
+        """Wait for the reduction (collective: every locale started it) and return its value."""
+        if self._req is not None:
+            yielding_wait([self._req])
+            self._req = None
+        return self._out[0] if self._scalar else self._out
+
+
+def iallreduce(value, op: str = "sum") -> PendingReduction:
+    """Start :func:`allreduce` of ``value`` and return at once; ``.wait()`` on the result
+    gives the reduced value.  Other communication (a gather, an exchange) may run
+    before the wait: MPI progresses the reduction while this locale waits for those,
+    so the two latencies overlap.  Every locale must start the same reductions in
+    the same order (as for any collective)."""
+    return PendingReduction(value, op)
+
+
 _yield = os.sched_yield if hasattr(os, "sched_yield") else (lambda: None)
 
 

@@ -65,3 +65,63 @@ def test_dots_equal_separate_dots():
     got = cg.DistCSR.dots((u, v), (v, w), (w, w))
     want = [cg.DistCSR.dot(u, v), cg.DistCSR.dot(v, w), cg.DistCSR.dot(w, w)]
     collective_verdict(got == want, f"{got} != {want}")
+
+
+def _nas_loop_and_steps(fuse):
+    """(z, d) of NAS's loop (matvec / dot as in NAS's text) and of :meth:`DistCSR.cg_steps`."""
+    from pgas.bench.nas_makea import _cg_steps
+    cls = CLASSES["S"]
+    A = cg.DistCSR(*makea(cls), cls.na)
+    x = np.random.default_rng(11).random(cls.na)[A.vec.layout.owned(pg.here)[0]]
+    pg.config(fuse=fuse)
+    try:
+        return _cg_steps(A.matvec, A.dot, x, 25), A.cg_steps(x)
+    finally:
+        pg.config()
+
+
+def test_cg_steps_numpy_path_equals_nas_loop_bit_for_bit():
+    # Same operations on the same values: the halo of p made from the gathered r equals p's gathered halo.
+    (z0, d0), (z1, d1) = _nas_loop_and_steps(False)
+    collective_verdict(np.array_equal(z0, z1) and np.array_equal(d0, d1), "cg_steps differ from NAS's loop")
+
+
+def test_cg_steps_compiled_path_matches_nas_loop():
+    (z0, d0), (z1, d1) = _nas_loop_and_steps("auto")
+    collective_verdict(np.allclose(z0, z1, rtol=1e-12, atol=1e-14) and np.allclose(d0, d1, rtol=1e-8, atol=1e-12),
+                       f"cg_steps differ: {np.abs(z0 - z1).max()} {np.abs(d0 - d1).max()}")
+
+
+def test_kernels_sum_in_npb_order():
+    rng = np.random.default_rng(7)
+    rowstr = np.concatenate([[0], np.cumsum(rng.integers(0, 9, 40))]).astype(np.int64)
+    pos = rng.integers(0, 30, rowstr[-1]).astype(np.int64)
+    a, ph, p, z, r = rng.standard_normal(rowstr[-1]), rng.standard_normal(30), *rng.standard_normal((3, 40))
+    k = cg.kernels()
+    q = np.empty(40)
+    got = k.matvec_dot(rowstr, pos, a, ph, p, q)
+    want_q, want = cg.local_matvec(rowstr, pos, a, ph), 0.0
+    for i in range(40):
+        want = want + p[i] * want_q[i]
+    compiled = k is not cg._NumPyKernels
+    collective_verdict(np.array_equal(q, want_q) and (got == want or not compiled), "matvec_dot")
+    z0, r0 = z.copy(), r.copy()
+    rr = k.update_zr(0.3, p, q, z, r)
+    want_z, want_r = z0 + 0.3 * p, r0 - 0.3 * q
+    want = 0.0
+    for v in want_r:
+        want = want + v * v
+    collective_verdict(np.array_equal(z, want_z) and np.array_equal(r, want_r)
+                       and (rr == want or not compiled) and abs(rr - want_r @ want_r) < 1e-12, "update_zr")
+    p0 = p.copy()
+    k.axpy(0.7, r, p)
+    collective_verdict(np.array_equal(p, r + 0.7 * p0), "axpy")
+    collective_verdict(abs(k.dot(p, r) - p @ r) < 1e-12, "dot")
+
+
+def test_iallreduce_equals_allreduce():
+    v = np.arange(3.0) + comm.here()
+    pending = comm.iallreduce(v, "sum")
+    s = comm.iallreduce(float(comm.here()), "max")
+    collective_verdict(np.array_equal(pending.wait(), comm.allreduce(v, "sum")), "array iallreduce")
+    collective_verdict(s.wait() == pg.num_locales - 1 and s.wait() == pg.num_locales - 1, "scalar iallreduce")
