@@ -129,6 +129,38 @@ class FastGroup:
                     self.tasks.append(("eval", k, task, None))
         self.ok = True
 
+    def describe(self) -> str:
+        """What a run of this group does on this locale, for :func:`pgas.explain`: compiled
+        (its messages, local moves and how they are made) or why it takes the generic path."""
+        if not ENABLED:
+            return "  runs by the generic path (compiled groups are off: fastgroup.ENABLED)"
+        if not self._built:
+            self._build()
+        if not self.ok:
+            return ("  runs by the generic path (pgas.exec.run_together): a statement is not groupable, "
+                    "or the group reads an array it writes")
+        me = self.items[0][1].locale
+        recv = sorted({p for p, _, _ in self.recvs})
+        send = sorted({r for r, _, _, _ in self.sends})
+        moves = [(kind, t.refs[x].msg < 0 if kind == "copy" else True) for kind, _, t, x in self.tasks]
+        early = sum(1 for kind, e in moves if kind != "eval" and e)
+        late = sum(1 for kind, e in moves if kind == "copy" and not e)
+        evals = sum(1 for kind, _ in moves if kind == "eval")
+        b = self._binding
+        how = ("in one numba kernel" if b is not None and (b.early.kernel or b.late.kernel) else
+               "by NumPy, or in one numba kernel per list once pg.config(fuse=...) allows (pgas.exec.copies)")
+        return "\n".join([
+            f"  runs as a compiled group (pgas.exec.fastgroup), on locale {me}: persistent two-sided "
+            f"transfers, no notices, no one-sided gets",
+            f"  receives: {_n(len(self.recvs), 'message')} from locales {recv} "
+            f"({sum(buf.size for _, buf, _ in self.recvs)} elements, into kept buffers)",
+            f"  sends: {_n(len(self.sends), 'message')} to locales {send} "
+            f"({sum(t.size for _, _, t, _ in self.sends)} elements, straight from storage)",
+            f"  local moves: {early} while the messages travel, {late} from the receive buffers, "
+            f"{evals} evaluated per run; moved {how}",
+            ("  a repeated call on the same arrays reuses its views (FastGroup.rerun); " if self.keep else "  ")
+            + "the statements' plans follow (the generic path's)"])
+
     # -- binding (per set of arrays) -------------------------------------------
     def _bind(self, lows):
         real = {}
@@ -241,6 +273,10 @@ class FastGroup:
             for t in self.types:
                 t.free()
         self.ok, self._built = False, True
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
 
 
 class _Binding:

@@ -132,3 +132,26 @@ def test_other_destinations_and_errors_after_fast_runs():
             plan(B, out=outs)
         plan(A, out=outs)
         assert_matches(outs[1], want(g, (1, 1)))
+
+
+def test_explain_describes_the_compiled_group():
+    from pgas.exec import fastgroup
+    g = data((3 * P, 4), 6)
+    A = pg.from_numpy(g)
+    with pg.pshift_setup(A, [(1, 0), (-1, 1)]) as plan:
+        text = pg.explain(lambda: plan(A))
+        recv = f"receives: {1 if P > 1 else 0} message" if P <= 2 else "receives: "
+        collective_verdict("runs as a compiled group" in text and recv in text and "local moves" in text, text)
+        text = pg.explain(lambda: plan(A), locales=P + 1)            # another locale count: plans only
+        collective_verdict("compiled group" not in text and "statement:" in text, text)
+        fastgroup.ENABLED = False
+        try:
+            text = pg.explain(lambda: plan(A))
+        finally:
+            fastgroup.ENABLED = True
+        collective_verdict("generic path" in text, text)
+        outs = plan(A)
+        for R, sp in zip(outs, [(1, 0), (-1, 1)]):
+            assert_matches(R, want(g, sp))
+    text = pg.explain(lambda: pg.cshift(A, 1, 1))
+    collective_verdict("compiled group" in text and "reuses its views" not in text, text)
