@@ -116,6 +116,18 @@ def padded(A) -> np.ndarray:
     return A._storage.reshape(A.layout.storage_shape(A._me))
 
 
+def readonly(A, ghosts: bool) -> np.ndarray:
+    """A read-only view of this locale's interior (``ghosts``: padded) block, over a
+    read-only buffer of the storage (so it cannot be made writable)."""
+    flat = np.frombuffer(memoryview(A._storage.view(np.uint8)).toreadonly(), dtype=A.dtype)
+    if not A.layout.ghosts:
+        return flat.reshape(A._local.shape)
+    block = flat.reshape(A.layout.storage_shape(A._me))
+    if ghosts:
+        return block
+    return block[tuple(slice(g, g + n) for g, n in zip(A.layout.ghosts, A._local.shape))]
+
+
 # -- the exchange plan (pure) ---------------------------------------------------------
 def _pieces(layout, r: int, periodic, corners: bool) -> list:
     """``[(owner, local box of the owner, box in r's padded block)]`` for every ghost cell
@@ -323,6 +335,21 @@ class GhostMethods:
         the neighbours, until the next ``update_ghosts``."""
         wrote(self)
         return padded(self)
+
+    @property
+    def local_readonly(self) -> np.ndarray:
+        """This locale's elements as a READ-ONLY NumPy view of its window storage (the
+        interior, with ghost cells): for reading, unlike ``A.local`` it is no write, so
+        the ghost cells that mirror it stay current.  Writing through it raises, and so
+        does making it writable (``setflags(write=True)``): it views a read-only buffer.
+        The values are this locale's current ones whenever read."""
+        return readonly(self, False)
+
+    @property
+    def local_with_ghosts_readonly(self) -> np.ndarray:
+        """:attr:`local_with_ghosts` as a READ-ONLY view: reading the ghost cells the last
+        :meth:`update_ghosts` filled (a stencil's neighbours) ends no ghost currency."""
+        return readonly(self, True)
 
     def invalidate_ghosts(self) -> None:
         """Local (this locale only, no message): say that this locale wrote its block or
