@@ -225,6 +225,19 @@ def exchange_plan(layout, me: int, periodic, corners: bool):
 
 
 def _periodic(periodic, ndim: int):
+    key = (periodic, ndim) if isinstance(periodic, (bool, tuple)) else None
+    hit = _PERIODIC.get(key) if key is not None else None
+    if hit is None:
+        hit = _periodic_of(periodic, ndim)
+        if key is not None and len(_PERIODIC) < 64:
+            _PERIODIC[key] = hit
+    return hit
+
+
+_PERIODIC: dict = {}            # (periodic argument, ndim): its normalised tuple (errors are not kept)
+
+
+def _periodic_of(periodic, ndim: int):
     p = (periodic,) * ndim if isinstance(periodic, (bool, np.bool_, int)) else tuple(periodic)
     if len(p) != ndim:
         raise ValueError(f"periodic must be a bool or one bool per dimension ({ndim}), got {periodic!r}")
@@ -232,17 +245,20 @@ def _periodic(periodic, ndim: int):
 
 
 # -- the exchanges ----------------------------------------------------------------------
+_checked = _update = None
 def update_ghosts(A, periodic=False, corners: bool = True) -> None:
     """Collective over the neighbours: fill every ghost cell of ``A`` (see the module text)."""
-    from .collective import checked
+    global _checked, _update
+    if _update is None:                         # imported once (a per-call import costs microseconds)
+        from .collective import checked as _checked
+        from .ghostfast import update as _update
     periodic = _periodic(periodic, A.ndim)
-    checked("{0}.update_ghosts()", A, args=(periodic, bool(corners)))
+    _checked("{0}.update_ghosts()", A, args=(periodic, bool(corners)))
     L, me, win = A.layout, A._me, A._win
     if not L.ghosts:
         return
     if COMPILED:
-        from .ghostfast import update
-        update(A, periodic, bool(corners))
+        _update(A, periodic, bool(corners))
         return
     by_source, readers = exchange_plan(L, me, periodic, bool(corners))
     block = padded(A)
