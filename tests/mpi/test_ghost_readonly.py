@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
-from test_ghost_reads import FIVE, run_stencil, setup
+from test_ghost_reads import FIVE, run_stencil
+from test_ghost_reads import setup as ghost_setup
 from util import collective_verdict
 
 P = pg.num_locales
@@ -38,7 +39,7 @@ def test_views_are_current_and_read_only(ndim, gw, dtype):
 
 
 def test_reading_keeps_ghost_reads():
-    G, A, B = setup()
+    G, A, B = ghost_setup()
     m = run_stencil(B, A, FIVE, G)
     collective_verdict(m == 0, f"{m} messages with current ghost cells")
     total = float(A.local_readonly.sum() + A.local_with_ghosts_readonly.sum())
