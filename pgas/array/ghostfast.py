@@ -9,8 +9,8 @@ The first ``A.update_ghosts(periodic, corners)`` of an array plans its exchange
 - per neighbour that reads this locale's elements, a persistent send of those
   elements straight out of the storage (no packing) and of this locale's
   version;
-- the views of the periodic wrap onto this locale itself, and the mask of the
-  filled cells.
+- the views of the periodic wrap onto this locale itself (moved in one call,
+  :class:`pgas.exec.copies.Copies`), and the mask of the filled cells.
 
 Every later call with the same arguments starts those requests, copies the
 wrap, and waits: no notice round trip, no one-sided get, no planning.  The data
@@ -82,7 +82,8 @@ class Compiled:
             self.xfer.send(q, storage, t, TAGS[0])
             self.xfer.send_values(q, self.version, TAGS[1])
         block = padded(A)
-        self.wraps = [(block[_sl(db)], block[_sl(sb)]) for db, sb in wraps]
+        from ..exec.copies import Copies
+        self.wraps = Copies([(block[_sl(db)], block[_sl(sb)]) for db, sb in wraps])
 
     def run(self, A) -> None:
         """Fill the ghost cells (collective over the neighbours)."""
@@ -91,8 +92,7 @@ class Compiled:
         A._win.sync()
         self.version[0] = st.version
         self.xfer.start()
-        for dst, src in self.wraps:
-            dst[...] = src
+        self.wraps()                             # the periodic wrap onto this locale, one call
         self.xfer.wait_recvs()
         st.mask, st.seen = self.mask, {q: int(v) for q, v in zip(self.sources, self.seen[:, 0])}
         st.writes, st.barriers = A._writes, comm.barrier_count()

@@ -116,6 +116,18 @@ def padded(A) -> np.ndarray:
     return A._storage.reshape(A.layout.storage_shape(A._me))
 
 
+def readonly(A, ghosts: bool) -> np.ndarray:
+    """A read-only view of this locale's interior (``ghosts``: padded) block, over a
+    read-only buffer of the storage (so it cannot be made writable)."""
+    flat = np.frombuffer(memoryview(A._storage.view(np.uint8)).toreadonly(), dtype=A.dtype)
+    if not A.layout.ghosts:
+        return flat.reshape(A._local.shape)
+    block = flat.reshape(A.layout.storage_shape(A._me))
+    if ghosts:
+        return block
+    return block[tuple(slice(g, g + n) for g, n in zip(A.layout.ghosts, A._local.shape))]
+
+
 # -- the exchange plan (pure) ---------------------------------------------------------
 def _pieces(layout, r: int, periodic, corners: bool) -> list:
     """``[(owner, local box of the owner, box in r's padded block)]`` for every ghost cell
@@ -213,6 +225,19 @@ def exchange_plan(layout, me: int, periodic, corners: bool):
 
 
 def _periodic(periodic, ndim: int):
+    key = (periodic, ndim) if isinstance(periodic, (bool, tuple)) else None
+    hit = _PERIODIC.get(key) if key is not None else None
+    if hit is None:
+        hit = _periodic_of(periodic, ndim)
+        if key is not None and len(_PERIODIC) < 64:
+            _PERIODIC[key] = hit
+    return hit
+
+
+_PERIODIC: dict = {}            # (periodic argument, ndim): its normalised tuple (errors are not kept)
+
+
+def _periodic_of(periodic, ndim: int):
     p = (periodic,) * ndim if isinstance(periodic, (bool, np.bool_, int)) else tuple(periodic)
     if len(p) != ndim:
         raise ValueError(f"periodic must be a bool or one bool per dimension ({ndim}), got {periodic!r}")
@@ -220,17 +245,20 @@ def _periodic(periodic, ndim: int):
 
 
 # -- the exchanges ----------------------------------------------------------------------
+_checked = _update = None
 def update_ghosts(A, periodic=False, corners: bool = True) -> None:
     """Collective over the neighbours: fill every ghost cell of ``A`` (see the module text)."""
-    from .collective import checked
+    global _checked, _update
+    if _update is None:                         # imported once (a per-call import costs microseconds)
+        from .collective import checked as _checked
+        from .ghostfast import update as _update
     periodic = _periodic(periodic, A.ndim)
-    checked("{0}.update_ghosts()", A, args=(periodic, bool(corners)))
+    _checked("{0}.update_ghosts()", A, args=(periodic, bool(corners)))
     L, me, win = A.layout, A._me, A._win
     if not L.ghosts:
         return
     if COMPILED:
-        from .ghostfast import update
-        update(A, periodic, bool(corners))
+        _update(A, periodic, bool(corners))
         return
     by_source, readers = exchange_plan(L, me, periodic, bool(corners))
     block = padded(A)
@@ -323,6 +351,21 @@ class GhostMethods:
         the neighbours, until the next ``update_ghosts``."""
         wrote(self)
         return padded(self)
+
+    @property
+    def local_readonly(self) -> np.ndarray:
+        """This locale's elements as a READ-ONLY NumPy view of its window storage (the
+        interior, with ghost cells): for reading, unlike ``A.local`` it is no write, so
+        the ghost cells that mirror it stay current.  Writing through it raises, and so
+        does making it writable (``setflags(write=True)``): it views a read-only buffer.
+        The values are this locale's current ones whenever read."""
+        return readonly(self, False)
+
+    @property
+    def local_with_ghosts_readonly(self) -> np.ndarray:
+        """:attr:`local_with_ghosts` as a READ-ONLY view: reading the ghost cells the last
+        :meth:`update_ghosts` filled (a stencil's neighbours) ends no ghost currency."""
+        return readonly(self, True)
 
     def invalidate_ghosts(self) -> None:
         """Local (this locale only, no message): say that this locale wrote its block or

@@ -21,7 +21,10 @@ hits all three alike).  A trial times ``--reps`` calls back to back, as a stenci
 autorange does, so every way's batches last alike), after a barrier, and
 reports their mean: one call alone after a barrier mostly times how unevenly
 the locales leave the barrier, which on a busy machine (more processes than
-cores) is milliseconds.  ``--reps 1`` times single calls.
+cores) is milliseconds.  ``--reps 1`` times single calls.  It runs under
+``pg.config(fuse=True)``: a compiled group's small local moves go to one numba
+kernel from the second run (:mod:`pgas.exec.copies`), the steady state of a
+long loop (``fuse="auto"`` gets there after ``copies.AFTER`` runs).
 
 Reported per size: seconds per call (min over trials, the slowest locale),
 messages per call, and the speedups cshift/pshift and cshift/ghosts; per rank
@@ -110,7 +113,8 @@ def measure(rank: int, L: int, trials: int, warmup: int, reps: int = 0) -> dict:
     row = {"rank": rank, "L": L, "shape": shape, "grid": grid, "setup_s": setup}
     fns = dict(zip(WAYS, (seq, poly, ghosts)))
     for fn in fns.values():
-        fn()                                        # compiles the cached path
+        for _ in range(3):                          # compiles the cached path, then its kernel
+            fn()
     counts = {name: repeats(fn, reps) for name, fn in fns.items()}
     times = {name: [] for name in fns}
     for trial in range(warmup + trials):            # the ways interleaved: a load change hits all alike
@@ -195,6 +199,7 @@ def make_parser():
 def main(argv=None) -> int:
     """Run the benchmark; see the module docstring."""
     args = make_parser().parse_args(argv)
+    pg.config(fuse=True)                            # the steady state of a long loop (see above)
     sizes = PAPER_SIZES if args.size == "paper" else TINY_SIZES
     rows = []
     for k in map(int, args.ranks):

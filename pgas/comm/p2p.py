@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import runtime
+from . import counters, runtime
 from .counters import record, record_sync
 from .window import _region_type
 
@@ -85,25 +85,25 @@ class Transfers:
 
     def start(self) -> None:
         """Start every receive, then every send, each in the order added."""
-        for r in self._recvs:
-            r.Start()
-        for r in self._sends:
-            r.Start()
-        for peer, nbytes in self._counts:
-            if nbytes is None:
-                record_sync()
-            else:
-                record(peer, nbytes)
+        start_all(self._recvs + self._sends, self._counts)
+
+    def requests(self) -> tuple[list, list]:
+        """The receive and the send requests (for :func:`start_all` of several sets)."""
+        return list(self._recvs), list(self._sends)
+
+    def counts(self) -> list:
+        """``(peer, nbytes)`` per send (None bytes: a notice), for :func:`start_all`."""
+        return list(self._counts)
 
     def wait_recvs(self) -> None:
         """Wait until every receive has landed."""
         if self._recvs:
-            _wait(self._recvs)
+            wait(self._recvs)
 
     def wait_sends(self) -> None:
         """Wait until every send is complete (the source may change again)."""
         if self._sends:
-            _wait(self._sends)
+            wait(self._sends)
 
     def free(self) -> None:
         """Free the requests (none may be active; after MPI is finalised, only forget them)."""
@@ -123,7 +123,22 @@ SPINS = 20
 NAP = 5e-5
 
 
-def _wait(requests) -> None:
+def start_all(requests: list, counts: list) -> None:
+    """Start persistent ``requests`` in one call (``MPI_Startall``, in list order: receives
+    before sends) and count the sends ``counts`` (``(peer, nbytes)``; None bytes: a notice)."""
+    if requests:
+        runtime.mpi().Prequest.Startall(requests)
+    if counters._on:
+        for peer, nbytes in counts:
+            if nbytes is None:
+                record_sync()
+            else:
+                record(peer, nbytes)
+
+
+def wait(requests: list) -> None:
+    """Wait for ``requests`` (started), polling as :func:`pgas.comm.runtime.yielding_wait`
+    with :data:`SPINS` and :data:`NAP`."""
     runtime.yielding_wait(requests, SPINS, NAP)
 
 

@@ -40,7 +40,9 @@ import weakref
 import numpy as np
 
 from .. import comm
-from ..comm.p2p import MAX_PER_PAIR, RegionType, Transfers
+from ..array import engine
+from ..comm.p2p import MAX_PER_PAIR, RegionType, Transfers, start_all, wait
+from .copies import Copies
 from ..plan import plan_local
 from .group import groupable
 from .run import _sync, _TaskContext, evaluate, strided
@@ -78,6 +80,8 @@ class FastGroup:
             return
         me = items[0][1].locale
         self.keys = list(keys)                      # array identities, in first appearance
+        self.protos = list(keys.values())           # the arrays planned with (a run rebinds them)
+        self.written = [k for k, a in enumerate(self.protos) if id(a) in written]
         # receives: one message per (array, owner), regions back to back as run_together has them
         groups: dict = {}
         for k, (low, plan) in enumerate(items):
@@ -125,6 +129,38 @@ class FastGroup:
                     self.tasks.append(("eval", k, task, None))
         self.ok = True
 
+    def describe(self) -> str:
+        """What a run of this group does on this locale, for :func:`pgas.explain`: compiled
+        (its messages, local moves and how they are made) or why it takes the generic path."""
+        if not ENABLED:
+            return "  runs by the generic path (compiled groups are off: fastgroup.ENABLED)"
+        if not self._built:
+            self._build()
+        if not self.ok:
+            return ("  runs by the generic path (pgas.exec.run_together): a statement is not groupable, "
+                    "or the group reads an array it writes")
+        me = self.items[0][1].locale
+        recv = sorted({p for p, _, _ in self.recvs})
+        send = sorted({r for r, _, _, _ in self.sends})
+        moves = [(kind, t.refs[x].msg < 0 if kind == "copy" else True) for kind, _, t, x in self.tasks]
+        early = sum(1 for kind, e in moves if kind != "eval" and e)
+        late = sum(1 for kind, e in moves if kind == "copy" and not e)
+        evals = sum(1 for kind, _ in moves if kind == "eval")
+        b = self._binding
+        how = ("in one numba kernel" if b is not None and (b.early.kernel or b.late.kernel) else
+               "by NumPy, or in one numba kernel per list once pg.config(fuse=...) allows (pgas.exec.copies)")
+        return "\n".join([
+            f"  runs as a compiled group (pgas.exec.fastgroup), on locale {me}: persistent two-sided "
+            f"transfers, no notices, no one-sided gets",
+            f"  receives: {_n(len(self.recvs), 'message')} from locales {recv} "
+            f"({sum(buf.size for _, buf, _ in self.recvs)} elements, into kept buffers)",
+            f"  sends: {_n(len(self.sends), 'message')} to locales {send} "
+            f"({sum(t.size for _, _, t, _ in self.sends)} elements, straight from storage)",
+            f"  local moves: {early} while the messages travel, {late} from the receive buffers, "
+            f"{evals} evaluated per run; moved {how}",
+            ("  a repeated call on the same arrays reuses its views (FastGroup.rerun); " if self.keep else "  ")
+            + "the statements' plans follow (the generic path's)"])
+
     # -- binding (per set of arrays) -------------------------------------------
     def _bind(self, lows):
         real = {}
@@ -133,7 +169,7 @@ class FastGroup:
                 real[id(a0)] = a
         arrays = [real[k] for k in self.keys]
         b = self._binding
-        if b is not None and len(b[0]) == len(arrays) and all(w() is a for w, a in zip(b[0], arrays)):
+        if b is not None and b.same(arrays):
             return b
         self._drop()
         early, late, evals = [], [], []
@@ -157,14 +193,14 @@ class FastGroup:
         for r, akey, t, tag in self.sends:
             sends.send(r, real[akey]._storage, t, tag)
         wins = list({id(a._win): a._win for a in arrays}.values())
-        b = ([weakref.ref(a) for a in arrays], early, late, evals, sends, wins)
+        b = _Binding(arrays, early, late, evals, sends, wins, self.xfer)
         if self.keep:
             self._binding = b
         return b
 
     def _drop(self) -> None:
         if self._binding is not None:
-            self._binding[4].free()
+            self._binding.sends.free()
             self._binding = None
 
     # -- running ---------------------------------------------------------------
@@ -177,26 +213,51 @@ class FastGroup:
             self._build()
         if not self.ok:
             return False
-        _, early, late, evals, sends, wins = self._bind(lows)
+        b = self._bind(lows)
+        self._go(b, lows)
+        if not self.keep:
+            b.sends.free()
+        return True
+
+    def rerun(self, rebind) -> bool:
+        """Run again on the arrays of the kept binding, if ``rebind`` (prototype array id:
+        array) names exactly those (the same objects): the fast path of a repeated call,
+        without lowering, rebinding or views (the caller's checks done).  Counts the writes
+        of the written arrays as :meth:`Executor.run_planned` does (``before_write``).
+        False, with nothing done, where the call needs :meth:`run` (another binding, tasks
+        evaluated per run, compiled groups off)."""
+        b = self._binding
+        if b is None or b.evals or not ENABLED:
+            return False
+        refs = b.refs
+        for k, p in enumerate(self.protos):
+            if refs[k]() is not rebind.get(id(p), p):
+                return False
+        for k in self.written:
+            w = refs[k]()
+            if engine._pending:
+                engine.before_write(w, None)
+            else:                                     # before_write with nothing pending
+                w._writes += 1
+        self._go(b, None)
+        return True
+
+    def _go(self, b, lows) -> None:
         if self.peers:
-            _sync(wins)                               # my async updates done, my stores visible
-        self.xfer.start()
-        sends.start()
-        for dst, src in early:                        # local moves while the messages travel
-            dst[...] = src
-        self.xfer.wait_recvs()
-        for dst, src in late:
-            dst[...] = src
-        for k, task, dst in evals:
+            _sync(b.wins)                             # my async updates done, my stores visible
+        start_all(b.requests, b.counts)
+        b.early()                                     # local moves while the messages travel
+        if b.recvs:
+            wait(b.recvs)
+        b.late()
+        for k, task, dst in b.evals:
             low, plan = lows[k]
             flats = [a._storage for a in low.arrays]
             dst[...] = np.broadcast_to(evaluate(low.prog, _TaskContext(low, plan, task, flats, self.bufs[k], True)),
                                        task.shape)
-        sends.wait_sends()
-        if not self.keep:
-            sends.free()
+        if b.sends_r:
+            wait(b.sends_r)
         comm.statement_done()
-        return True
 
     def __del__(self) -> None:                   # an unfreed plan or template: its MPI handles
         try:
@@ -212,3 +273,24 @@ class FastGroup:
             for t in self.types:
                 t.free()
         self.ok, self._built = False, True
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
+
+
+class _Binding:
+    """A compiled group bound to its arrays: the views of its tasks, its send requests."""
+
+    __slots__ = ("refs", "early", "late", "evals", "sends", "wins", "requests", "counts", "recvs", "sends_r")
+
+    def __init__(self, arrays, early, late, evals, sends, wins, xfer) -> None:
+        self.refs = [weakref.ref(a) for a in arrays]
+        self.early, self.late = Copies(early), Copies(late)
+        self.evals, self.sends, self.wins = evals, sends, wins
+        self.recvs, self.sends_r = xfer.requests()[0], sends.requests()[1]
+        self.requests = self.recvs + self.sends_r        # receives first: started in one call
+        self.counts = xfer.counts() + sends.counts()
+
+    def same(self, arrays) -> bool:
+        return len(self.refs) == len(arrays) and all(w() is a for w, a in zip(self.refs, arrays))

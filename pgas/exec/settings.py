@@ -75,7 +75,8 @@ def config(**kw) -> dict:
       the ``fast`` extra) instead of one NumPy call per operation; ``"auto"``
       only for tasks of at least ``pgas.exec.fuse.FUSE_MIN`` elements, True for
       every task, False never.  Results are identical (see :mod:`pgas.exec.fuse`);
-      without numba every task runs with NumPy.
+      without numba every task runs with NumPy.  It also decides when a compiled
+      shift group's local moves run in one kernel (:mod:`pgas.exec.copies`).
 
     >>> config(aggregate=False)["aggregate"]
     False

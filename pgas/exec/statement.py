@@ -66,10 +66,15 @@ class Executor:
         ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
         exchange and no lowering or planning.  ``fast``: the items compiled for repeated
         runs (:class:`pgas.exec.fastgroup.FastGroup`), used where it qualifies."""
+        if fast is not None and not _explaining and settings.get("aggregate") and fast.rerun(rebind):
+            return                                    # the same arrays as the last run: its views
         lows = [(Lowered(low.stmt, [rebind.get(id(a), a) for a in low.arrays], low.prog, low.names), p)
                 for low, p in items]
         if _explaining:
-            _explaining[-1][1].append(f"{header}: {len(lows)} statements, their transfers in one exchange")
+            head = f"{header}: {len(lows)} statements, their transfers in one exchange"
+            if fast is not None and settings.get("aggregate") and _explaining[-1][0] in (None, comm.num_locales()):
+                head += "\n" + fast.describe()             # this job's compiled group, on this locale
+            _explaining[-1][1].append(head)
             for low, _ in lows:
                 execute(low)
             return

@@ -1,0 +1,115 @@
+"""pgas.exec.copies: a compiled group's local moves in one numba kernel, against NumPy's
+assignments, over random strided views, scalars and dtypes; the fallbacks to NumPy."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pgas.exec import copies
+from pgas.exec.copies import Copies
+
+pytest.importorskip("numba")
+
+DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_, np.complex128]
+
+
+def _views(draw, base, shape):
+    """A random strided, possibly reversed view of ``shape`` into ``base`` (C order)."""
+    parts = []
+    for n in shape:
+        step = draw(st.sampled_from([1, 1, 2, -1]))
+        parts.append(slice(n - 1, None, -1) if step < 0 else slice(0, (n - 1) * step + 1, step))
+    return parts
+
+
+@st.composite
+def lists(draw):
+    dtype = np.dtype(draw(st.sampled_from(DTYPES)))
+    ndim = draw(st.integers(1, 4))
+    pairs, bases, exprs = [], [], []
+    for _ in range(draw(st.integers(1, 7))):
+        shape = tuple(draw(st.integers(1, 4)) for _ in range(ndim))
+        big = tuple(2 * n for n in shape)
+        dst = np.zeros(big, dtype=dtype)
+        src = (np.arange(np.prod(big)).reshape(big) % 7 + 1).astype(dtype)
+        dv = dst[tuple(_views(draw, dst, shape))]
+        if draw(st.booleans()):
+            sv = src[tuple(_views(draw, src, shape))]
+        else:
+            sv = draw(st.sampled_from([0, 1, 2.0, 3, True]))
+        bases.append((dst, src))
+        pairs.append((dv, sv))
+    return pairs, bases
+
+
+@given(lists())
+@settings(derandomize=True, database=None, deadline=None, max_examples=25)
+def test_kernel_moves_as_numpy(case):
+    pairs, bases = case
+    want = [d.copy() for d, _ in bases]
+    # the same moves on copies of the destinations, by NumPy
+    for (dv, sv), (d, _), w in zip(pairs, bases, want):
+        off = dv.__array_interface__["data"][0] - d.__array_interface__["data"][0]
+        wv = np.lib.stride_tricks.as_strided(w.reshape(-1)[off // d.itemsize:], dv.shape, dv.strides)
+        wv[...] = sv
+    c = Copies(pairs)
+    c._compile()
+    c()
+    for (d, _), w in zip(bases, want):
+        np.testing.assert_array_equal(d, w)
+
+
+def test_after_runs_and_settings(monkeypatch):
+    a = np.arange(64.0)
+    b = np.zeros(64)
+    pairs = [(b[k::8], a[k * 8:k * 8 + 8]) for k in range(8)]
+    from pgas.exec import settings as s
+    monkeypatch.setattr(copies, "AFTER_LOADED", 3)
+    for mode, first in ((False, None), (True, 2), ("auto", 3)):
+        monkeypatch.setitem(s._settings, "fuse", mode)
+        b[...] = 0
+        c = Copies(pairs)
+        used = None
+        for run in range(1, 6):
+            c()
+            if c.kernel and used is None:
+                used = run
+        assert used == first, mode
+        np.testing.assert_array_equal(b.reshape(8, 8).T.reshape(-1), a)
+
+
+def test_fallbacks_to_numpy():
+    raw = np.zeros(8 * 9 + 1, dtype=np.uint8)
+    mis = raw[1:].view(np.float64)                      # elements not aligned
+    a = np.arange(8.0)
+    for pairs in ([(mis[k:k + 1], a[k:k + 1]) for k in range(8)],
+                  [(np.zeros(2, ">f8")[:1], a[:1])] * 3,                   # not native
+                  [(np.zeros(2, "U2"), np.array(["a", "b"]))] * 3):        # not numeric
+        c = Copies(pairs)
+        c._compile()
+        assert not c.kernel
+        c()
+        for d, s in pairs:
+            np.testing.assert_array_equal(d, s)
+
+
+def test_too_few_moves_stay_numpy():
+    a = np.arange(4.0)
+    b = np.zeros(4)
+    c = Copies([(b[:2], a[2:]), (b[2:], a[:2])])
+    assert c.kernel is False
+    c()
+    np.testing.assert_array_equal(b, [2, 3, 0, 1])
+
+
+def test_large_moves_stay_numpy():
+    a = np.arange(5000.0)
+    b = np.zeros(5000)
+    small = [(b[k:k + 1], a[k:k + 1]) for k in range(4)]
+    c = Copies(small + [(b[10:], a[10:])])
+    c._compile()
+    assert c.kernel and len(c.rest) == 1
+    c()
+    np.testing.assert_array_equal(b[10:], a[10:])
+    np.testing.assert_array_equal(b[:4], a[:4])
