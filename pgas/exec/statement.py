@@ -17,7 +17,7 @@ from ..plan import PlanError, candidates, choose, describe, plan_local, var_name
 from . import ghostread, settings, strip, transfer
 from .domain import resolve
 from .fastgroup import FastGroup
-from .group import groupable, run_together
+from .group import fits, groupable, run_together
 from .lower import Lowered, lower_ref, lower_view
 from .run import REDUCE_WITH, accumulable, run
 
@@ -80,9 +80,10 @@ class Executor:
         for w in written.values():
             before_write(w, None)
         aggregate = settings.get("aggregate")
-        if fast is not None and aggregate and fast.run(lows):
+        bounded = fits(lows)                          # else statement by statement, each within the limit
+        if fast is not None and aggregate and bounded and fast.run(lows):
             return
-        if aggregate and all(groupable(p) for _, p in lows):
+        if aggregate and all(groupable(p) for _, p in lows) and bounded:
             run_together(lows)
         else:
             for low, p in lows:
@@ -106,7 +107,7 @@ class Executor:
         here = comm.here()
         items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
                  for low in lows]
-        if settings.get("aggregate") and all(groupable(p) for _, p in items):
+        if settings.get("aggregate") and all(groupable(p) for _, p in items) and fits(items):
             run_together(items)
         else:
             for low, p in items:
