@@ -220,13 +220,17 @@ def _overhead(args) -> dict:
     bad = [k for k in names if k not in KERNELS]
     if bad:
         raise SystemExit(f"unknown kernels {bad}; choose from {sorted(KERNELS)}")
-    rows = planparts.measure(names, args.kernel_size, args.kernel_steps, pg.Block())
+    rows = planparts.measure(names, args.kernel_size, args.kernel_steps, pg.Block(), args.cold_trials)
     stages = ("trace", "lower", "plan", "fetch", "compute", "write", "sync")
-    print_table(["kernel", "n", "stmts", "step us", *(f"{s} us" for s in stages), "describe us/stmt",
-                 "first plan us/stmt", "longest first plan us"],
+    print_table(["kernel", "n", "stmts", "step us", *(f"{s} us" for s in stages), "describe us/stmt (min)",
+                 "first plan us/stmt (min)", "longest first plan us (min)", "first plan cpu us/stmt",
+                 "longest first plan cpu us"],
                 [[r["kernel"], r["n"], r["statements_per_step"], r["step_us"],
-                  *(r["parts_us_per_step"][s] for s in stages), r["cached_describe_us_per_statement"],
-                  r["first_plan_us_per_statement"], r["first_plan_us_longest"]] for r in rows])
+                  *(r["parts_us_per_step"][s] for s in stages),
+                  f"{r['cached_describe_us_per_statement']:.1f} ({r['cached_describe_us_per_statement_min']:.1f})",
+                  f"{r['first_plan_us_per_statement']:.0f} ({r['first_plan_us_per_statement_min']:.0f})",
+                  f"{r['first_plan_us_longest']:.0f} ({r['first_plan_us_longest_min']:.0f})",
+                  r["first_plan_cpu_us_per_statement"], r["first_plan_cpu_us_longest"]] for r in rows])
     worst = max(rows, key=lambda r: r["cached_describe_us_per_statement"])
     slow = max(rows, key=lambda r: r["first_plan_us_longest"])
     summary = {"describe_target_us": 50.0, "first_plan_target_us": 2000.0,
@@ -235,12 +239,18 @@ def _overhead(args) -> dict:
                "kernels_describe_within_target": sum(r["cached_describe_us_per_statement"] <= 50 for r in rows),
                "longest_first_plan_us": slow["first_plan_us_longest"], "longest_first_plan_kernel": slow["kernel"],
                "kernels_first_plan_within_target": sum(r["first_plan_us_longest"] <= 2000 for r in rows),
+               "kernels_describe_min_within_target": sum(r["cached_describe_us_per_statement_min"] <= 50
+                                                         for r in rows),
+               "kernels_first_plan_min_within_target": sum(r["first_plan_us_longest_min"] <= 2000 for r in rows),
+               "kernels_first_plan_cpu_within_target": sum(r["first_plan_cpu_us_longest"] <= 2000 for r in rows),
                "kernels": len(rows)}
     if comm.here() == 0:
         print(f"describe + analyse a cached statement: within 50 us in {summary['kernels_describe_within_target']} "
               f"of {len(rows)} kernels (worst {worst['kernel']}, {summary['worst_describe_us_per_statement']:.0f} "
               f"us); first-time plan within 2 ms in {summary['kernels_first_plan_within_target']} (longest "
-              f"{slow['kernel']}, {summary['longest_first_plan_us']:.0f} us)")
+              f"{slow['kernel']}, {summary['longest_first_plan_us']:.0f} us); by the least of the trials: "
+              f"{summary['kernels_describe_min_within_target']} and {summary['kernels_first_plan_min_within_target']}; "
+              f"first plans within 2 ms of CPU time: {summary['kernels_first_plan_cpu_within_target']}")
     return {"dist": "Block", "kernels": rows, "summary": summary}
 
 
@@ -262,6 +272,8 @@ def make_parser():
                                                     "(comma list, 'all' or 'none'; default all)")
     p.add_argument("--kernel-size", type=int, default=0, help="their size (default 0: each kernel's test size)")
     p.add_argument("--kernel-steps", type=int, default=7, help="cached steps timed per kernel (default 7)")
+    p.add_argument("--cold-trials", type=int, default=3,
+                   help="first steps per kernel, every plan cache emptied before each (default 3)")
     return p
 
 

@@ -16,7 +16,13 @@ its outermost call):
   kernel's Python code and the statement checks.
 
 The issue's targets: describing and analysing a cached statement (``lower`` +
-``plan``, per statement) at most 50 us; a first-time plan at most 2 ms.
+``plan``, per statement) at most 50 us; a first-time plan at most 2 ms.  The first
+step is repeated (``cold`` times, every plan cache emptied before each, the
+planner's memoised parts too), and each figure is given as the median over the
+trials and as their least (the figure load on a shared machine inflates least).
+The first plans are also timed in the locale's own CPU time (``first_plan_cpu_*``,
+medians): the planner's work without the time a locale waits for a core, which
+on an oversubscribed machine is most of the wall time of a cold step.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ class Stopwatch:
         self.seconds: dict = {}
         self.calls: dict = {}
         self.longest: dict = {}
+        self.cpu: dict = {}                   # the calling thread's CPU seconds (no time waiting for a core)
+        self.longest_cpu: dict = {}
         self._depth: dict = {}
 
     def wrap(self, stage: str, fn):
@@ -61,15 +69,17 @@ class Stopwatch:
             if d:
                 return fn(*a, **k)
             self._depth[stage] = 1
-            t0 = time.perf_counter()
+            c0, t0 = time.thread_time(), time.perf_counter()
             try:
                 return fn(*a, **k)
             finally:
-                dt = time.perf_counter() - t0
+                dt, dc = time.perf_counter() - t0, time.thread_time() - c0
                 self._depth[stage] = 0
                 self.seconds[stage] = self.seconds.get(stage, 0.0) + dt
                 self.calls[stage] = self.calls.get(stage, 0) + 1
                 self.longest[stage] = max(self.longest.get(stage, 0.0), dt)
+                self.cpu[stage] = self.cpu.get(stage, 0.0) + dc
+                self.longest_cpu[stage] = max(self.longest_cpu.get(stage, 0.0), dc)
         return timed
 
 
@@ -93,29 +103,44 @@ def timing(watch: Stopwatch):
 
 
 def _forget_plans() -> None:
+    """Empty every cache a first plan fills: the lowering memo, the plan cache, the
+    protocol choices, and the planner's memoised parts (so a first plan is timed cold)."""
+    import importlib
+    import pkgutil
+
+    import pgas.plan
     from pgas.exec import lower, transfer
-    from pgas.plan import planner
 
     lower._memo.clear()
-    planner._plan_local.cache_clear()
     transfer._choices.clear()
+    for info in pkgutil.iter_modules(pgas.plan.__path__):
+        mod = importlib.import_module(f"pgas.plan.{info.name}")
+        for fn in list(vars(mod).values()):
+            if callable(getattr(fn, "cache_clear", None)) and getattr(fn, "__module__", None) == mod.__name__:
+                fn.cache_clear()
 
 
-def kernel_parts(kernel, n: int, dist, steps: int) -> dict:
-    """Collective: one kernel's per-step stage times (first step with an empty plan
-    cache, then the median of ``steps`` cached steps per stage; the slowest locale's
-    figures)."""
-    state = kernel.setup(n, dist)
+def _cold_step(kernel, state, t: int) -> tuple[float, Stopwatch]:
+    """Collective: step ``t`` with every plan cache emptied first: (seconds, stopwatch)."""
     comm.barrier()
     _forget_plans()
-    first = Stopwatch()
-    with timing(first):
+    w = Stopwatch()
+    with timing(w):
         t0 = time.perf_counter()
-        kernel.step(state, 0)
-        first_total = time.perf_counter() - t0
+        kernel.step(state, t)
+        return time.perf_counter() - t0, w
+
+
+def kernel_parts(kernel, n: int, dist, steps: int, cold: int = 3) -> dict:
+    """Collective: one kernel's per-step stage times: ``cold`` first steps, each with every
+    plan cache emptied, then ``steps`` cached steps; per stage the median over the
+    steps (and, as ``*_min``, the least: the figure load on a shared machine inflates
+    least), the slowest locale's figures."""
+    state = kernel.setup(n, dist)
+    firsts = [_cold_step(kernel, state, t) for t in range(max(cold, 1))]
     comm.barrier()
     runs = []                                   # (step seconds, stopwatch) per cached step
-    for t in range(1, steps + 1):
+    for t in range(len(firsts), len(firsts) + steps):
         w = Stopwatch()
         with timing(w):
             t0 = time.perf_counter()
@@ -123,24 +148,33 @@ def kernel_parts(kernel, n: int, dist, steps: int) -> dict:
             runs.append((time.perf_counter() - t0, w))
     total = float(np.median([r[0] for r in runs]))          # medians: this machine may be shared
     per = {s: float(np.median([w.seconds.get(s, 0.0) for _, w in runs])) for s in STAGES.values()}
-    stmts = max(first.calls.get("plan", 0), 1)
+    stmts = max(firsts[0][1].calls.get("plan", 0), 1)
+    describe = [(w.seconds.get("lower", 0.0) + w.seconds.get("plan", 0.0)) / stmts for _, w in runs]
+    first_plan = [w.seconds.get("plan", 0.0) / stmts for _, w in firsts]
+    first_long = [w.longest.get("plan", 0.0) for _, w in firsts]
+    first_cpu = [w.cpu.get("plan", 0.0) / stmts for _, w in firsts]
+    first_long_cpu = [w.longest_cpu.get("plan", 0.0) for _, w in firsts]
     parts = {"lower": per.get("lower", 0.0), "plan": per.get("plan", 0.0), "fetch": per.get("fetch", 0.0),
              "compute": per.get("compute", 0.0), "write": per.get("write", 0.0)}
     parts["sync"] = max(per.get("run", 0.0) - parts["fetch"] - parts["compute"] - parts["write"], 0.0)
     parts["trace"] = max(total - per.get("run", 0.0) - parts["lower"] - parts["plan"], 0.0)
-    vals = [total, first_total, first.seconds.get("plan", 0.0), first.longest.get("plan", 0.0)]
+    vals = [total, float(np.median([f[0] for f in firsts])), float(np.median(first_plan)), min(first_plan),
+            float(np.median(first_long)), min(first_long), float(np.median(describe)), min(describe),
+            float(np.median(first_cpu)), float(np.median(first_long_cpu))]
     vals += [parts[k] for k in sorted(parts)]
     arr = np.array(comm.allreduce(np.array(vals), "max"))
-    total, first_total, first_plan, first_longest = arr[:4]
-    parts = dict(zip(sorted(parts), arr[4:].tolist()))
+    total, first_total, fp_med, fp_min, fl_med, fl_min, d_med, d_min, fc_med, flc_med = arr[:10]
+    parts = dict(zip(sorted(parts), arr[10:].tolist()))
     return {"kernel": kernel.name, "n": n, "statements_per_step": stmts, "step_us": total * 1e6,
             "parts_us_per_step": {k: v * 1e6 for k, v in parts.items()},
-            "cached_describe_us_per_statement": (parts["lower"] + parts["plan"]) / stmts * 1e6,
-            "first_plan_us_per_statement": first_plan / stmts * 1e6, "first_plan_us_longest": first_longest * 1e6,
-            "first_step_us": first_total * 1e6}
+            "cached_describe_us_per_statement": d_med * 1e6, "cached_describe_us_per_statement_min": d_min * 1e6,
+            "first_plan_us_per_statement": fp_med * 1e6, "first_plan_us_per_statement_min": fp_min * 1e6,
+            "first_plan_us_longest": fl_med * 1e6, "first_plan_us_longest_min": fl_min * 1e6,
+            "first_plan_cpu_us_per_statement": fc_med * 1e6, "first_plan_cpu_us_longest": flc_med * 1e6,
+            "cold_trials": len(firsts), "first_step_us": first_total * 1e6}
 
 
-def measure(names, size: int, steps: int, dist) -> list[dict]:
+def measure(names, size: int, steps: int, dist, cold: int = 3) -> list[dict]:
     """Collective: :func:`kernel_parts` of each kernel named (``size`` 0: its test size)."""
     from pgas.bench import progress
     from pgas.bench.kernels import KERNELS
@@ -148,7 +182,7 @@ def measure(names, size: int, steps: int, dist) -> list[dict]:
     rows = []
     for name in names:
         k = KERNELS[name]
-        row = kernel_parts(k, size or k.tiny, dist, steps)
+        row = kernel_parts(k, size or k.tiny, dist, steps, cold)
         rows.append(row)
         progress(f"{name}: cached {row['cached_describe_us_per_statement']:.0f} us/statement to describe, "
                  f"first plan {row['first_plan_us_per_statement']:.0f} us/statement")

@@ -24,6 +24,7 @@ automatic choice marked in each cell. Run it again with
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 import os
@@ -56,6 +57,8 @@ def make_parser():
                    help="region counts (default %(default)s)")
     p.add_argument("--protocols", type=choices(FIXED), default=list(FIXED), metavar="LIST",
                    help="fixed protocols to time besides auto (default all)")
+    p.add_argument("--puts", action=argparse.BooleanOptionalAction, default=True,
+                   help="also sweep puts (write-backs: packed vs pipelined, chosen by the put grid; default on)")
     p.add_argument("--png", default=None, metavar="PATH", help="colour map path (default: the JSON path, .png)")
     p.add_argument("--strips", type=int, default=0, metavar="N",
                    help="instead, time y[i] += A[j, i] * x[j] (A of N x N, Block rows: a remote matrix) "
@@ -180,16 +183,20 @@ def _message(target: int, length: int, count: int) -> Message:
     return Message(target, 0, regions, length * count)
 
 
-def _time(win, m, bufs: dict, trials: int, warmup: int) -> tuple[dict, dict]:
-    """``(median, minimum)`` seconds per protocol of one read of ``m`` with that protocol
-    pinned (``bufs``: protocol -> buffer). Each trial times every protocol in turn, so
-    the load of this shared machine hits them alike; a trial's time is the slowest
-    locale's."""
+def _time(win, m, bufs: dict, trials: int, warmup: int, write: bool = False) -> tuple[dict, dict]:
+    """``(median, minimum)`` seconds per protocol of one read (``write``: one put) of
+    ``m`` with that protocol pinned (``bufs``: protocol -> buffer). Each trial times
+    every protocol in turn, so the load of this shared machine hits them alike; a
+    trial's time is the slowest locale's."""
     import time
 
     from pgas.exec import transfer
 
     def fn(proto):
+        if write:
+            transfer.start_put(win, m, bufs[proto], 8)
+            win.flush(m.peer)
+            return
         f = transfer.start_get(win, m, bufs[proto], 8)
         win.flush(m.peer)
         if f is not None:
@@ -210,16 +217,111 @@ def _time(win, m, bufs: dict, trials: int, warmup: int) -> tuple[dict, dict]:
     return {p: float(np.median(v)) for p, v in ts.items()}, {p: min(v) for p, v in ts.items()}
 
 
+def _puts_correct(win, m, data: np.ndarray, protos, length: int, count: int) -> bool:
+    """Collective: each pinned protocol's put of ``data`` into ``m`` (on the next locale)
+    lands exactly where the regions say, and nowhere else."""
+    from pgas.exec import transfer
+
+    me, P = comm.here(), comm.num_locales()
+    src = (me - 1) % P
+    mine = _message(me, length, count)
+    idx = np.concatenate([lmad.expand(*r) for r in mine.regions])
+    want = np.full(win.local.shape, -1.0)
+    want[idx] = np.arange(len(idx), dtype=np.float64) + 1e6 * src
+    ok = True
+    try:
+        for p in protos:
+            win.local[:] = -1.0
+            win.sync()
+            comm.barrier()
+            pg.config(protocol=p)
+            src_buf = data.copy()                      # must live until the flush
+            transfer.start_put(win, m, src_buf, 8)
+            win.flush(m.peer)
+            del src_buf
+            comm.barrier()
+            win.sync()
+            ok &= bool(np.array_equal(win.local, want))
+    finally:
+        pg.config()
+    return bool(comm.allreduce(int(ok), "min"))
+
+
+def _sweep(win, args, model, write: bool) -> tuple[list, list, bool]:
+    """Collective: every (length, count) point of reads (``write``: puts) timed per protocol."""
+    from pgas.exec import transfer
+
+    me, P = comm.here(), comm.num_locales()
+    target = (me + 1) % P
+    fixed = [p for p in args.protocols if not (write and p == "bounding")]   # a put never goes bounding
+    points, rows, ok = [], [], True
+    for L in args.lengths:
+        for C in args.counts:
+            if L * C > MAX_ELEMENTS:
+                continue
+            m = _message(target, L, C)
+            protos = fixed + ["auto"]
+            if write:
+                data = np.arange(m.size, dtype=np.float64) + 1e6 * me
+                bufs = {p: data.copy() for p in protos}
+            else:
+                want = (np.concatenate([lmad.expand(*r) for r in m.regions]) + 1e6 * target).astype(np.float64)
+                bufs = {p: np.zeros(m.size) for p in protos}
+            t, tmin = _time(win, m, bufs, args.trials, args.warmup, write)
+            if write:
+                good = _puts_correct(win, m, data, protos, L, C)
+            else:
+                good = bool(comm.allreduce(int(all(np.array_equal(b, want) for b in bufs.values())), "min"))
+            ok &= good
+            pg.config(protocol="auto")
+            choice = transfer.protocol(m, 8, write)
+            pg.config()
+            runs, nel, lo, hi = transfer.shape_of(m.regions)
+            fitted = dataclasses.replace(model, grid=None, put_grid=None).choose(runs, 8 * nel, 8 * (hi - lo),
+                                                                                 write)[0]
+            best = min(fixed, key=lambda p: t[p])
+            bmin = min(fixed, key=lambda p: tmin[p])
+            pt = {"length": L, "count": C, "bytes": 8 * L * C, "correct": good, "seconds": t, "seconds_min": tmin,
+                  "choice": choice, "best": best, "best_by_min": bmin,
+                  "auto_over_best_by_min": tmin.get(choice, tmin["auto"]) / tmin[bmin],
+                  "fitted_choice": fitted, "fitted_over_best": t.get(fitted, t["auto"]) / t[best],
+                  "auto_over_best": t.get(choice, t["auto"]) / t[best], "auto_timed_over_best": t["auto"] / t[best],
+                  "packed_over_pipelined": t["packed"] / t["pipelined"] if {"packed", "pipelined"} <= set(t) else None}
+            points.append(pt)
+            rows.append([L, C, *(t[p] * 1e6 if p in t else float("nan") for p in args.protocols), t["auto"] * 1e6,
+                         choice, best, pt["auto_over_best"], pt["packed_over_pipelined"] or float("nan")])
+            progress(f"{'put' if write else 'get'} length {L} count {C}: auto={choice} best={best} "
+                     f"({pt['auto_over_best']:.2f}x)")
+    return points, rows, ok
+
+
+def _summary(points, protocols, model) -> dict:
+    totals = {p: sum(pt["seconds"][p] for pt in points) for p in list(protocols) + ["auto"]}
+    totals["auto_choice"] = sum(pt["seconds"].get(pt["choice"], pt["seconds"]["auto"]) for pt in points)
+    best_fixed = min(protocols, key=lambda p: totals[p])
+    return {"total_seconds": totals, "best_fixed": best_fixed,
+            "auto_over_best_fixed_total": totals["auto_choice"] / totals[best_fixed],
+            "auto_timed_over_best_fixed_total": totals["auto"] / totals[best_fixed],
+            "auto_over_best_geomean": math.exp(np.mean([math.log(pt["auto_over_best"]) for pt in points])),
+            "points_auto_within_10pct": sum(pt["auto_over_best"] <= 1.1 for pt in points),
+            "points_auto_within_10pct_by_min": sum(pt["auto_over_best_by_min"] <= 1.1 for pt in points),
+            "points_auto_timed_differs_10pct_from_its_choice": sum(
+                abs(pt["seconds"]["auto"] / pt["seconds"][pt["choice"]] - 1) > 0.1
+                for pt in points if pt["choice"] in pt["seconds"]),
+            "points_fitted_within_10pct": sum(pt["fitted_over_best"] <= 1.1 for pt in points),
+            "measured_grid_points": len(model.grid) if model.grid is not None else 0,
+            "points": len(points), "model": model.source, "figures": model.figures(),
+            "nolocal": os.environ.get("MPIR_CVAR_NOLOCAL", "")}
+
+
 def main(argv=None) -> int:
     """Run the benchmark; see the module docstring."""
     from pgas import calibrate
-    from pgas.exec import transfer
 
     args = make_parser().parse_args(argv)
     if args.strips:
         return strip_sweep(args)
-    me, P = comm.here(), comm.num_locales()
-    target = (me + 1) % P
+    me = comm.here()
     n = 2 * max(args.lengths) * max(args.counts)
     win = comm.allocate(n, np.float64, key=("bench-protocols", n))
     win.local[:] = np.arange(n, dtype=np.float64) + 1e6 * me
@@ -227,71 +329,50 @@ def main(argv=None) -> int:
     comm.barrier()
     model = calibrate.current()
     progress(f"model: {model.source}")
-    points, rows, ok = [], [], True
-    for L in args.lengths:
-        for C in args.counts:
-            if L * C > MAX_ELEMENTS:
-                continue
-            m = _message(target, L, C)
-            want = (np.concatenate([lmad.expand(*r) for r in m.regions]) + 1e6 * target).astype(np.float64)
-            protos = list(args.protocols) + ["auto"]
-            bufs = {p: np.zeros(m.size) for p in protos}
-            t, tmin = _time(win, m, bufs, args.trials, args.warmup)
-            ok &= all(bool(np.array_equal(b, want)) for b in bufs.values())
-            pg.config(protocol="auto")
-            choice = transfer.protocol(m, 8, False)
-            pg.config()
-            runs, nel, lo, hi = transfer.shape_of(m.regions)
-            fitted = dataclasses.replace(model, grid=None).choose(runs, 8 * nel, 8 * (hi - lo), False)[0]
-            best = min(args.protocols, key=lambda p: t[p])
-            bmin = min(args.protocols, key=lambda p: tmin[p])
-            pt = {"length": L, "count": C, "bytes": 8 * L * C, "seconds": t, "seconds_min": tmin,
-                  "choice": choice, "best": best, "best_by_min": bmin,
-                  "auto_over_best_by_min": tmin.get(choice, tmin["auto"]) / tmin[bmin],
-                  "fitted_choice": fitted, "fitted_over_best": t.get(fitted, t["auto"]) / t[best],
-                  "auto_over_best": t.get(choice, t["auto"]) / t[best], "auto_timed_over_best": t["auto"] / t[best],
-                  "packed_over_pipelined": t["packed"] / t["pipelined"] if {"packed", "pipelined"} <= set(t) else None}
-            points.append(pt)
-            rows.append([L, C, *(t[p] * 1e6 for p in args.protocols), t["auto"] * 1e6, choice, best,
-                         pt["auto_over_best"], pt["packed_over_pipelined"] or float("nan")])
-            progress(f"length {L} count {C}: auto={choice} best={best} ({pt['auto_over_best']:.2f}x)")
-    print_table(["length", "count", *(f"{p} us" for p in args.protocols), "auto us", "choice", "best",
-                 "auto/best", "packed/pipe"], rows)
-    totals = {p: sum(pt["seconds"][p] for pt in points) for p in list(args.protocols) + ["auto"]}
-    totals["auto_choice"] = sum(pt["seconds"].get(pt["choice"], pt["seconds"]["auto"]) for pt in points)
-    best_fixed = min(args.protocols, key=lambda p: totals[p])
-    summary = {"total_seconds": totals, "best_fixed": best_fixed,
-               "auto_over_best_fixed_total": totals["auto_choice"] / totals[best_fixed],
-               "auto_timed_over_best_fixed_total": totals["auto"] / totals[best_fixed],
-               "auto_over_best_geomean": math.exp(np.mean([math.log(pt["auto_over_best"]) for pt in points])),
-               "points_auto_within_10pct": sum(pt["auto_over_best"] <= 1.1 for pt in points),
-               "points_auto_within_10pct_by_min": sum(pt["auto_over_best_by_min"] <= 1.1 for pt in points),
-               "points_auto_timed_differs_10pct_from_its_choice": sum(
-                   abs(pt["seconds"]["auto"] / pt["seconds"][pt["choice"]] - 1) > 0.1
-                   for pt in points if pt["choice"] in pt["seconds"]),
-               "points_fitted_within_10pct": sum(pt["fitted_over_best"] <= 1.1 for pt in points),
-               "measured_grid_points": len(model.grid) if model.grid is not None else 0,
-               "points": len(points), "model": model.source, "figures": model.figures(),
-               "nolocal": os.environ.get("MPIR_CVAR_NOLOCAL", ""), "correct": ok}
-    path = write_result("protocols", {"lengths": args.lengths, "counts": args.counts, "points": points,
-                                      "summary": summary}, args.out)
+    points, rows, ok = _sweep(win, args, model, False)
+    head = ["length", "count", *(f"{p} us" for p in args.protocols), "auto us", "choice", "best", "auto/best",
+            "packed/pipe"]
+    print_table(head, rows)
+    summary = _summary(points, args.protocols, model)
+    doc = {"lengths": args.lengths, "counts": args.counts, "points": points, "summary": summary}
+    put_ok = True
+    if args.puts:
+        put_protos = [p for p in args.protocols if p != "bounding"]
+        if put_protos:
+            win.local[:] = np.arange(n, dtype=np.float64) + 1e6 * me
+            win.sync()
+            comm.barrier()
+            put_points, put_rows, put_ok = _sweep(win, args, model, True)
+            print_table(["put " + h if h == "length" else h for h in head], put_rows)
+            doc["puts"] = put_points
+            doc["puts_summary"] = _summary(put_points, put_protos, model)
+    summary["correct"] = bool(ok and put_ok)
+    path = write_result("protocols", doc, args.out)
     if me == 0:
-        print(f"auto within 10% of the best protocol at {summary['points_auto_within_10pct']} of {len(points)} "
-              f"points by median ({summary['points_auto_within_10pct_by_min']} by minimum; the fitted formulas "
-              f"alone: {summary['points_fitted_within_10pct']}; noise: auto timed apart from its choice differs "
-              f"by >10% at {summary['points_auto_timed_differs_10pct_from_its_choice']}; measured grid of "
-              f"{summary['measured_grid_points']} points); total time auto / always-{best_fixed}: {summary['auto_over_best_fixed_total']:.3f}; "
-              f"results all correct: {ok}")
+        for kind, sm in (("reads", summary), ("puts", doc.get("puts_summary"))):
+            if sm is None:
+                continue
+            print(f"{kind}: auto within 10% of the best protocol at {sm['points_auto_within_10pct']} of "
+                  f"{sm['points']} points by median ({sm['points_auto_within_10pct_by_min']} by minimum; the fitted "
+                  f"formulas alone: {sm['points_fitted_within_10pct']}; noise: auto timed apart from its choice "
+                  f"differs by >10% at {sm['points_auto_timed_differs_10pct_from_its_choice']}; measured grid of "
+                  f"{sm['measured_grid_points']} points); total time auto / always-{sm['best_fixed']}: "
+                  f"{sm['auto_over_best_fixed_total']:.3f}")
+        print(f"results all correct: {summary['correct']}; load {os.getloadavg()[0]:.1f}")
         png = args.png or os.path.splitext(path)[0] + ".png"
         if _plot(points, args, png, summary):
-            print(f"wrote {path} and {png}")
+            wrote = [png]
+            if "puts" in doc and _plot(doc["puts"], args, os.path.splitext(png)[0] + "-puts.png",
+                                       doc["puts_summary"], "puts"):
+                wrote.append(os.path.splitext(png)[0] + "-puts.png")
+            print(f"wrote {path} and {' and '.join(wrote)}")
         else:
             print(f"wrote {path} (no PNG: pip install pgas[plot] for matplotlib)")
     comm.barrier()                       # the others wait while locale 0 draws
-    return 0 if ok else 1
+    return 0 if summary["correct"] else 1
 
 
-def _plot(points, args, png: str, summary) -> bool:
+def _plot(points, args, png: str, summary, kind: str = "reads") -> bool:
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -317,7 +398,7 @@ def _plot(points, args, png: str, summary) -> bool:
     ax.set_xlabel("region length (float64 elements)")
     ax.set_ylabel("regions per transfer")
     nl = " (MPIR_CVAR_NOLOCAL=1)" if summary["nolocal"] else ""
-    ax.set_title(f"log2 T_packed / T_pipelined, {comm.num_locales()} locales{nl}\n"
+    ax.set_title(f"{kind}: log2 T_packed / T_pipelined, {comm.num_locales()} locales{nl}\n"
                  "auto's choice: K packed, P pipelined, B bounding (! = >10% off best)", fontsize=9)
     fig.colorbar(im, ax=ax, label="log2 ratio (<0: packed faster)")
     fig.tight_layout()

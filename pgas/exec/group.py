@@ -7,11 +7,13 @@ all the statements of a group.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import comm
 from ..comm import check
-from . import ghostread
+from . import ghostread, settings, transfer
 from .run import DONE_READ, READY, _flush_all, _sync, _TaskContext, evaluate, strided
 
 def groupable(plan) -> bool:
@@ -19,6 +21,30 @@ def groupable(plan) -> bool:
     local (owner computes by the write), so only its fetches communicate."""
     return (plan.kind == "pieces" and plan.stmt.reduce is None and not plan.stmt.clips and not plan.writebacks
             and not plan.writers)
+
+
+def fits(items) -> bool:
+    """True if :func:`run_together`, which holds the fetch buffers of all the statements
+    ``[(low, plan), ...]`` at once, stays within ``pg.config(buffer_limit=...)`` on
+    EVERY locale: decided from replicated figures only (each read fetches at most
+    one element per iteration of its locale, and no locale owns more of the
+    written array than locale 0's share), so every locale takes the same path with
+    no agreement.  A group that may not fit runs statement by statement instead,
+    each strip-mined to the limit as a statement alone is; its statements write
+    distinct arrays that none of them reads, so the order does not change the
+    result."""
+    limit, need = settings.get("buffer_limit"), 0
+    for low, _ in items:
+        stmt = low.stmt
+        w = stmt.accesses[stmt.write]
+        most = math.prod(m.local_size(0) for m in low.arrays[w.slot].layout.maps)
+        per = min(stmt.size, most)
+        for k, x in enumerate(stmt.accesses):
+            if k != stmt.write:
+                need += per * low.arrays[x.slot].dtype.itemsize
+        if need > limit:
+            return False
+    return True
 
 
 def run_together(items) -> None:
@@ -54,8 +80,11 @@ def run_together(items) -> None:
         for k, got in enumerate(served):
             for j, buf in got.items():
                 bufs[k][j] = buf
+    held = 0
     for win, peer, parts, size in groups.values():
         buf = np.empty(size, dtype=win.dtype)
+        held += buf.nbytes
+        transfer.hold(buf.nbytes)                   # counted against the buffer limit (see fits)
         regions = [r for _, _, _, m in parts for r in m.regions]
         win.get_regions(peer, regions, buf, flush=False)
         for k, j, start, m in parts:
@@ -80,6 +109,7 @@ def run_together(items) -> None:
                 value = value.copy()
             vals.append(value)
         results.append(vals)
+    transfer.hold(-held)
     comm.wait(readers_done)                           # nobody reads my memory any more
     for (low, plan), vals in zip(items, results):
         stmt = plan.stmt

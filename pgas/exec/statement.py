@@ -17,7 +17,7 @@ from ..plan import PlanError, candidates, choose, describe, plan_local, var_name
 from . import ghostread, settings, strip, transfer
 from .domain import resolve
 from .fastgroup import FastGroup
-from .group import groupable, run_together
+from .group import fits, groupable, run_together
 from .lower import Lowered, lower_ref, lower_view
 from .run import REDUCE_WITH, accumulable, run
 
@@ -85,9 +85,10 @@ class Executor:
         for w in written.values():
             before_write(w, None)
         aggregate = settings.get("aggregate")
-        if fast is not None and aggregate and fast.run(lows):
+        bounded = fits(lows)                          # else statement by statement, each within the limit
+        if fast is not None and aggregate and bounded and fast.run(lows):
             return
-        if aggregate and all(groupable(p) for _, p in lows):
+        if aggregate and all(groupable(p) for _, p in lows) and bounded:
             run_together(lows)
         else:
             for low, p in lows:
@@ -111,7 +112,7 @@ class Executor:
         here = comm.here()
         items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
                  for low in lows]
-        if settings.get("aggregate") and all(groupable(p) for _, p in items):
+        if settings.get("aggregate") and all(groupable(p) for _, p in items) and fits(items):
             run_together(items)
         else:
             for low, p in items:
@@ -177,9 +178,15 @@ def _owner(low, layouts) -> int:
         return _choices[key]
     me = comm.here()
     mine = np.array([_cost(plan_local(low.stmt, layouts, c, me)) for c in cands], dtype=np.int64)
-    total = comm.allreduce(mine, "sum")
+    w = _weights(low)                          # replicated setting; figures averaged over locales below
+    if w is None:
+        total = comm.allreduce(mine, "sum")
+    else:                                      # one reduction still: the counts ride as exact float64
+        got = comm.allreduce(np.concatenate([mine.astype(np.float64).ravel(), w]), "sum")
+        total = got[:-2].reshape(mine.shape).astype(np.int64)
+        w = tuple(got[-2:] / layouts[0].num_locales)   # the same on every locale (hosts may differ)
     P = layouts[0].num_locales
-    best = cands[choose([(m, n, ok == P) for m, n, ok in total.tolist()])]
+    best = cands[choose([(m, n, ok == P) for m, n, ok in total.tolist()], w)]
     _choices[key] = best
     if len(_choices) > CHOICE_CACHE:
         _choices.popitem(last=False)
@@ -188,6 +195,19 @@ def _owner(low, layouts) -> int:
 
 def _cost(p) -> tuple[int, int, int]:
     return p.moved, p.messages, int(p.valid)
+
+
+def _weights(low):
+    """Under ``protocol="auto"`` (the models in charge): ``(seconds per element moved,
+    seconds per message)`` from the calibrated model (replicated), for
+    :func:`pgas.plan.choose` to rank owners by predicted time; None otherwise (the
+    ``"cost"`` policy's fewest elements).  (h10)"""
+    if settings.get("protocol") != "auto":
+        return None
+    from .. import calibrate
+    m = calibrate.current()
+    size = max(a.dtype.itemsize for a in low.arrays)
+    return np.array([size * min(m.packed_gap, m.gap), m.latency + min(m.packed_fixed, m.issue)])
 
 
 #: Explaining more locales than this samples them for the totals.
@@ -207,7 +227,8 @@ def _describe(low, layouts, at: int) -> str:
     scale = P / len(sample)
     costs = [(sum(p.moved for p in ps) * scale, sum(p.messages for p in ps) * scale, all(p.valid for p in ps))
              for ps in plans.values()]
-    own = cands[choose(costs)]
+    w = _weights(low)
+    own = cands[choose(costs, None if w is None else tuple(w))]
     moved, msgs, _ = costs[cands.index(own)]
     how = "exact" if P <= EXPLAIN_EXACT else f"estimated from {len(sample)} of {P} locales"
     lines = f"all {P} locales: {round(msgs)} messages, {round(moved)} elements moved ({how})"

@@ -24,6 +24,7 @@ distribution's blocks, never with the extents, and then clips each piece:
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -64,13 +65,22 @@ def _structure(clips, nvars: int):
     return tuple(inner), tuple(outer)
 
 
+#: Bounds standing for "none" (an inner variable no clip bounds from that side).
+_NO_LO, _NO_HI = -(1 << 61), 1 << 61
+
+
+def _clamp(x: np.ndarray, hi: int) -> np.ndarray:
+    """``x`` clipped to ``[0, hi]`` (``np.clip`` costs ten times as much on small arrays)."""
+    return np.minimum(np.maximum(x, 0), hi)
+
+
 def _count_le(lat: Lattice, X: np.ndarray) -> np.ndarray:
     """Number of points of ``lat`` that are ``<= X`` (elementwise)."""
     y = X - lat.first
     if lat.ntiles == 1 or lat.dt <= 0:
-        return np.clip(y // lat.du + 1, 0, lat.length)
+        return _clamp(y // lat.du + 1, lat.length)
     t = y // lat.dt
-    within = np.clip((y - t * lat.dt) // lat.du + 1, 0, lat.length)
+    within = _clamp((y - t * lat.dt) // lat.du + 1, lat.length)
     return np.where(t < 0, 0, np.where(t >= lat.ntiles, lat.ntiles * lat.length, t * lat.length + within))
 
 
@@ -79,11 +89,13 @@ def _feasible(piece, clips, inner, outer):
     point indices ``idx``) whether it has domain points, and per inner variable
     the index of its first and last lattice point in range there."""
     sizes = [piece[v].ntiles * piece[v].length for v in outer]
-    total = int(np.prod(sizes)) if sizes else 1
+    total = math.prod(sizes)
     if total > MAX_OUTER:
         raise ValueError(f"a clipped piece has {total} outer points (more than {MAX_OUTER})")
-    grids = np.meshgrid(*[np.arange(s, dtype=np.int64) for s in sizes], indexing="ij") if sizes else []
-    idx = [g.reshape(-1) for g in grids]
+    if len(sizes) == 1:                            # the usual case (a triangle), without meshgrid
+        idx = [np.arange(total, dtype=np.int64)]
+    else:
+        idx = list(np.indices(sizes, dtype=np.int64).reshape(len(sizes), total))
     vals = {}
     for v, k in zip(outer, idx):
         lat = piece[v]
@@ -91,19 +103,20 @@ def _feasible(piece, clips, inner, outer):
     ok = np.ones(total, dtype=bool)
     lo, hi = {}, {}
     for v in sorted(set(inner)):
-        L = np.full(total, np.iinfo(np.int64).min // 4, dtype=np.int64)
-        H = np.full(total, np.iinfo(np.int64).max // 4, dtype=np.int64)
+        L, H = _NO_LO, _NO_HI                      # Python ints until a bound depends on a point
         for (coefs, const), w in zip(clips, inner):
             if w != v:
                 continue
-            rest = np.full(total, const, dtype=np.int64)
+            rest = const
             for u in outer:
                 if coefs[u]:
                     rest = rest + coefs[u] * vals[u]
             if coefs[v] > 0:
-                L = np.maximum(L, -rest)
+                L = max(L, -rest) if isinstance(rest, int) and isinstance(L, int) else np.maximum(L, -rest)
             else:
-                H = np.minimum(H, rest)
+                H = min(H, rest) if isinstance(rest, int) and isinstance(H, int) else np.minimum(H, rest)
+        L = np.full(total, L, dtype=np.int64) if isinstance(L, int) else L
+        H = np.full(total, H, dtype=np.int64) if isinstance(H, int) else H
         lat = piece[v]
         a = _count_le(lat, L - 1)                       # index of the first point >= L
         b = _count_le(lat, H) - 1                       # index of the last point <= H
@@ -124,6 +137,11 @@ def _hull(lat: Lattice, first_idx: np.ndarray, last_idx: np.ndarray) -> Lattice:
     """The smallest sub-lattice (a box in (tile, position) coordinates) of ``lat``
     holding its points from index ``first_idx`` to ``last_idx`` (per point)."""
     n = lat.length
+    if n == 1 or lat.ntiles == 1:                  # one of the two coordinates is fixed: no divisions
+        lo, hi = int(first_idx.min()), int(last_idx.max())
+        if n == 1:
+            return Lattice(lat.first + lat.dt * lo, lat.du, 1, lat.dt, hi - lo + 1)
+        return Lattice(lat.first + lat.du * lo, lat.du, hi - lo + 1, lat.dt, 1)
     t1, u1, t2, u2 = first_idx // n, first_idx % n, last_idx // n, last_idx % n
     t_lo, t_hi = int(t1.min()), int(t2.max())
     if (t1 == t2).all():

@@ -30,6 +30,7 @@ pieces of any other locale.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..layout.segments import c_strides, var_lattices
 from .model import Statement
@@ -65,7 +66,10 @@ def lattices(stmt: Statement, layouts, only=None, fix=None, box=None) -> tuple[t
 def part_lattices(stmt: Statement, layouts, boxes, only=None, fix=None):
     """:func:`lattices` of each of ``boxes`` (the parts of a domain), the accesses'
     terms worked out once for all of them."""
-    terms = _terms(stmt, layouts, only, fix)
+    try:
+        terms = _terms_cached(stmt, layouts, only, fix)
+    except TypeError:                         # unhashable arguments (lists): not memoised
+        terms = _terms(stmt, layouts, only, fix)
     return [_on_box(terms, b) for b in boxes]
 
 
@@ -74,11 +78,21 @@ def _on_box(terms, box) -> tuple[tuple[Lattice, ...], ...]:
         return tuple(() for _ in box)
     if terms == "off":
         return ((),) + tuple(() for _ in box[1:])
-    out = []
-    for (start, step, count), (tv, fixed) in zip(box, terms):
-        segs = var_lattices(start, step, count, tv, fixed)
-        out.append(tuple(Lattice(start + step * k0, step, n, step * T, nt) for k0, n, T, nt in segs))
-    return tuple(out)
+    return tuple(_var_lats(start, step, count, tv, fixed) for (start, step, count), (tv, fixed) in zip(box, terms))
+
+
+@lru_cache(maxsize=8192)
+def _var_lats(start: int, step: int, count: int, terms: tuple, fixed: tuple) -> tuple[Lattice, ...]:
+    """One loop variable's lattices (:func:`~pgas.layout.segments.var_lattices`), memoised:
+    a first plan asks for the same variable's lattices for its own pieces and for
+    each peer search, and statements of one kernel share most of them."""
+    return tuple(Lattice(start + step * k0, step, n, step * T, nt)
+                 for k0, n, T, nt in var_lattices(start, step, count, terms, fixed))
+
+
+@lru_cache(maxsize=2048)
+def _terms_cached(stmt: Statement, layouts: tuple, only, fix):
+    return _terms(stmt, layouts, only, fix)
 
 
 def _terms(stmt: Statement, layouts, only, fix):
@@ -111,8 +125,8 @@ def _terms(stmt: Statement, layouts, only, fix):
                 break
         if fixed is None:
             return None
-        out.append((terms, tuple(fixed.items())))
-    return out
+        out.append((tuple(terms), tuple(fixed.items())))
+    return tuple(out)
 
 
 def access_on_piece(x, piece: tuple[Lattice, ...], layout) -> tuple[int, int, tuple[int, ...]]:

@@ -153,13 +153,28 @@ def plan(stmt: Statement, layouts, owner: str = "write") -> GlobalPlan:
                       tuple((cc, key[0], key[1]) for key, cc, _ in scored), locs[0].accumulate if locs else None)
 
 
-def choose(costs) -> int:
+def choose(costs, weights=None) -> int:
     """Index of the best candidate from per-candidate ``(moved, messages, valid)`` totals
     summed over locales (ties go to the first, the write); a candidate counts as valid
-    only if it was valid on every locale (its total equals the locale count)."""
+    only if it was valid on every locale (its total equals the locale count).
+
+    ``weights = (per element, per message)`` (seconds, from the calibrated model)
+    ranks by the predicted time ``moved * per element + messages * per message``
+    instead of fewest elements first, so that a candidate moving a few elements
+    less in many more messages does not win (ties: fewest elements, then messages).
+
+    >>> choose([(100, 2, True), (96, 8, True)])                     # fewest elements
+    1
+    >>> choose([(100, 2, True), (96, 8, True)], weights=(1e-9, 1e-5))   # fewer messages pay more
+    0
+    """
+    def key(i):
+        moved, msgs, _ = costs[i]
+        t = moved * weights[0] + msgs * weights[1] if weights is not None else 0.0
+        return (t, moved, msgs)
     best = None
     for i, (moved, msgs, ok) in enumerate(costs):
-        if ok and (best is None or (moved, msgs) < costs[best][:2]):
+        if ok and (best is None or key(i) < key(best)):
             best = i
     return 0 if best is None else best
 
