@@ -93,6 +93,7 @@ class Window:
         self.in_use = True
         self.pending = False            # operations started without a flush (see complete())
         self._stage = None              # values of asynchronous accumulates in flight
+        self._held = {}                 # target -> origin buffers of writes not yet flushed
         self._staged = 0
         self.mpi_type = runtime.mpi_type(self.dtype)
         item = self.dtype.itemsize
@@ -133,8 +134,17 @@ class Window:
         if target is None:
             self.win.Flush_all()
             self.pending = False
+            self._held.clear()
         else:
             self.win.Flush(target)
+            self._held.pop(target, None)
+
+    def _hold(self, target: int, buf: np.ndarray) -> None:
+        """Keep the origin buffer of a write started without a flush alive until the flush of
+        ``target``: MPI may read it only then (on a network, not on shared memory), and
+        the buffer is often a temporary (a cast or contiguous copy made here, or the
+        caller's) that would otherwise be freed and reused first."""
+        self._held.setdefault(target, []).append(buf)
 
     def complete(self) -> None:
         """Complete every operation started here without a flush (asynchronous updates),
@@ -172,6 +182,8 @@ class Window:
         self.win.Put([data, self.mpi_type], target, self._target(offset, counts, strides, data.size))
         if flush:
             self.win.Flush(target)
+        else:
+            self._hold(target, data)
         record(target, data.nbytes)
 
     def get_regions(self, target: int, regions, out: np.ndarray, flush: bool = True) -> None:
@@ -183,19 +195,22 @@ class Window:
     def put_regions(self, target: int, regions, data: np.ndarray, flush: bool = True) -> None:
         """Write ``data`` into several boxes of ``target`` in one message (completed by
         :meth:`flush` when ``flush=False``; ``data`` must not change until then)."""
-        self._regions(self.win.Put, target, regions, np.ascontiguousarray(data, dtype=self.dtype), flush)
+        self._regions(self.win.Put, target, regions, np.ascontiguousarray(data, dtype=self.dtype), flush, True)
 
     def accumulate_regions(self, target: int, regions, data: np.ndarray, op: str = "sum",
                            flush: bool = True) -> None:
         """Combine ``data`` into several boxes of ``target`` with ``op``, in one message."""
         data = np.ascontiguousarray(data, dtype=self.dtype)
-        self._regions(lambda o, t, tt: self.win.Accumulate(o, t, tt, op=_op(op)), target, regions, data, flush)
+        self._regions(lambda o, t, tt: self.win.Accumulate(o, t, tt, op=_op(op)), target, regions, data, flush,
+                      True)
 
-    def _regions(self, call, target, regions, buf, flush=True):
+    def _regions(self, call, target, regions, buf, flush=True, write=False):
         if regions:
             got = call([buf, self.mpi_type], target, [0, 1, _regions_type(self.dtype, regions)])
             if flush:
                 self.win.Flush(target)
+            elif write:
+                self._hold(target, buf)
             if target != self.me:
                 record(target, buf.nbytes)
             return got
@@ -210,7 +225,9 @@ class Window:
     def put_runs(self, target: int, offsets, lengths, data: np.ndarray, burst: int = 0, op: str | None = None) -> None:
         """Write (with ``op``: accumulate) ``data`` into runs of ``target``, one operation each, till :meth:`flush`."""
         call = self.win.Put if op is None else (lambda o, t, tt, mop=_op(op): self.win.Accumulate(o, t, tt, op=mop))
-        self._runs(call, target, offsets, lengths, np.ascontiguousarray(data, dtype=self.dtype), burst)
+        buf = np.ascontiguousarray(data, dtype=self.dtype)
+        self._runs(call, target, offsets, lengths, buf, burst)
+        self._hold(target, buf)
 
     def _runs(self, call, target, offsets, lengths, buf, burst=0, requests=None) -> None:
         t, pos, k = self.mpi_type, 0, 0
