@@ -205,6 +205,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         return redistribute(self, dist)
 
     def __getitem__(self, key):
+        if type(key) is tuple and key and type(key[0]) is slice:
+            return engine.getitem(self, key)           # not one element: a view (or a forall error)
         if not engine.tracing():
             loc = self.layout.locate(key)
             if loc is not None or collective.is_element(key, self.ndim):
@@ -212,6 +214,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         return engine.getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
+        if type(key) is tuple and key and type(key[0]) is slice:
+            return engine.setitem(self, key, value)    # not one element
         if not engine.tracing():
             loc = self.layout.locate(key)
             if loc is not None or collective.is_element(key, self.ndim):

@@ -68,6 +68,31 @@ class Lazy(NDArrayOperatorsMixin):
         return int(np.prod(self.shape))
 
 
+#: Operand types for which NumPy's dispatch of ``lazy <op> x`` would call
+#: :meth:`Lazy.__array_ufunc__` with the operands unchanged (views add themselves).
+_DIRECT = {int, float}
+
+
+def _operator(uf, name):
+    """``__name__`` and ``__rname__`` of :class:`Lazy`: NumPy's operator mixin's, with the
+    common operands (:data:`_DIRECT`) building the expression without NumPy's dispatch
+    (which would build the same one)."""
+    slow, rslow = getattr(NDArrayOperatorsMixin, f"__{name}__"), getattr(NDArrayOperatorsMixin, f"__r{name}__")
+
+    def op(self, other):
+        return Expr(uf, (self, other)) if type(other) in _DIRECT else slow(self, other)
+
+    def rop(self, other):
+        return Expr(uf, (other, self)) if type(other) in _DIRECT else rslow(self, other)
+    return op, rop
+
+
+for _uf, _name in ((np.add, "add"), (np.subtract, "sub"), (np.multiply, "mul"), (np.true_divide, "truediv")):
+    _op, _rop = _operator(_uf, _name)
+    setattr(Lazy, f"__{_name}__", _op)
+    setattr(Lazy, f"__r{_name}__", _rop)
+
+
 class Expr(Lazy):
     """An element-wise function (a ufunc or ``where``) of views, refs, scalars and
     replicated NumPy arrays; see the module docstring."""
@@ -76,16 +101,22 @@ class Expr(Lazy):
 
     def __init__(self, func, args, kwargs=None) -> None:
         self.func = func
-        self.args = tuple(args)
-        self.kwargs = dict(kwargs or {})
-        self._shape = _broadcast_shape(self.args)
+        self.args = args = tuple(args)
+        self.kwargs = dict(kwargs) if kwargs else {}
+        self._shape = _broadcast_shape(args)
         self._dtype = None
         self._value = None
         self._seen = None
         if self._shape is not None:            # inside forall nothing is pending
-            self._seen = tuple((b, engine.version(b)) for b in {id(b): b for b in self.bases()}.values())
-            for a in self.args:
-                engine.used(a)
+            seen = {}                          # the arrays read, in first-read order (as bases())
+            for a in args:
+                if isinstance(a, Expr):        # its _seen names its bases (of its leaves)
+                    for b, _ in a._seen:
+                        seen.setdefault(id(b), b)
+                    engine.used(a)
+                elif isinstance(a, Lazy) and hasattr(a, "base"):
+                    seen.setdefault(id(a.base), a.base)
+            self._seen = tuple([(b, engine.version(b)) for b in seen.values()])
             engine.pending(self)
 
     @property
@@ -159,6 +190,9 @@ class Expr(Lazy):
         return str(self.eval())
 
 
+_DIRECT.add(Expr)
+
+
 def where(cond, x, y):
     """Element-wise ``x`` where ``cond`` else ``y`` (NumPy's ``where``), lazily on
     distributed views; on plain NumPy values it is ``np.where``."""
@@ -170,6 +204,9 @@ def where(cond, x, y):
 def _broadcast_shape(args):
     shapes, traced, viewed = [], False, False
     for a in args:
+        t = type(a)
+        if t is float or t is int:
+            continue                            # shape (): broadcasts to anything, with either kind
         if isinstance(a, (Ref, Affine)) or (isinstance(a, Expr) and a.shape is None):
             traced = True
         elif isinstance(a, Lazy):

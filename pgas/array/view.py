@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import engine, printing
-from .expr import Affine, Lazy, Ref, TraceError
+from .expr import _DIRECT, Affine, Lazy, Ref, TraceError
 from .index import describe_key, name
 from .methods import ArrayMethods
 
@@ -152,9 +152,16 @@ class View(ArrayMethods, Lazy):
         return printing.view_str(self)
 
 
+_DIRECT.add(View)
+
+
 def select(src, key, for_write: bool = False):
     """``src[key]`` for a DistArray or View ``src``: a View, a forall Ref (affine
     subscripts), or (all integers) the element read collectively."""
+    if type(key) is tuple and key and not engine.tracing():
+        fast = _slices(src, key)
+        if fast is not None:
+            return fast
     view = src if isinstance(src, View) else View.whole(src)
     items = key if isinstance(key, tuple) else (key,)
     if engine.tracing() or any(isinstance(k, (Affine, Lazy)) for k in items):
@@ -164,6 +171,42 @@ def select(src, key, for_write: bool = False):
     if not shape and not for_write:
         return view.base[c]
     return View(view.base, shape, M, c)
+
+
+def _slices(src, key):
+    """:func:`select`'s common case, a slice on every dimension, in one pass (the view
+    ``index_map`` and ``_compose`` give); None for any other key."""
+    if type(src) is View:
+        base, shape, M, c = src.base, src.shape, src.M, src.c
+    elif engine.is_array(src):
+        base, shape, M = src, src.shape, None
+    else:
+        return None
+    nd = len(shape)
+    if len(key) != nd:
+        return None
+    newshape, starts, steps = [], [], []
+    for k, n in zip(key, shape):
+        if type(k) is not slice:
+            return None
+        start, stop, step = k.indices(n)
+        newshape.append(len(range(start, stop, step)))
+        starts.append(start)
+        steps.append(step)
+    v = object.__new__(View)
+    v.base, v.shape = base, tuple(newshape)
+    if M is None:                       # the whole array: M is the identity, c zero
+        v.M = _diagonal(tuple(steps))
+        v.c = tuple(starts)
+    else:
+        v.M = tuple([tuple([a * s for a, s in zip(row, steps)]) for row in M])
+        v.c = tuple([sum([a * s for a, s in zip(row, starts)]) + ci for row, ci in zip(M, c)])
+    return v
+
+
+@lru_cache(maxsize=64)
+def _diagonal(steps: tuple) -> tuple:
+    return tuple(tuple(s if j == d else 0 for j in range(len(steps))) for d, s in enumerate(steps))
 
 
 def _ref(view: View, items) -> Ref:

@@ -34,16 +34,13 @@ can, ``False`` none.  Without numba every task takes the NumPy path.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
-import sys
-import tempfile
+import math
 
 import numpy as np
 
 from . import fuserows, settings
 from .fusecode import BIN as _BIN, DTYPES as _DTYPES, HELPERS as _HELPERS, UN as _UN
+from .fusecode import cache_dir, load_module as _load_module, source as _source  # noqa: F401
 
 #: Elements a task needs in ``fuse="auto"`` mode to be run by a kernel ...
 FUSE_MIN = 1 << 16
@@ -83,6 +80,7 @@ def reset() -> None:
     _NUMBA = _UNSET
     _kernels.clear()
     _seen.clear()
+    _programs.clear()
     stats.update(fused=0, numpy=0, kernels=0, rows=0)
 
 
@@ -197,55 +195,10 @@ def _result(name: str, dt: np.dtype) -> np.dtype:
     return dt if dt in (np.dtype(np.int64), np.dtype(np.float64), np.dtype(bool)) else np.dtype(np.int64)
 
 
-def _source(code: str, nparams: int, ndim: int) -> str:
-    idx = ", ".join(f"i{d}" for d in range(ndim))
-    lines = [_HELPERS, "", "@njit(cache=True, error_model='numpy', nogil=True)",
-             f"def kernel(out, {', '.join(f'c{k}' for k in range(nparams))}):"]
-    for d in range(ndim):
-        lines.append("    " * (d + 1) + f"for i{d} in range(out.shape[{d}]):")
-    lines.append("    " * (ndim + 1) + f"out[{idx}] = {code.replace('IDX', idx)}")
-    return "\n".join(lines) + "\n"
-
-
-def cache_dir() -> str:
-    """Where generated kernel modules (and numba's compiled code beside them) are kept:
-    ``$PGAS_CACHE_DIR/fuse`` or ``~/.cache/pgas/fuse``."""
-    root = os.environ.get("PGAS_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pgas")
-    return os.path.join(root, "fuse")
-
-
 def _load(source: str):
     """The ``kernel`` function of ``source``, from a module file named by its hash."""
     stats["kernels"] += 1
     return _load_module(source, "fuse").kernel
-
-
-def _load_module(source: str, tag: str):
-    """The module of ``source``, from a file in :func:`cache_dir` named by its hash (so
-    numba's ``cache=True`` keeps its machine code beside it)."""
-    name = f"pgas_{tag}_" + hashlib.sha1(source.encode()).hexdigest()[:20]
-    folder = cache_dir()
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError:
-        folder = os.path.join(tempfile.gettempdir(), f"pgas-fuse-{os.getuid()}")
-        os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, name + ".py")
-    if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        try:
-            os.link(tmp, path)             # create-if-absent: a file never changes once written
-        except FileExistsError:
-            pass
-        finally:
-            os.unlink(tmp)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def kernel_for(prog, dtypes, ndim: int, hot: bool = True, rows=None):
@@ -325,29 +278,35 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     when the task is to take the NumPy path (see :func:`wanted`, :class:`Unfusable`).
     ``dtypes`` maps access numbers to dtypes.  With ``target`` (a view of the written
     elements, see :func:`in_place`) of the result's dtype the kernel stores there and
-    :data:`WRITTEN` is returned."""
-    if prog[0] != "call" or not wanted(int(np.prod(shape))):
+    :data:`WRITTEN` is returned.  What depends only on the program and the dtypes is
+    worked out once (:class:`_Program`); a row kernel's loop shape is memoised by its
+    operands' offsets and strides."""
+    mode = settings.get("fuse")
+    if prog[0] != "call" or not mode or (mode is not True and math.prod(shape) < FUSE_MIN):
+        stats["numpy"] += 1
+        return None
+    P = _program(prog, tuple(dtypes))
+    if P.code is None:
         stats["numpy"] += 1
         return None
     try:
-        a = _Analysis(dtypes)
-        code, dtype = a.node(prog)
-        params = a.params
-        direct = target is not None and target.dtype == dtype
-        out = target if direct else np.empty(shape, dtype)
-        vals = _leaves(prog, ctx, [], True)
+        direct = target is not None and target.dtype == P.dtype
+        out = target if direct else np.empty(shape, P.dtype)
         specs = [fuserows.address(ctx, None if direct else out, shape)]
-        specs += [fuserows.address(ctx, v, shape) for (p, _), v in zip(params, vals) if p == "arr"]
-        lay = fuserows.layout(shape, specs)
+        specs += [fuserows.address(ctx, _lazy(n, ctx), shape) for n in P.arrays]
+        lay = fuserows.layout(shape, specs, P.layouts)
         rows = None if lay is None else (lay[1], len(lay[0]) - 1)
-        kernel = _kernel(a, code, dtype, len(shape), settings.get("fuse") is True, rows)[0]
+        kernel = P.kernels.get((len(shape), rows))
+        if kernel is None:
+            kernel = _kernel(P.analysis, P.code, P.dtype, len(shape), mode is True, rows)[0]
+            P.kernels[(len(shape), rows)] = kernel
         if lay is None:
             vals = _leaves(prog, ctx, [])
             args = [out] + [np.broadcast_to(v, shape) if p == "arr" else np.array(v, dtype=d)[()]
-                            for (p, d), v in zip(params, vals)]
+                            for (p, d), v in zip(P.params, vals)]
         else:
             dims, _, specs = lay
-            args = [dims, *specs[0]] + fuserows.arguments(specs, params, vals)
+            args = [dims, *specs[0]] + P.arguments(specs)
     except (Unfusable, OverflowError, TypeError, ValueError):
         stats["numpy"] += 1
         return None
@@ -356,3 +315,75 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     stats["rows"] += lay is not None
     return WRITTEN if direct else out
 
+
+def _lazy(node, ctx):
+    """An array leaf as :func:`fuserows.address` takes it: an access's number, else its value."""
+    return node[1] if node[0] == "acc" else _leaves(node, ctx, [])[0]
+
+
+#: Analysed programs by ``(id(program), access dtypes)``.  Each entry holds its program,
+#: so no other program can have that id while the entry lives; oldest dropped first.
+_programs: dict = {}
+PROGRAM_CACHE = 512
+
+
+def _program(prog, dtypes: tuple) -> "_Program":
+    key = (id(prog), dtypes)
+    P = _programs.get(key)
+    if P is None or P.prog is not prog:
+        P = _Program(prog, dtypes)
+        if P.keep:
+            if len(_programs) >= PROGRAM_CACHE:
+                del _programs[next(iter(_programs))]
+            _programs[key] = P
+    return P
+
+
+_IMMUTABLE = (bool, int, float, np.generic)
+
+
+class _Program:
+    """One program over given access dtypes, analysed once (a pure function of them):
+    the kernel expression (``code`` None: unfusable), its parameters, its array leaves,
+    its constants converted to their loops' dtypes (immutable ones; a 0-d array may
+    change between runs and is converted per call), the kernels found per loop shape
+    and the row layouts seen (:func:`fuserows.layout`)."""
+
+    def __init__(self, prog, dtypes) -> None:
+        self.prog, self.code, self.kernels, self.layouts = prog, None, {}, {}
+        # a program with a replicated NumPy array or a 0-d array constant is lowered afresh on
+        # every run (pgas.exec.lower): kept here it would only keep those arrays alive
+        self.keep = all(n[0] in ("acc", "aff") or (n[0] == "const" and isinstance(n[1], _IMMUTABLE))
+                        for n in _nodes(prog, []))
+        try:
+            a = _Analysis(dtypes)
+            code, self.dtype = a.node(prog)
+            leaves = _nodes(prog, [])
+            consts = [np.array(n[1], dtype=d)[()] if p == "const" and isinstance(n[1], _IMMUTABLE) else None
+                      for (p, d), n in zip(a.params, leaves)]
+        except (Unfusable, OverflowError, TypeError, ValueError):
+            return                                  # as every call would find: the NumPy path
+        self.analysis, self.params, self.code = a, a.params, code
+        self.arrays = [n for (p, _), n in zip(a.params, leaves) if p == "arr"]
+        self.consts = [(p == "arr", d, n[1], c) for (p, d), n, c in zip(a.params, leaves, consts)]
+
+    def arguments(self, specs) -> list:
+        """The row kernel's arguments after the output's (see :func:`fuserows.arguments`)."""
+        args, k = [], 1
+        for arr, d, v, c in self.consts:
+            if arr:
+                args += specs[0][:1] if specs[k] is None else specs[k]     # None: read through the output
+                k += 1
+            else:
+                args.append(np.array(v, dtype=d)[()] if c is None else c)
+        return args
+
+
+def _nodes(prog, out: list) -> list:
+    """The leaf nodes of ``prog``, depth first (the order of :class:`_Analysis`'s parameters)."""
+    if prog[0] == "call":
+        for a in prog[2]:
+            _nodes(a, out)
+    else:
+        out.append(prog)
+    return out

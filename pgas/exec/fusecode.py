@@ -4,6 +4,12 @@ integer and float semantics match NumPy's loops bit for bit."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+
 import numpy as np
 
 #: The dtypes a kernel computes in (bool, integers, float32, float64).
@@ -73,3 +79,48 @@ def _sq(a):
 def _sqrt(a):
     return np.sqrt(a)
 '''
+
+
+def source(code: str, nparams: int, ndim: int) -> str:
+    idx = ", ".join(f"i{d}" for d in range(ndim))
+    lines = [HELPERS, "", "@njit(cache=True, error_model='numpy', nogil=True)",
+             f"def kernel(out, {', '.join(f'c{k}' for k in range(nparams))}):"]
+    for d in range(ndim):
+        lines.append("    " * (d + 1) + f"for i{d} in range(out.shape[{d}]):")
+    lines.append("    " * (ndim + 1) + f"out[{idx}] = {code.replace('IDX', idx)}")
+    return "\n".join(lines) + "\n"
+
+
+def cache_dir() -> str:
+    """Where generated kernel modules (and numba's compiled code beside them) are kept:
+    ``$PGAS_CACHE_DIR/fuse`` or ``~/.cache/pgas/fuse``."""
+    root = os.environ.get("PGAS_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pgas")
+    return os.path.join(root, "fuse")
+
+
+def load_module(source: str, tag: str):
+    """The module of ``source``, from a file in :func:`cache_dir` named by its hash (so
+    numba's ``cache=True`` keeps its machine code beside it)."""
+    name = f"pgas_{tag}_" + hashlib.sha1(source.encode()).hexdigest()[:20]
+    folder = cache_dir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        folder = os.path.join(tempfile.gettempdir(), f"pgas-fuse-{os.getuid()}")
+        os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name + ".py")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        try:
+            os.link(tmp, path)             # create-if-absent: a file never changes once written
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

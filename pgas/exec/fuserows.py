@@ -84,21 +84,47 @@ def address(ctx, v, shape):
     return spec(np.asarray(v), shape)
 
 
-def layout(shape, specs):
+def layout(shape, specs, memo=None):
     """``(shape, kinds, specs)`` for a row kernel over ``specs`` (see :func:`spec`; the
     written elements first), or None when they do not fit one (see the module's
     docstring).  ``kinds[k]``: ``"c"`` contiguous inner axis, ``"s"`` constant along it,
     ``"o"`` the written elements themselves (``k > 0``); the specs returned have the
-    outer strides of the canonical loop nest."""
+    outer strides of the canonical loop nest.  ``memo`` (a dict): what was found for
+    the same shape, offsets, strides and sharing of the output's buffer, reused."""
     if any(x is None for x in specs):
         return None
+    if not all(x[0].ndim == 1 and x[0].flags.c_contiguous for x in specs):
+        return None
+    if memo is None:
+        return _layout(shape, specs)
+    f0 = specs[0][0]
+    key = (tuple(shape), tuple([(x[1], x[2], x[0] is f0) for x in specs]))
+    got = memo.get(key, _MISS)
+    if got is _MISS:
+        lay = _layout(shape, specs)
+        if len(memo) >= MEMO:
+            memo.clear()
+        memo[key] = got = None if lay is None else (lay[0], lay[1], [x and x[2] for x in lay[2]])
+        return lay
+    if got is None:
+        return None
+    dims, kinds, outer = got
+    return dims, kinds, [None if s is None else (x[0], x[1], s) for x, s in zip(specs, outer)]
+
+
+_MISS = object()
+#: Row layouts a program keeps (see :func:`layout`); the memo starts again when full.
+MEMO = 256
+
+
+def _layout(shape, specs):
     dims, strides = canonical(shape, [x[2] for x in specs])
     if dims[-1] == 0:
         return None
     kinds, out = [], []
     f0, o0 = specs[0][:2]
     for k, ((flat, off, _), s) in enumerate(zip(specs, strides)):
-        if s[-1] not in (0, 1) or flat.ndim != 1 or not flat.flags.c_contiguous or (k == 0 and s[-1] == 0 < dims[-1] - 1):
+        if s[-1] not in (0, 1) or (k == 0 and s[-1] == 0 < dims[-1] - 1):
             return None                 # (the written elements must not repeat along the row)
         if k and flat is f0 and off == o0 and s == strides[0]:
             kinds.append("o")

@@ -1,0 +1,115 @@
+"""Per-statement run-time overhead of PolyBench's stencil statements (issue 12).
+
+Runs jacobi-2d's and fdtd-2d's statements (``pgas.bench.polybench``) with
+``fuse=True`` and reports, per statement, the fastest of many runs (robust to a
+loaded machine): at a small size (``--n 64``) that is almost all Python around
+the kernel; at LARGE (``--n 1300``) compare it with ``--kernel``, the fused kernel
+alone (``fuse.evaluate`` of the statement's task, re-run with the same
+arguments).  ``--profile`` prints a cProfile of the statements instead (locale 0).
+
+    pgas run -n 1 benchmarks/stencil_overhead.py --n 64
+    pgas run -n 2 benchmarks/stencil_overhead.py --n 1300 --reps 30 --kernel   (fdtd: --n 1200 --m 1000)
+    python benchmarks/stencil_overhead.py --n 64 --profile
+
+Run the same command from two checkouts (``PYTHONPATH=OTHER``) one after the
+other to compare them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import time
+
+import numpy as np
+
+import pgas as pg
+from pgas import comm
+from pgas.bench.polybench import _dist, fdtd_init, fdtd_steps, jacobi_init
+from pgas.exec import fuse
+
+
+def statements(n: int, m: int) -> dict:
+    """jacobi-2d's sweep at n x n, fdtd-2d's statements and step (4 statements) at m x n."""
+    GA, GB = jacobi_init(n)
+    A, B = _dist(GA), _dist(GB)
+    ex, ey, hz = [_dist(G) for G in fdtd_init(m, n, 2)[:3]]
+
+    def jacobi():
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+
+    def fdtd_ey():
+        ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
+
+    def fdtd_hz():
+        hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+    def fdtd_step():
+        fdtd_steps(ex, ey, hz, (0.5,), 1)
+    return {"jacobi": jacobi, "fdtd ey": fdtd_ey, "fdtd hz": fdtd_hz, "fdtd step": fdtd_step}
+
+
+def fastest(f, reps: int) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        comm.barrier()
+        t = time.perf_counter()
+        f()
+        best = min(best, comm.allreduce(time.perf_counter() - t, "max"))
+    return best
+
+
+def kernel_alone(f, reps: int) -> float:
+    """The statement's fused tasks alone: fuse.evaluate re-run with the arguments it got."""
+    got, orig = [], fuse.evaluate
+    fuse.evaluate = lambda *a: (got.append(a), orig(*a))[1]
+    try:
+        f()
+    finally:
+        fuse.evaluate = orig
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        for a in got:
+            orig(*a)
+        best = min(best, time.perf_counter() - t)
+    return float(comm.allreduce(best, "max"))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, default=64, help="jacobi's n, fdtd's ny (LARGE: 1300, 1200)")
+    p.add_argument("--m", type=int, default=None, help="fdtd's nx (default n; LARGE: 1000)")
+    p.add_argument("--reps", type=int, default=500)
+    p.add_argument("--kernel", action="store_true", help="also time the fused kernels alone")
+    p.add_argument("--profile", action="store_true")
+    args = p.parse_args()
+    pg.config(fuse=True)
+    stmts = statements(args.n, args.m or args.n)
+    for f in stmts.values():
+        for _ in range(5):
+            f()
+    if args.profile:
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(args.reps):
+            for f in stmts.values():
+                f()
+        pr.disable()
+        if comm.here() == 0:
+            s = io.StringIO()
+            pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(30)
+            print(s.getvalue())
+        return
+    rows = []
+    for name, f in stmts.items():
+        t = fastest(f, args.reps)
+        k = kernel_alone(f, args.reps) if args.kernel else float("nan")
+        rows.append(f"{name}: {t * 1e6:.0f} us" + (f" (kernels {k * 1e6:.0f} us)" if args.kernel else ""))
+    if comm.here() == 0:
+        print(f"{pg.num_locales} locales, n={args.n}, m={args.m or args.n}, fastest of {args.reps} per statement: " + "; ".join(rows))
+
+
+if __name__ == "__main__":
+    main()
