@@ -5,7 +5,7 @@ without MPI, then the fault tests (``tests/faults``: hangs and dead locales unde
 on 2 locales), then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4, then
 the scale stage: the runtime and scale tests at 8 and 16 oversubscribed locales.
 
-    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 600] [--no-docs]
+    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 1200] [--no-docs]
                             [--check 2,4,8,16]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
@@ -94,7 +94,8 @@ def main() -> int:
     p.add_argument("--ranks", default="1,2,3,4", help="locale counts for tests/mpi (default 1,2,3,4)")
     p.add_argument("--scale", default="8,16", help="locale counts for the scale stage (default 8,16; '' for none)")
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
-    p.add_argument("--per-run", type=int, default=600, help="seconds allowed per pytest run (default 600)")
+    p.add_argument("--per-run", type=int, default=1200,
+                   help="seconds allowed per pytest run (default 1200: a stage takes 3-6 minutes on an idle 2-core machine, more when it is shared)")
     p.add_argument("--no-docs", action="store_true", help="skip building the docs and running their examples")
     p.add_argument("--check", default="2,4,8,16",
                    help="locale counts whose MPI runs check collective calls (PGAS_CHECK=1; default 2,4,8,16; '' for none)")
