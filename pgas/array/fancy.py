@@ -40,6 +40,13 @@ def is_advanced(key) -> bool:
     return False
 
 
+def base_indices(view, vidx) -> tuple[np.ndarray, ...]:
+    """The base array's indices (one flat int64 array per base dimension) of the
+    elements of ``view`` at the view indices ``vidx`` (one array per view dimension)."""
+    return tuple(np.asarray(sum(row[k] * vidx[k] for k in range(len(row))) + ci, dtype=np.int64).reshape(-1)
+                 for row, ci in zip(view.M, view.c))
+
+
 def _distributed_key(key):
     """The DistArray of a key that is one (a view or an expression is materialised), else None."""
     from . import engine
@@ -57,15 +64,22 @@ def _distributed_key(key):
     return None
 
 
+def _selection(view, key) -> list[np.ndarray]:
+    """Per view dimension, the index of the element each position of ``view[key]`` reads:
+    ``key`` applied by NumPy to index grids that take no memory (broadcast aranges), so
+    NumPy's rules and errors hold, the same on every locale."""
+    grids = (np.broadcast_to(np.arange(n).reshape((-1,) + (1,) * (view.ndim - d - 1)), view.shape)
+             for d, n in enumerate(view.shape))
+    return [g[key] for g in grids]
+
+
 def _positions(view, key):
     """Per base dimension, the base index read by each result position this locale owns,
     the result's shape, and a new empty result (distributed like the view's base)."""
     from .axisreduce import like
     from .construct import empty
 
-    grids = tuple(np.broadcast_to(np.arange(n).reshape((-1,) + (1,) * (view.ndim - d - 1)), view.shape)
-                  for d, n in enumerate(view.shape))
-    sel = [g[key] for g in grids]                 # NumPy's rules and errors, same on every locale
+    sel = _selection(view, key)
     shape = sel[0].shape if sel else ()
     if not shape:
         raise IndexError("an advanced index giving a single element: index with integers instead")
@@ -76,8 +90,7 @@ def _positions(view, key):
         vidx = [s.reshape(-1)[flat] for s in sel]
     else:
         vidx = [np.empty(0, np.int64) for _ in sel]
-    bidx = tuple(np.asarray(sum(row[k] * vidx[k] for k in range(len(row))) + ci, dtype=np.int64).reshape(-1)
-                 for row, ci in zip(view.M, view.c))
+    bidx = base_indices(view, vidx)
     return bidx, R
 
 
@@ -101,8 +114,7 @@ def _mask_flat(view, M):
     end = int(ends.local[0]) if ends.local.size else 0
     total = comm.allreduce(mine.size)
     vidx = np.unravel_index(mine, view.shape) if view.ndim else ()
-    bidx = tuple(np.asarray(sum(row[k] * vidx[k] for k in range(len(row))) + ci, dtype=np.int64).reshape(-1)
-                 for row, ci in zip(view.M, view.c))
+    bidx = base_indices(view, vidx)
     return bidx, np.arange(end - mine.size, end, dtype=np.int64), total
 
 
@@ -141,7 +153,7 @@ def _base1(v, idx):
     bad = (idx < 0) | (idx >= v.shape[0])
     if comm.allreduce(int(bad.any()), "max"):
         raise IndexError(f"index out of bounds for axis 0 with size {v.shape[0]}")
-    return tuple(np.asarray(row[0] * idx + ci, dtype=np.int64) for row, ci in zip(v.M, v.c))
+    return base_indices(v, (idx,))
 
 
 def _values(value, n, dtype, take):
@@ -163,9 +175,7 @@ def setitem(src, key, value) -> None:
         value = value.to_numpy() if engine.is_array(value) else value.eval().to_numpy()
     D = _distributed_key(key)
     if D is None:
-        grids = tuple(np.broadcast_to(np.arange(n).reshape((-1,) + (1,) * (v.ndim - d - 1)), v.shape)
-                      for d, n in enumerate(v.shape))
-        sel = [g[key] for g in grids]
+        sel = _selection(v, key)
         shape = sel[0].shape
         size = int(np.prod(shape))
         P, me = comm.num_locales(), comm.here()
@@ -192,6 +202,5 @@ def setitem(src, key, value) -> None:
         vals = _values(value, idx.size, v.dtype, lambda a: np.broadcast_to(a, D.shape).reshape(-1)[own])
         v.base.scatter(_base1(v, idx), vals)
         return
-    bidx = tuple(np.asarray(sum(row[k] * vidx[k] for k in range(len(row))) + ci, dtype=np.int64).reshape(-1)
-                 for row, ci in zip(v.M, v.c))
+    bidx = base_indices(v, vidx)
     v.base.scatter(bidx, vals)

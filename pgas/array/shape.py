@@ -162,6 +162,7 @@ def reshape(a, *shape, order="C", dist=None):
     """Collective: a new array of ``shape`` (one entry may be -1) holding ``a``'s elements in C
     order, distributed like ``a`` (same kind, default grid) unless ``dist`` is given."""
     from .construct import empty
+    from .fancy import base_indices
 
     if order != "C":
         raise NotImplementedError(f"reshape: only order='C' is supported, got order={order!r}")
@@ -172,8 +173,7 @@ def reshape(a, *shape, order="C", dist=None):
     grids = np.meshgrid(*owned, indexing="ij") if owned else []
     flat = np.ravel_multi_index(tuple(g.reshape(-1) for g in grids), new) if R.local.size else np.empty(0, np.int64)
     vidx = np.unravel_index(flat, v.shape) if v.shape else ()
-    bidx = tuple(np.asarray(sum(row[k] * vidx[k] for k in range(len(row))) + ci, dtype=np.int64).reshape(-1)
-                 for row, ci in zip(v.M, v.c))
+    bidx = base_indices(v, vidx)
     if not R.local.size:
         bidx = tuple(np.empty(0, np.int64) for _ in v.M)
     R.local[...] = v.base.gather(bidx).reshape(R.local.shape)
