@@ -28,12 +28,12 @@ from .. import comm
 
 
 def is_advanced(key) -> bool:
-    """True for a key NumPy treats as advanced indexing: a list, a NumPy array of at
-    least one dimension (or of bools), or a distributed array or expression."""
+    """True for a key NumPy treats as advanced indexing: a list or range, a bool, a NumPy
+    array of at least one dimension (or of bools), or a distributed array or expression."""
     from . import engine
 
     for k in key if isinstance(key, tuple) else (key,):
-        if isinstance(k, list) or engine.is_array(k) or hasattr(k, "eval"):
+        if isinstance(k, (list, range, bool, np.bool_)) or engine.is_array(k) or hasattr(k, "eval"):
             return True
         if isinstance(k, np.ndarray) and (k.ndim or k.dtype == bool):
             return True

@@ -81,6 +81,20 @@ def test_get_every_key_kind_matches_numpy(dist):
         same_as_numpy(lambda: view(A)[key], lambda: view(G)[key], f"view {k}: {key!r}")
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.float32, np.complex128])
+def test_get_and_set_dtypes(dtype):
+    G = (np.arange(12).reshape(3, 4) % 3 + 1j * (dtype is np.complex128)).astype(dtype) \
+        if dtype is np.complex128 else (np.arange(12).reshape(3, 4) % 3).astype(dtype)
+    for dist in (pg.Cyclic(), pg.BlockCyclic(3, grid=(1, P))):
+        A = pg.from_numpy(G, dist=dist)
+        for key in [([2, 0, 2], slice(None, None, -1)), (slice(None), [3, -4]), G != G[0, 0], ([1], [1, 2, 3])]:
+            same_as_numpy(lambda: A[key], lambda: G[key], f"{dtype.__name__} {key!r}")
+        same_as_numpy(lambda: A[A != A[0, 0]], lambda: G[G != G[0, 0]], "distributed mask")
+        _set(G, ([0, 0, 2], [1, 1, 3]), np.array([1, 2, 0]).astype(dtype), dist)
+        _set(G, G != G[0, 0], G[0, 0], dist)
+        _set(G, (slice(None), [0, 3]), np.array([True, False]), dist)
+
+
 def _set(G, key, value, dist, view=lambda a: a, aug=False):
     def got():
         A = pg.from_numpy(G, dist=dist)
@@ -190,6 +204,21 @@ def test_distributed_mask_assignment_refuses_2d_values():
             y[y > 2] = v
             return y
         same_as_numpy(got, want, f"mask <- shape {v.shape}")
+
+
+@pytest.mark.parametrize("dist", DISTS[:2], ids=["block", "cyclic"])
+def test_range_and_bool_keys(dist):
+    """FIXED on rev1 (fancy.is_advanced): ``A[range(1, 4)]``, ``A[True]``, ``A[np.True_]`` (keys
+    NumPy accepts) raised IndexError on every locale."""
+    for G, key in [(G1, range(1, 4)), (G2, (slice(None), range(2))), (G1, True), (G1, False), (G1, np.True_),
+                   (G2, (0, True)), (G2, (True, [1, 2]))]:
+        A = pg.from_numpy(G, dist=dist)
+        same_as_numpy(lambda: A[key], lambda: G[key], repr(key))
+    _set(G1, range(1, 4), 3., dist)
+    _set(G1, True, 4., dist)
+    _set(G1, False, 4., dist)
+    _set(G2, np.True_, np.arange(5.), dist)
+    _set(G2, (range(1, 3), slice(None)), 1., dist)
 
 
 def test_scalar_keys_still_take_the_element_path():
@@ -447,3 +476,42 @@ def test_iallreduce_matches_allreduce():
         B.gather(np.array([4 - me % 5]))                        # other communication before the wait
         b = pending.wait()
         collective_verdict(np.array_equal(a, b) and np.asarray(a).dtype == np.asarray(b).dtype, f"{v!r} {op}: {a!r} {b!r}")
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int16, np.float32, np.float64, np.complex64, np.complex128])
+def test_copy_kernel_views_against_numpy(dtype):
+    """The move kernel (exec/copies.py) directly, under fuse=True: reversed, strided,
+    transposed, stride-0, misaligned (all views offset by one byte) and constant moves, in
+    list order (a later move reads what an earlier one wrote), against NumPy's assignments."""
+    from pgas.exec import copies, settings
+
+    was = settings.get("fuse")
+    pg.config(fuse=True)
+    try:
+        item = np.dtype(dtype).itemsize
+        for offset in (0, 1):
+            raw = np.zeros(offset + 200 * item, np.uint8)
+            mem = raw[offset:offset + 200 * item].view(dtype)
+            ref = mem.copy()
+            rng = np.random.default_rng(7)
+            init = (rng.integers(0, 5, 200) + (1j if np.dtype(dtype).kind == "c" else 0)).astype(dtype)
+
+            def pairs(m):
+                a, b = m[:60].reshape(6, 10), m[60:120].reshape(6, 10)
+                c = m[120:180].reshape(3, 4, 5)
+                return [(a[::-1, 1::2], b[:, :5]), (b.T[2:5], a.T[::-2][:3]), (c[:, ::-1, ::2], dtype(1)),
+                        (m[180:190][::-1], np.broadcast_to(m[195:196], (10,))), (a[0], b[1]),
+                        (b[2, ::3], a[0, :4]), (c.transpose(2, 0, 1)[1][1:], c[0, :, :3].T[:2])]   # no move overlaps itself
+            mem[...] = init
+            ref[...] = init
+            mv = copies.Copies(pairs(mem))
+            for _ in range(3):
+                mv()
+                for d, s in pairs(ref):
+                    d[...] = s
+                assert np.array_equal(mem, ref), (offset, np.flatnonzero(mem != ref))
+                ref += dtype(1)
+                mem += dtype(1)
+            assert mv.kernel, "the kernel did not take the moves"
+    finally:
+        pg.config(fuse=was)
