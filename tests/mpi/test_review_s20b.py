@@ -515,3 +515,58 @@ def test_copy_kernel_views_against_numpy(dtype):
             assert mv.kernel, "the kernel did not take the moves"
     finally:
         pg.config(fuse=was)
+
+
+def test_lazy_expressions_indexed_and_as_values():
+    G = np.arange(7.)
+
+    def f1():
+        A = pg.from_numpy(G)
+        E = A[:] + 1
+        A[[0, 1]] = 9.
+        return E[[0, 1, -1]]
+    same_as_numpy(f1, lambda: (G + 1)[[0, 1, -1]], "pending expression indexed after a write")
+
+    def f2():
+        A = pg.from_numpy(G)
+        E = A[1:] * 2
+        A[A > 2] = 0.
+        return E[E > 4]
+    same_as_numpy(f2, lambda: (G[1:] * 2)[G[1:] * 2 > 4], "pending expression masked by itself after a write")
+
+    def f3():
+        A = pg.from_numpy(G)
+        E = A[:] + 1
+        A[[0, 1]] = E[[1, 0]]
+        return A
+    y = G.copy()
+    y[[0, 1]] = (G + 1)[[1, 0]]
+    same_as_numpy(f3, lambda: y, "value: a pending expression indexed")
+
+    def f4():
+        A = pg.from_numpy(G)
+        E = A[:] * 1
+        A[pg.from_numpy(np.array([0, 0]))] = E[2:4]
+        return A
+    z = G.copy()
+    z[[0, 0]] = G[2:4]
+    same_as_numpy(f4, lambda: z, "distributed key, value a pending view expression")
+    same_as_numpy(lambda: (lambda V: V[V > 3])(pg.from_numpy(G)[1:]), lambda: G[1:][G[1:] > 3], "view masked")
+
+
+@pytest.mark.parametrize("grid", [(1, P), (P, 1)])
+def test_two_d_distributed_integer_index_on_grids(grid):
+    x = np.arange(5) * 3
+    I = np.array([[4, 0, -1], [2, 2, -5]])
+    for mk in (lambda: pg.Block(grid=grid), lambda: pg.Cyclic(grid=grid), lambda: pg.BlockCyclic(2, grid=grid)):
+        X, DI = pg.from_numpy(x, dist=pg.Cyclic()), pg.from_numpy(I, dist=mk())
+        same_as_numpy(lambda: X[DI], lambda: x[I], f"2-D index on {grid}")
+        same_as_numpy(lambda: X[DI.T], lambda: x[I.T], f"2-D index (transposed view) on {grid}")
+
+        def got():
+            Y = pg.from_numpy(x)
+            Y[DI] = np.array([[1, 2, 3], [4, 5, 6]])
+            return Y
+        y = x.copy()
+        y[I] = np.array([[1, 2, 3], [4, 5, 6]])
+        same_as_numpy(got, lambda: y, f"X[2-D I] = values on {grid}")
