@@ -28,12 +28,12 @@ from .. import comm
 
 
 def is_advanced(key) -> bool:
-    """True for a key NumPy treats as advanced indexing: a list, a NumPy array of at
-    least one dimension (or of bools), or a distributed array or expression."""
+    """True for a key NumPy treats as advanced indexing: a list or range, a bool, a NumPy
+    array of at least one dimension (or of bools), or a distributed array or expression."""
     from . import engine
 
     for k in key if isinstance(key, tuple) else (key,):
-        if isinstance(k, list) or engine.is_array(k) or hasattr(k, "eval"):
+        if isinstance(k, (list, range, bool, np.bool_)) or engine.is_array(k) or hasattr(k, "eval"):
             return True
         if isinstance(k, np.ndarray) and (k.ndim or k.dtype == bool):
             return True
@@ -159,9 +159,19 @@ def _base1(v, idx):
 def _values(value, n, dtype, take):
     """The values this locale writes: a scalar broadcast to ``n``, or ``take`` applied to
     the (replicated, broadcast) NumPy value."""
-    if np.ndim(value) == 0:
+    value = np.asarray(value, dtype=dtype)   # the whole replicated value, as NumPy converts it: an error
+    if value.ndim == 0:                      # ([1, 2**70] into int64) is raised on every locale alike
         return np.full(n, value, dtype=dtype)
-    return np.asarray(take(np.asarray(value)), dtype=dtype).reshape(-1)
+    return np.asarray(take(value), dtype=dtype).reshape(-1)
+
+
+def _fit(a, shape):
+    """``a`` broadcast to ``shape`` after dropping extra leading unit dimensions, as NumPy
+    does with an assigned value (``x[[0, 2]] = np.array([[1, 2]])``)."""
+    extra = a.ndim - len(shape)
+    if extra > 0 and all(d == 1 for d in a.shape[:extra]):
+        a = a.reshape(a.shape[extra:])
+    return np.broadcast_to(a, shape)
 
 
 def setitem(src, key, value) -> None:
@@ -181,7 +191,7 @@ def setitem(src, key, value) -> None:
         P, me = comm.num_locales(), comm.here()
         lo, hi = size * me // P, size * (me + 1) // P    # positions in C order: later locales write later ones
         vidx = [s.reshape(-1)[lo:hi] for s in sel]
-        vals = _values(value, hi - lo, v.dtype, lambda a: np.broadcast_to(a, shape).reshape(-1)[lo:hi])
+        vals = _values(value, hi - lo, v.dtype, lambda a: _fit(a, shape).reshape(-1)[lo:hi])
     elif D.dtype == bool:
         bidx, pos, total = _mask_flat(v, D)
         if np.ndim(value) and np.size(value) not in (1, total):
@@ -199,7 +209,7 @@ def setitem(src, key, value) -> None:
             F = F.redistribute(Block())
         (own,) = F.layout.owned(comm.here())
         idx = F.local.reshape(-1)
-        vals = _values(value, idx.size, v.dtype, lambda a: np.broadcast_to(a, D.shape).reshape(-1)[own])
+        vals = _values(value, idx.size, v.dtype, lambda a: _fit(a, D.shape).reshape(-1)[own])
         v.base.scatter(_base1(v, idx), vals)
         return
     bidx = base_indices(v, vidx)
