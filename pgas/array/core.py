@@ -18,7 +18,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..layout import Distribution, Layout
-from . import collective, engine, ghosts, irregular, npapi, printing, slicing
+from . import collective, engine, fancy, ghosts, irregular, npapi, printing, slicing
 from .index import check_dtype, convert, scalar_index
 from .methods import ArrayMethods
 
@@ -205,6 +205,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         return redistribute(self, dist)
 
     def __getitem__(self, key):
+        key = fancy.scalar_key(key)
         if type(key) is tuple and key and type(key[0]) is slice:
             return engine.getitem(self, key)           # not one element: a view (or a forall error)
         if not engine.tracing():
@@ -214,6 +215,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         return engine.getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
+        key = fancy.scalar_key(key)
         if type(key) is tuple and key and type(key[0]) is slice:
             return engine.setitem(self, key, value)    # not one element
         if not engine.tracing():

@@ -71,6 +71,7 @@ def as_operand(x):
 def getitem(src, key):
     """``src[key]`` for a non-scalar key (see :func:`pgas.array.view.select`); an advanced
     key (index arrays, masks) outside ``forall`` gives a new array (:mod:`pgas.array.fancy`)."""
+    key = fancy.scalar_key(key)
     if not _tracers and fancy.is_advanced(key):
         return fancy.getitem(src, key)
     return _view.select(src, key)
@@ -79,6 +80,7 @@ def getitem(src, key):
 def setitem(src, key, value) -> None:
     """``src[key] = value`` for a non-scalar key: one collective statement (an advanced key:
     an aggregated scatter, :mod:`pgas.array.fancy`)."""
+    key = fancy.scalar_key(key)
     if not _tracers and fancy.is_advanced(key):
         return fancy.setitem(src, key, value)
     assign(_view.select(src, key, for_write=True), value)

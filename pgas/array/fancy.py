@@ -27,6 +27,16 @@ import numpy as np
 from .. import comm
 
 
+def scalar_key(key):
+    """``key`` with 0-d integer NumPy arrays as Python ints (NumPy takes ``A[np.array(3)]``
+    as ``A[3]``); any other key unchanged."""
+    if type(key) is np.ndarray:
+        return int(key) if key.ndim == 0 and key.dtype.kind in "iu" else key
+    if type(key) is tuple and any(type(k) is np.ndarray for k in key):
+        return tuple(int(k) if type(k) is np.ndarray and k.ndim == 0 and k.dtype.kind in "iu" else k for k in key)
+    return key
+
+
 def is_advanced(key) -> bool:
     """True for a key NumPy treats as advanced indexing: a list or range, a bool, a NumPy
     array of at least one dimension (or of bools), or a distributed array or expression."""
@@ -194,6 +204,9 @@ def setitem(src, key, value) -> None:
         vals = _values(value, hi - lo, v.dtype, lambda a: _fit(a, shape).reshape(-1)[lo:hi])
     elif D.dtype == bool:
         bidx, pos, total = _mask_flat(v, D)
+        if np.ndim(value) > 1:
+            raise TypeError("NumPy boolean array indexing assignment requires a 0 or 1-dimensional input, "
+                            f"input has {np.ndim(value)} dimensions")
         if np.ndim(value) and np.size(value) not in (1, total):
             raise ValueError(f"NumPy boolean array indexing assignment cannot assign {np.size(value)} input values "
                              f"to the {total} output values where the mask is true")

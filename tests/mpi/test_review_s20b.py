@@ -183,16 +183,31 @@ def test_set_value_with_leading_unit_dims():
     same_as_numpy(got, lambda: y, "distributed key, value of shape (1, 1, 3)")
 
 
-@pytest.mark.xfail(strict=True, reason="DEFECT: A[np.array(3)] (a 0-d integer NumPy array, which NumPy "
-                   "takes as an integer) raises IndexError on every locale")
 def test_zero_d_integer_array_key():
+    """Was a defect (IndexError on every locale): NumPy takes a 0-d integer array as an integer."""
     A = pg.from_numpy(G1)
     same_as_numpy(lambda: np.asarray(A[np.array(3)]), lambda: G1[np.array(3)], "A[np.array(3)]")
+    B = pg.from_numpy(np.arange(12.).reshape(3, 4))
+    same_as_numpy(lambda: np.asarray(B[np.array(1), np.int64(2)]), lambda: np.arange(12.).reshape(3, 4)[1, 2],
+                  "B[np.array(1), 2]")
+    same_as_numpy(lambda: B[:, np.array(1)].to_numpy(), lambda: np.arange(12.).reshape(3, 4)[:, 1], "B[:, 0-d]")
+
+    def got():
+        C = pg.from_numpy(np.arange(12.).reshape(3, 4))
+        C[np.array(2), np.array(3)] = -1.0
+        C[np.array(0)] = 5.0
+        return C.to_numpy()
+
+    def want():
+        c = np.arange(12.).reshape(3, 4)
+        c[np.array(2), np.array(3)] = -1.0
+        c[np.array(0)] = 5.0
+        return c
+    same_as_numpy(got, want, "writes through 0-d keys")
 
 
-@pytest.mark.xfail(strict=True, reason="DEFECT: A[A > 2] = v with a 2-D v of the selection's size is accepted "
-                   "(written in C order) where NumPy raises TypeError ('requires a 0 or 1-dimensional input')")
 def test_distributed_mask_assignment_refuses_2d_values():
+    """Was a defect (accepted, written in C order): NumPy raises TypeError."""
     for v in (np.ones((3, 1)), np.ones((1, 3))):
         def got():
             A = pg.from_numpy(np.arange(6.))
