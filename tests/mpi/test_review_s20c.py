@@ -238,3 +238,43 @@ def test_grouped_shifts_under_small_limits(limit, protocol, monkeypatch):
         assert_matches(got[1], np.roll(G, 1, 1))
     _same_everywhere(said, "fits()")
     collective_verdict(said and not all(said), lambda: f"fits() said {said}: the small limits never split a group")
+
+
+@pytest.mark.parametrize("measurements", ["lost", [1, 2], 7, {"grid": 5}, {"grid": "abc"}])
+def test_corrupt_calibration_file_on_one_locale_is_ignored(measurements, tmp_path, monkeypatch):
+    # DEFECT found here and FIXED on this branch (pgas/calibrate.py load: AttributeError
+    # was not caught): a calibration file whose "measurements" section is not a dict raised
+    # AttributeError from calibrate.current() on the locale (host) that has it, in its
+    # first statement, while the other locales went on into the statement's collectives.
+    import json
+    import warnings
+
+    k = calibrate.key("h", "m", comm.num_locales())
+    path = str(tmp_path / f"cal-{comm.here()}.json")
+    calibrate.save(k, calibrate.DEFAULTS, path=path)
+    if comm.here() == comm.num_locales() - 1:          # one locale's file is corrupt
+        with open(path) as f:
+            doc = json.load(f)
+        doc["measurements"] = measurements
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = calibrate.load(k, path)
+        why = None if m.figures() == calibrate.Model(**calibrate.DEFAULTS).figures() else "figures differ"
+    except Exception as e:                                 # noqa: BLE001 (the defect)
+        why = f"{type(e).__name__}: {e}"
+    collective_verdict(why is None, lambda: f"load of a corrupt file: {why}")
+    monkeypatch.setattr(calibrate, "_current", [])
+    monkeypatch.setenv("PGAS_CALIBRATION", path)
+    monkeypatch.setattr(calibrate, "this_key", lambda: k)
+    pg.config(owner="cost", protocol="auto")
+    statement._choices.clear()
+    a = np.arange(10.0)
+    A, B = pg.from_numpy(a, dist=pg.Cyclic()), pg.zeros(10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        B[1:] = A[:-1] + 1
+    assert_matches(B, np.concatenate([[0.0], a[:-1] + 1]))
+    statement._choices.clear()
