@@ -278,3 +278,28 @@ def test_corrupt_calibration_file_on_one_locale_is_ignored(measurements, tmp_pat
         B[1:] = A[:-1] + 1
     assert_matches(B, np.concatenate([[0.0], a[:-1] + 1]))
     statement._choices.clear()
+
+
+@pytest.mark.parametrize("how", ["operator", "ufunc", "where"])
+def test_expression_built_on_a_stale_used_subexpression(how):
+    # DEFECT found here and FIXED on this branch (pgas/array/expr.py Expr.__init__): E was
+    # used (so no longer pending), its operand A was then written, and F = E * 2 took its
+    # read set from E with A's *current* version: F silently computed from the new A
+    # ([12, 12, ...] instead of [4, 6, ...]), where E.eval() itself raises StaleExpression.
+    # Silent wrong answer at every locale count; present before h12s too.
+    from pgas.array.engine import StaleExpression
+
+    a = np.arange(6.0)
+    A = pg.from_numpy(a.copy())
+    E = A[1:] + 1
+    G = E + 0                         # E used: not pending any more, not evaluated
+    A[:] = 5.0                        # G (pending) is materialised first; E is now stale
+    want = (a[1:] + 1) * 2
+    try:
+        F = E * 2 if how == "operator" else np.multiply(E, 2) if how == "ufunc" else pg.where(E > 0, E * 2, 0.0)
+        got = F.to_numpy()
+        why = None if np.array_equal(got, want) else f"got {got}, expected {want} or StaleExpression"
+    except StaleExpression:
+        why = None
+    collective_verdict(why is None, lambda: why)
+    assert_matches(G, a[1:] + 1)
