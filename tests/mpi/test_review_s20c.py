@@ -303,3 +303,26 @@ def test_expression_built_on_a_stale_used_subexpression(how):
         why = None
     collective_verdict(why is None, lambda: why)
     assert_matches(G, a[1:] + 1)
+
+
+def test_assigning_a_stale_used_expression():
+    # DEFECT found here and FIXED on this branch (pgas/array/engine.py assign): B[:] = E with
+    # E used and its operand A written since assigned the new A's result ([6, 6, ...] instead
+    # of [2, 3, ...]) silently; E.eval() and np.add(E, 0, out=C) raise StaleExpression.
+    from pgas.array.engine import StaleExpression
+
+    a = np.arange(6.0)
+    A, B = pg.from_numpy(a.copy()), pg.zeros(5)
+    E = A[1:] + 1
+    G = E + 0
+    A[:] = 5.0
+    try:
+        B[:] = E
+        got = B.to_numpy()
+        why = None if np.array_equal(got, a[1:] + 1) else f"got {got}, expected {a[1:] + 1} or StaleExpression"
+    except StaleExpression:
+        why = None
+    collective_verdict(why is None, lambda: why)
+    assert_matches(G, a[1:] + 1)
+    B[:] = A[1:] * 2                  # a fresh expression still assigns
+    assert_matches(B, np.full(5, 10.0))
