@@ -326,3 +326,22 @@ def test_assigning_a_stale_used_expression():
     assert_matches(G, a[1:] + 1)
     B[:] = A[1:] * 2                  # a fresh expression still assigns
     assert_matches(B, np.full(5, 10.0))
+
+
+def test_tuple_slice_keys_on_views_with_fewer_or_new_axes():
+    a = np.arange(5 * 6, dtype=np.float64).reshape(5, 6)
+    A = pg.from_numpy(a.copy(), dist=pg.Cyclic())
+    cases = [(lambda x: x[:, 2], (slice(1, None, 2),)), (lambda x: x[3], (slice(None, None, -1),)),
+             (lambda x: x[None, ::-2], (slice(None), slice(2, None), slice(5, 0, -2))),
+             (lambda x: x.T[1:], (slice(None, None, -1), slice(10, 20))), (lambda x: x[:, None, 1], (slice(1, 4), slice(None)))]
+    for pick, key in cases:
+        want = pick(a)[key]
+        got = pick(A)[key]
+        collective_verdict(got.shape == want.shape, lambda: f"{key}: shape {got.shape} != {want.shape}")
+        if want.size:
+            collective_verdict(np.array_equal(got.to_numpy(), want), lambda: f"{key}: values differ")
+    b = a.copy()
+    V, v = A[:, ::-1], b[:, ::-1]
+    V[(slice(None, 4, 2), slice(1, 4))] = V[(slice(1, None, 2), slice(2, 5))] * 3
+    v[:4:2, 1:4] = v[1::2, 2:5] * 3
+    assert_matches(A, b, rtol=0.0)
