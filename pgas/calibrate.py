@@ -290,7 +290,7 @@ def load(k: dict, path: str | None = None) -> Model:
         warnings.warn(f"pgas: ignoring stale calibration file {path} ({e}); using default figures "
                       "(run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
         return Model(**DEFAULTS)
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:   # AttributeError: a section not a dict
         warnings.warn(f"pgas: ignoring corrupt calibration file {path} ({type(e).__name__}: {e}); "
                       "using default figures (run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
         return Model(**DEFAULTS)

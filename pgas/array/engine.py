@@ -98,6 +98,11 @@ def assign(target, value, casting: str = "unsafe") -> None:
     if isinstance(value, _view.View) and target.same(value):
         return
     try:
+        if isinstance(value, _expr.Expr) and value._value is None and value._seen:
+            for b, v in value._seen:                   # a used expression whose operands were written since
+                if version(b) != v:
+                    raise StaleExpression(f"{b.label} was written after this expression was built and used; its "
+                                          "old values are gone. Evaluate it first (E = E.eval(), a DistArray)")
         executor().assign(target, as_operand(value), casting)
     finally:
         used(value)                 # even when the statement raised: it was the value of a write

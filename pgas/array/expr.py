@@ -111,7 +111,11 @@ class Expr(Lazy):
             seen = {}                          # the arrays read, in first-read order (as bases())
             for a in args:
                 if isinstance(a, Expr):        # its _seen names its bases (of its leaves)
-                    for b, _ in a._seen:
+                    for b, v in a._seen:
+                        if a._value is None and engine.version(b) != v:   # its operands' values are gone
+                            raise engine.StaleExpression(
+                                f"{b.label} was written after an operand expression was built and used; its "
+                                "old values are gone. Evaluate it first (E = E.eval(), a DistArray) to keep them")
                         seen.setdefault(id(b), b)
                     engine.used(a)
                 elif isinstance(a, Lazy) and hasattr(a, "base"):
