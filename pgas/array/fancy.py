@@ -85,7 +85,7 @@ def _selection(view, key) -> list[np.ndarray]:
 
 def _positions(view, key):
     """Per base dimension, the base index read by each result position this locale owns,
-    the result's shape, and a new empty result (distributed like the view's base)."""
+    and a new empty result of ``view[key]``'s shape (distributed like the view's base)."""
     from .axisreduce import like
     from .construct import empty
 
