@@ -1,6 +1,7 @@
 """NumPy's advanced indexing on distributed arrays: ``A[idx]``, ``A[mask]``,
 ``A[:, [0, 2]]``, and assignment through them, built on the aggregated
-``gather`` / ``scatter`` (at most one message per locale pair each way).
+``gather`` / ``scatter`` (at most one message per locale pair each way; a
+distributed mask also flattens itself and scans its per-locale counts first).
 
 Keys
 - **Replicated NumPy keys** (lists, integer or boolean NumPy arrays, mixed with
