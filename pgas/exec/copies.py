@@ -77,7 +77,7 @@ class Copies:
 
     def _compile(self) -> None:
         small = [(d, s) for d, s in self.pairs if d.size <= SMALL]
-        table = _table(small)
+        table = None if _entangled(self.pairs, small) else _table(small)
         self.kernel = False
         if table is None:
             return
@@ -90,6 +90,31 @@ class Copies:
         self.kernel = run_table
         self.rest = [(d, s) for d, s in self.pairs if d.size > SMALL]
         stats["kernel"] += 1
+
+
+def _overlap(a, b) -> bool:
+    """Whether views ``a`` and ``b`` share an element (scalars share nothing)."""
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim and b.ndim):
+        return False
+    return np.may_share_memory(a, b) and np.shares_memory(a, b)
+
+
+def _entangled(pairs, small) -> bool:
+    """Whether the kernel could move other values than NumPy's assignments in list order.
+
+    NumPy copies a move whose source overlaps its destination as if through a
+    buffer, the kernel element by element; and the kernel runs the small moves
+    before the large ones (``rest``), so a large move may not touch what a small
+    one reads or writes.  No path builds such lists today (compiled groups move
+    from sources into other arrays, ghost wraps from the interior into ghost
+    cells); this keeps it so if one ever does.
+    """
+    for d, s in small:
+        if _overlap(d, s) and not (d.__array_interface__ == s.__array_interface__):
+            return True
+    large = [(d, s) for d, s in pairs if d.size > SMALL]
+    return any(_overlap(ld, v) or _overlap(ls, d)
+               for ld, ls in large for d, s in small for v in (d, s))
 
 
 def _span(views, dtype):

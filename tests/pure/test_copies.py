@@ -113,3 +113,48 @@ def test_large_moves_stay_numpy():
     c()
     np.testing.assert_array_equal(b[10:], a[10:])
     np.testing.assert_array_equal(b[:4], a[:4])
+
+
+def test_overlapping_moves_stay_with_numpy():
+    """A move whose source overlaps its destination, or a large move touching what a
+    small one reads, would come out differently in the kernel: such lists keep NumPy."""
+    a = np.arange(40.0)
+    want = a.copy()
+    want[1:11] = want[0:10].copy()
+    want[20:23] = want[30:33].copy()
+    want[24:27] = want[34:37].copy()
+    c = Copies([(a[1:11], a[0:10]), (a[20:23], a[30:33]), (a[24:27], a[34:37])])
+    c._compile()
+    assert c.kernel is False
+    c()
+    np.testing.assert_array_equal(a, want)
+
+    b = np.arange(3000.0)
+    want = b.copy()
+    want[:2000] = want[1000:3000].copy()     # large (NumPy, after the kernel's moves) ...
+    want[2500:2503] = want[0:3].copy()       # ... then a small one reading what it wrote
+    want[2600:2603] = want[2900:2903].copy()
+    want[2700:2703] = want[2950:2953].copy()
+    c = Copies([(b[:2000], b[1000:3000]), (b[2500:2503], b[0:3]), (b[2600:2603], b[2900:2903]),
+                (b[2700:2703], b[2950:2953])])
+    c._compile()
+    assert c.kernel is False
+    c()
+    np.testing.assert_array_equal(b, want)
+
+
+def test_disjoint_moves_in_one_block_still_compile():
+    """Ghost wraps move from a block's interior into its own ghost cells: they share the
+    block's memory but no element, so the kernel still takes them."""
+    blk = np.arange(36.0).reshape(6, 6)
+    pairs = [(blk[0, 1:5], blk[4, 1:5]), (blk[5, 1:5], blk[1, 1:5]), (blk[1:5, 0], blk[1:5, 4]),
+             (blk[1:5, 5], blk[1:5, 1])]
+    ref = blk.copy()
+    for d, s in [(ref[0, 1:5], ref[4, 1:5]), (ref[5, 1:5], ref[1, 1:5]), (ref[1:5, 0], ref[1:5, 4]),
+                 (ref[1:5, 5], ref[1:5, 1])]:
+        d[...] = s
+    c = Copies(pairs)
+    c._compile()
+    assert c.kernel
+    c()
+    np.testing.assert_array_equal(blk, ref)
