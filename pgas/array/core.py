@@ -343,8 +343,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         return npapi.ufunc(ufunc, method, inputs, out, kwargs, _elementwise)
 
-    def astype(self, dtype) -> "DistArray":
-        """Collective: a copy converted to ``dtype`` (same distribution)."""
+    def _astype(self, dtype) -> "DistArray":
+        """Collective: a copy converted to ``dtype`` (same distribution); see ``astype``."""
         collective.checked("{0}.astype(...)", self, args=(str(dtype),))
         res = DistArray._create(self.layout, check_dtype(dtype))
         res.local[...] = self.local
@@ -352,7 +352,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
     def copy(self) -> "DistArray":
         """Collective: a copy with the same distribution."""
-        return self.astype(self.dtype)
+        return self._astype(self.dtype)
 
     # -- sorting: bodies in pgas.array.sort ---------------------------------
     def sort(self, axis=-1, kind=None, order=None) -> None:

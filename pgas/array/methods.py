@@ -16,6 +16,23 @@ class ArrayMethods:
 
     __slots__ = ()
 
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """Collective: a DistArray of the elements converted to ``dtype`` (a view's or an
+        array's distribution), as NumPy's ``astype``: ``casting`` is checked alike on every
+        locale (TypeError as NumPy's); with ``copy=False`` an array already of ``dtype``
+        is returned itself.  ``order`` and ``subok`` are accepted and have no effect (a
+        locale's storage order is its distribution's)."""
+        from .index import check_dtype
+        dtype = check_dtype(dtype)
+        if order not in ("K", "A", "C", "F"):
+            raise ValueError(f"order must be one of 'K', 'A', 'C', 'F', not {order!r}")
+        if not np.can_cast(self.dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} according to the rule "
+                            f"{casting!r}")
+        if not copy and dtype == self.dtype and hasattr(self, "_storage"):
+            return self
+        return self._astype(dtype)
+
     # -- reductions --------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
         """Collective: the sum along ``axis`` (all axes by default): a DistArray over the kept

@@ -28,7 +28,7 @@ from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
 MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reduce", "pgas.array.shape", "pgas.array.creation",
-           "pgas.array.sort", "pgas.array.unique", "pgas.array.shift"]
+           "pgas.array.sort", "pgas.array.unique", "pgas.array.shift", "pgas.array.nanfuncs"]
 
 #: NumPy function -> pgas implementation (built on first use; see :func:`handled`).
 HANDLED: dict = {}
@@ -45,7 +45,6 @@ ADVICE = {
     "nonzero": "use A.to_numpy(), or pg.where(cond, x, y) for element-wise choices",
     "argmax": "use A.max() for the value, A.to_numpy() for its position",
     "argmin": "use A.min() for the value, A.to_numpy() for its position",
-    "isclose": "use np.allclose(A, B) for one verdict, or abs(A - B) <= atol + rtol * abs(B) element-wise",
     "ravel": "pgas arrays keep their shape; use A.to_numpy().ravel()",
     "einsum": "pgas handles 'ij,jk->ik', 'ij,j->i', 'i,ij->j', 'i,i->', 'ij,ij->' and 'i,j->ij'",
     "tensordot": "pgas handles matrix-product cases (axes=1, axes=([n-1], [0])), axes=2 on equal 2-D shapes "
@@ -347,16 +346,6 @@ def clip(a, a_min=None, a_max=None, out=None, **kw):
     return res if a_max is None else np.minimum(res, a_max)
 
 
-def round_(a, decimals=0, out=None):
-    """Element-wise ``np.round`` with ``decimals=0`` (``np.rint`` for floats, a copy for integers)."""
-    _plain({"out": out}, "round")
-    if decimals != 0:
-        raise unsupported("round", "only decimals=0 is available (np.rint); scale first: np.rint(A * 100) / 100")
-    if np.result_type(a).kind in "fc":
-        return np.rint(a)
-    return copy(a)
-
-
 HANDLED_FUNCS = {"all": _truth("all"), "any": _truth("any")}
 
 # (np.sum, np.mean, np.var, ... are pgas.array.reduce's, which pgas.array.npapi.MODULES loads later.)
@@ -365,6 +354,6 @@ NUMPY_FUNCTIONS = {
     np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot, np.einsum: einsum,
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim,
     np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
-    np.ptp: ptp, np.average: average, np.clip: clip, np.round: round_, np.around: round_,
+    np.ptp: ptp, np.average: average, np.clip: clip,
     np.iscomplexobj: lambda x: np.result_type(x).kind == "c", np.isrealobj: lambda x: np.result_type(x).kind != "c",
 }

@@ -138,7 +138,7 @@ class View(ArrayMethods, Lazy):
         locale ``root``, None elsewhere, if ``root`` is given)."""
         return self.eval().to_numpy(root)
 
-    def astype(self, dtype):
+    def _astype(self, dtype):
         """Collective: a new DistArray with the view's elements converted to ``dtype``."""
         return engine.materialise(self, dtype)
 
