@@ -33,6 +33,10 @@ class ArrayMethods:
             return self
         return self._astype(dtype)
 
+    def fill(self, value) -> None:
+        """Collective: set every element to ``value`` (converted as NumPy's ``fill``)."""
+        self[...] = value
+
     # -- reductions --------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
         """Collective: the sum along ``axis`` (all axes by default): a DistArray over the kept

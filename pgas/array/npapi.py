@@ -28,7 +28,8 @@ from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
 MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reduce", "pgas.array.shape", "pgas.array.creation",
-           "pgas.array.sort", "pgas.array.unique", "pgas.array.shift", "pgas.array.nanfuncs"]
+           "pgas.array.sort", "pgas.array.unique", "pgas.array.shift", "pgas.array.nanfuncs",
+           "pgas.array.numeric"]
 
 #: NumPy function -> pgas implementation (built on first use; see :func:`handled`).
 HANDLED: dict = {}
@@ -50,7 +51,6 @@ ADVICE = {
     "tensordot": "pgas handles matrix-product cases (axes=1, axes=([n-1], [0])), axes=2 on equal 2-D shapes "
                  "and axes=0 on vectors",
     "linalg.solve": "no distributed solver; use A.to_numpy()",
-    "trace": "use A.to_numpy()",
 }
 
 
