@@ -93,10 +93,9 @@ class Compiled:
         self.version[0] = st.version
         self.xfer.start()
         self.wraps()                             # the periodic wrap onto this locale, one call
-        self.xfer.wait_recvs()
+        self.xfer.wait_all()                     # receives and sends in one polling loop
         st.mask, st.seen = self.mask, {q: int(v) for q, v in zip(self.sources, self.seen[:, 0])}
         st.writes, st.barriers = A._writes, comm.barrier_count()
-        self.xfer.wait_sends()
         comm.statement_done()
 
     def free(self) -> None:

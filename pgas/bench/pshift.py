@@ -15,19 +15,28 @@ an array of global shape ``L * grid`` on the default grid is shifted by +1 and
   with ghost width 1 (one exchange, no local copy of the interior: a stencil
   then reads its neighbours as views of the padded block).
 
-The three ways take turns, trial by trial (a change of the machine's load
-hits all three alike).  A trial times ``--reps`` calls back to back, as a stencil loop makes them
-(default: the power of two that first fills 20 ms, timed as ``timeit``'s
-autorange does, so every way's batches last alike), after a barrier, and
-reports their mean: one call alone after a barrier mostly times how unevenly
-the locales leave the barrier, which on a busy machine (more processes than
-cores) is milliseconds.  ``--reps 1`` times single calls.  It runs under
+The three ways take turns, batch by
+batch (a change of the machine's load hits all three alike).  A batch times
+``--reps`` calls back to back, as a stencil loop makes them (default: the
+power of two that first fills 2 ms, timed as ``timeit``'s autorange does, so
+every way's batches last alike), after a barrier; a trial is the least of
+:data:`BATCHES` batches per way.  One call alone after a barrier mostly times
+how unevenly the locales leave the barrier; a long batch, on a machine with
+more processes than cores, mostly times how often the locales were
+descheduled (each exchange then waits for its peer's next time slice, so
+calls that cost 20 us when the locales run at once took 0.2-1 ms, and the
+ways' ratios swung from 0.3 to 50 between runs).  The least of many short
+batches is the cost of a call when its locales run at once, as on a
+dedicated machine.  ``--reps 1`` times single calls.  It runs under
 ``pg.config(fuse=True)``: a compiled group's small local moves go to one numba
 kernel from the second run (:mod:`pgas.exec.copies`), the steady state of a
 long loop (``fuse="auto"`` gets there after ``copies.AFTER`` runs).
 
 Reported per size: seconds per call (min over trials, the slowest locale),
-messages per call, and the speedups cshift/pshift and cshift/ghosts; per rank
+messages per call, and the speedups cshift/pshift and cshift/ghosts, in wall
+time and in CPU time (``time.process_time``, the slowest locale, min over
+trials: the paper's "Elapsed" and "CM-time"; on a machine with more processes
+than cores the CPU time leaves out the time a locale waits descheduled); per rank
 and way, the least-squares fit of the paper's model ``T = a + b L^(k-1) + c L^k``
 (a, b, c and the fit's relative RMS residual).  Run it at 2 and 4 locales
 (``-n 2``, ``-n 4``); ``--plot PNG`` draws the speedups like the paper's
@@ -42,7 +51,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import Timing, choices, parser, print_table, progress, time_trials, write_result
+from pgas.bench import Timing, choices, parser, print_table, progress, write_result
 from pgas.layout.distribution import default_grid
 
 LOCALES = 4
@@ -57,7 +66,11 @@ def shifts(rank: int) -> list:
     return [(s, ax) for ax in range(rank) for s in (1, -1)]
 
 
-def repeats(fn, reps: int, target: float = 0.02) -> int:
+#: Batches per way in one trial (the trial's time: their least).
+BATCHES = 8
+
+
+def repeats(fn, reps: int, target: float = 0.002) -> int:
     """Collective: ``reps``, or if 0 the calls of ``fn`` that fill about ``target`` seconds:
     batches of 1, 2, 4, ... calls are timed (the slowest locale's time) until one lasts
     ``target`` (as ``timeit``'s autorange; at most 1024)."""
@@ -73,6 +86,18 @@ def repeats(fn, reps: int, target: float = 0.02) -> int:
             break
         n *= 2
     return n
+
+
+def timed(fn) -> tuple:
+    """Collective: ``(wall, cpu)`` seconds of one call of ``fn`` after a barrier, each the
+    slowest locale's (CPU: this process's ``time.process_time``, which leaves out the time
+    a locale is descheduled, as the paper's CM time leaves out the front end's)."""
+    comm.barrier()
+    t0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    c1, t1 = time.process_time(), time.perf_counter()
+    both = comm.allreduce(np.array([t1 - t0, c1 - c0]), "max")
+    return float(both[0]), float(both[1])
 
 
 def batched(fn, reps: int):
@@ -117,16 +142,25 @@ def measure(rank: int, L: int, trials: int, warmup: int, reps: int = 0) -> dict:
             fn()
     counts = {name: repeats(fn, reps) for name, fn in fns.items()}
     times = {name: [] for name in fns}
-    for trial in range(warmup + trials):            # the ways interleaved: a load change hits all alike
-        for name, fn in fns.items():
-            t = time_trials(batched(fn, counts[name]), 1, 0)
-            if trial >= warmup:
-                times[name].append(t.min)
+    cpus = {name: [] for name in fns}
+    runs = {name: batched(fn, counts[name]) for name, fn in fns.items()}
+    for trial in range(warmup + trials):
+        best = {name: [np.inf, np.inf] for name in fns}
+        for _ in range(BATCHES):                    # the ways interleaved: a load change hits all alike
+            for name, run in runs.items():
+                wall, cpu = timed(run)
+                b = best[name]
+                b[0], b[1] = min(b[0], wall), min(b[1], cpu)
+        if trial >= warmup:
+            for name, (wall, cpu) in best.items():
+                times[name].append(wall)
+                cpus[name].append(cpu)
     for name, fn in fns.items():
         with pg.comm_diagnostics() as d:
             fn()
-        n, t = counts[name], Timing(tuple(times[name]))
-        row[name] = {"seconds": t.min / n, "median": t.median / n, "reps": n, "messages": d.messages,
+        n, t, c = counts[name], Timing(tuple(times[name])), Timing(tuple(cpus[name]))
+        row[name] = {"seconds": t.min / n, "median": t.median / n, "cpu_seconds": c.min / n,
+                     "cpu_median": c.median / n, "reps": n, "messages": d.messages,
                      "max_per_pair": int(d.matrix.max(initial=0)), "bytes": d.bytes}
     want = [np.roll(A.to_numpy(), -s, ax) for s, ax in sh]
     poly()
@@ -136,6 +170,8 @@ def measure(rank: int, L: int, trials: int, warmup: int, reps: int = 0) -> dict:
     row["correct"] = bool(ok)
     row["speedup_pshift"] = row["cshift"]["seconds"] / row["pshift"]["seconds"]
     row["speedup_ghosts"] = row["cshift"]["seconds"] / row["ghosts"]["seconds"]
+    row["speedup_pshift_cpu"] = row["cshift"]["cpu_seconds"] / row["pshift"]["cpu_seconds"]
+    row["speedup_ghosts_cpu"] = row["cshift"]["cpu_seconds"] / row["ghosts"]["cpu_seconds"]
     for p in [plan, *singles]:
         p.free()
     return row
@@ -191,7 +227,7 @@ def make_parser():
     p.add_argument("--size", choices=("paper", "tiny"), default="paper",
                    help="paper: the paper's local extents; tiny: two small ones per rank (default paper)")
     p.add_argument("--reps", type=int, default=0, metavar="R",
-                   help="calls per timed trial (default 0: as many as fill about 20 ms)")
+                   help="calls per timed batch (default 0: as many as fill about 2 ms)")
     p.add_argument("--plot", default=None, metavar="PNG", help="write a speedup plot here (needs matplotlib)")
     return p
 
@@ -208,11 +244,12 @@ def main(argv=None) -> int:
             rows.append(measure(k, L, args.trials, args.warmup, args.reps))
     fits = {f"rank{k}": {w: fit(rows, int(k), w) for w in WAYS} for k in args.ranks}
     print_table(["rank", "L", "local elems", "cshift s", "pshift s", "ghosts s", "msgs c/p/g", "max/pair p",
-                 "speedup p", "speedup g", "setup s", "ok"],
+                 "speedup p", "speedup g", "cpu speedup p", "cpu speedup g", "setup s", "ok"],
                 [[r["rank"], r["L"], r["L"] ** r["rank"], r["cshift"]["seconds"], r["pshift"]["seconds"],
                   r["ghosts"]["seconds"], f"{r['cshift']['messages']}/{r['pshift']['messages']}/"
                   f"{r['ghosts']['messages']}", r["pshift"]["max_per_pair"], r["speedup_pshift"],
-                  r["speedup_ghosts"], r["setup_s"], "yes" if r["correct"] else "NO"] for r in rows])
+                  r["speedup_ghosts"], r["speedup_pshift_cpu"], r["speedup_ghosts_cpu"], r["setup_s"],
+                  "yes" if r["correct"] else "NO"] for r in rows])
     if comm.here() == 0:
         for k, per in fits.items():
             for w, f in per.items():

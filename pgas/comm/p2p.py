@@ -100,6 +100,13 @@ class Transfers:
         if self._recvs:
             wait(self._recvs)
 
+    def wait_all(self) -> None:
+        """Wait until every receive has landed and every send is complete, in one polling
+        loop (every locale starts its transfers before it waits, so none waits on another's
+        wait)."""
+        if self._recvs or self._sends:
+            wait(self._recvs + self._sends)
+
     def wait_sends(self) -> None:
         """Wait until every send is complete (the source may change again)."""
         if self._sends:

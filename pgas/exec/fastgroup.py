@@ -45,7 +45,7 @@ from ..comm.p2p import MAX_PER_PAIR, RegionType, Transfers, start_all, wait
 from .copies import Copies
 from ..plan import plan_local
 from .group import groupable
-from .run import _sync, _TaskContext, evaluate, strided
+from .run import _TaskContext, evaluate, strided
 
 #: Off: every group takes the generic path (for tests of that path).
 ENABLED = True
@@ -233,6 +233,26 @@ class FastGroup:
         for k, p in enumerate(self.protos):
             if refs[k]() is not rebind.get(id(p), p):
                 return False
+        self._again(b)
+        return True
+
+    def rerun_arrays(self, arrays) -> bool:
+        """:meth:`rerun` with the arrays given in :attr:`keys` order (a caller that knows
+        that order, :class:`pgas.array.shift.PShiftPlan`, saves building the mapping)."""
+        b = self._binding
+        if b is None or b.evals or not ENABLED:
+            return False
+        refs = b.refs
+        if len(arrays) != len(refs):
+            return False
+        for k, a in enumerate(arrays):
+            if refs[k]() is not a:
+                return False
+        self._again(b)
+        return True
+
+    def _again(self, b) -> None:
+        refs = b.refs
         for k in self.written:
             w = refs[k]()
             if engine._pending:
@@ -240,23 +260,23 @@ class FastGroup:
             else:                                     # before_write with nothing pending
                 w._writes += 1
         self._go(b, None)
-        return True
 
     def _go(self, b, lows) -> None:
         if self.peers:
-            _sync(b.wins)                             # my async updates done, my stores visible
+            for w in b.wins:                          # my async updates done, my stores visible
+                if w.pending:                         # (pgas.exec.run._sync, inlined)
+                    w.complete()
+                w.win.Sync()
         start_all(b.requests, b.counts)
         b.early()                                     # local moves while the messages travel
-        if b.recvs:
-            wait(b.recvs)
-        b.late()
+        if b.requests:                                # one polling loop for receives and sends (every
+            wait(b.requests)                          # locale starts all before it waits, so none
+        b.late()                                      # waits on another's wait): one Testall less
         for k, task, dst in b.evals:
             low, plan = lows[k]
             flats = [a._storage for a in low.arrays]
             dst[...] = np.broadcast_to(evaluate(low.prog, _TaskContext(low, plan, task, flats, self.bufs[k], True)),
                                        task.shape)
-        if b.sends_r:
-            wait(b.sends_r)
         comm.statement_done()
 
     def __del__(self) -> None:                   # an unfreed plan or template: its MPI handles

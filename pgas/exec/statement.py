@@ -61,6 +61,12 @@ class Executor:
         (:class:`pgas.exec.fastgroup.FastGroup`; free it with its ``free()``)."""
         return FastGroup(items, keep)
 
+    def rerun(self, fast, arrays) -> bool:
+        """Run compiled group ``fast`` again on ``arrays`` (in its ``keys`` order) if they are
+        the arrays of its last run (:meth:`FastGroup.rerun_arrays`); False, with nothing
+        done, where the call needs :meth:`run_planned`."""
+        return not _explaining and bool(settings.get("aggregate")) and fast.rerun_arrays(arrays)
+
     def run_planned(self, items, rebind: dict, header: str = "", fast=None) -> None:
         """Run :meth:`plan_group`'s statements again with each array ``a`` replaced by
         ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
