@@ -168,7 +168,8 @@ CHOICE_CACHE = 1024
 def _owner(low, layouts) -> int:
     """The owning access: the write, or with ``owner="cost"`` the candidate that moves
     least over all locales, agreed by one small reduction the first time the
-    statement runs (each locale adds its own plan's cost)."""
+    statement runs (each locale adds its own plan's cost, and a hash of its
+    planning settings, so that locales whose settings differ all raise)."""
     cands = candidates(low.stmt, layouts, _policy(low))
     if len(cands) == 1:
         return cands[0]
@@ -178,14 +179,13 @@ def _owner(low, layouts) -> int:
         return _choices[key]
     me = comm.here()
     mine = np.array([_cost(plan_local(low.stmt, layouts, c, me)) for c in cands], dtype=np.int64)
-    w = _weights(low)                          # replicated setting; figures averaged over locales below
-    if w is None:
-        total = comm.allreduce(mine, "sum")
-    else:                                      # one reduction still: the counts ride as exact float64
-        got = comm.allreduce(np.concatenate([mine.astype(np.float64).ravel(), w]), "sum")
-        total = got[:-len(w)].reshape(mine.shape).astype(np.int64)
-        w = tuple(got[-len(w):] / layouts[0].num_locales)   # the same on every locale (hosts may differ)
-    P = layouts[0].num_locales
+    w, h, P = _weights(low), settings.fingerprint(), layouts[0].num_locales      # w: averaged over locales below
+    got = comm.allreduce(np.concatenate([mine.astype(np.float64).ravel(), np.zeros(3) if w is None else w,
+                                         [h, h * h]]), "sum")      # one reduction: counts exact as float64
+    if int(got[-2]) ** 2 != P * int(got[-1]):      # the settings' hashes differ (the same verdict everywhere)
+        raise RuntimeError(f"{describe_statement(low)}: pg.config settings that change plans {settings.PLANNING} "
+                           "differ between locales; make the same pg.config calls on every locale")
+    total, w = got[:-5].reshape(mine.shape).astype(np.int64), None if w is None else tuple(got[-5:-2] / P)
     best = cands[choose([(m, n, ok == P, wb) for m, n, ok, wb in total.tolist()], w)]
     _choices[key] = best
     if len(_choices) > CHOICE_CACHE:
