@@ -173,7 +173,7 @@ def _owner(low, layouts) -> int:
     cands = candidates(low.stmt, layouts, _policy(low))
     if len(cands) == 1:
         return cands[0]
-    key = (low.stmt, layouts)
+    key = (low.stmt, layouts, settings.fingerprint())      # "auto" ranks by time, "packed" by elements
     if key in _choices:
         _choices.move_to_end(key)
         return _choices[key]

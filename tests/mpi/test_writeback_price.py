@@ -111,3 +111,19 @@ def test_planning_settings_that_differ_raise_everywhere(differ):
         assert_matches(x, a.T @ np.arange(n, dtype=np.float64), rtol=1e-12)
     else:
         collective_verdict(got is not None and "differ between locales" in got, str(got))
+
+
+def test_the_owner_choice_is_made_again_when_the_protocol_changes():
+    # DEFECT found here (pgas bench stmt runs mvt under owner="cost" with "packed", then
+    # "auto"): the choice was cached by statement and layouts alone, so "auto" reused the
+    # fewest-elements choice and never ranked by time.  Now the settings are in the key.
+    calibrate._current.append(calibrate.Model(**dict(calibrate.DEFAULTS, gap=1e-8, packed_gap=1e-8,
+                                                     writeback=1.0)))
+    pg.config(owner="cost", protocol="packed")
+    packed = _mvt(24, pg.Cyclic())                 # fewest elements: A's owner where it differs
+    before = len(statement._choices)
+    pg.config(owner="cost", protocol="auto")
+    _mvt(24, pg.Cyclic())
+    auto = sorted(v == k[0].write for k, v in list(statement._choices.items())[before:])
+    if P > 1:
+        collective_verdict(not all(packed) and auto == [True, True], f"packed {packed}, auto {auto}")
