@@ -22,6 +22,15 @@ evaluating its sub-tasks), and
 computes (0 when transfers are copies by the computing core itself). A file
 written before these were measured gets the defaults for them.
 
+For the owner choice (:func:`pgas.plan.choose` under ``protocol="auto"``) the
+model also holds ``writeback``: what one remote write-back message (a put, or
+the accumulate of a reduction run on a read's owner) costs a statement beyond
+its transfer. Such a statement cannot finish on the written elements' owner
+before its writers computed and sent their partial results: one more round of
+peer notices after the compute, the flushes, and the owner's window sync.
+Measured on a real statement (:mod:`pgas.exec.rates`); a file without it gets
+the default, without a warning.
+
 ``pgas calibrate`` (:mod:`pgas.comm.calibrate`) measures the figures on this
 machine and MPI at the current locale count, and stores them as JSON in
 ``$XDG_CACHE_HOME/pgas`` (default ``~/.cache/pgas``), keyed by host, MPI
@@ -66,11 +75,11 @@ PROTOCOLS = ("packed", "pipelined", "bounding")
 #: shared-memory MPICH on one node, roughly.
 DEFAULTS = {"latency": 3e-6, "issue": 1.5e-6, "gap": 2e-10, "packed_fixed": 3e-6, "packed_run": 5e-8,
             "packed_gap": 3e-10, "copy_gap": 3e-10, "element": 6e-6,
-            "compute": 1e-9, "task": 5e-6, "strip": 5e-5, "overlap": 0.0}
+            "compute": 1e-9, "task": 5e-6, "strip": 5e-5, "overlap": 0.0, "writeback": 1e-4}
 
 #: Figures a calibration file may lack (written before they were measured): the
 #: defaults stand in for them, without a warning.
-OPTIONAL = ("compute", "task", "strip", "overlap")
+OPTIONAL = ("compute", "task", "strip", "overlap", "writeback")
 
 #: A bounding-region read may move at most this many times the needed volume.
 BOUND_WASTE = 2.0
@@ -158,6 +167,7 @@ class Model:
     task: float = DEFAULTS["task"]
     strip: float = DEFAULTS["strip"]
     overlap: float = DEFAULTS["overlap"]
+    writeback: float = DEFAULTS["writeback"]
     source: str = "defaults"
     grid: Grid | None = None
     put_grid: Grid | None = None

@@ -18,7 +18,9 @@ add rate per element (``compute``), the fixed cost of a tiny task (``task``), wh
 one more strip costs a real statement (``strip``, :mod:`pgas.exec.rates`; the
 default at one locale), and
 how much of a large non-blocking get overlaps a compute of the same length
-(``overlap``, the least over the locales).
+(``overlap``, the least over the locales), and for the owner choice what one
+remote write-back (an accumulate) costs a real statement beyond its transfer
+(``writeback``, :func:`pgas.exec.rates.writeback`; the default at one locale).
 """
 
 from __future__ import annotations
@@ -301,13 +303,26 @@ def fit(meas: dict) -> dict:
     w2 = 1.0 / np.maximum(np.array([g["packed"] for g in grid]), 1e-7)
     (fixed, run, kgap), *_ = np.linalg.lstsq(np.c_[np.ones_like(cnt), cnt, nb] * w2[:, None], pack * w2, rcond=None)
     small = [v for k, v in meas["o"].items() if k.endswith(",8")]
-    return {"latency": L, "issue": float(max(issue, min(small) if small else 1e-7, 1e-8)),
+    figs = {"latency": L, "issue": float(max(issue, min(small) if small else 1e-7, 1e-8)),
             "gap": float(gap), "packed_fixed": float(max(fixed, 0.0)),
             "packed_run": float(max(run, 1e-10)), "packed_gap": float(max(kgap, 1e-13)),
             "copy_gap": float(max(meas["copy"] / meas["copy_bytes"], 1e-13)), "element": L,
             "compute": float(max(meas["add"] / meas["add_elements"], 1e-13)), "task": float(meas["task"]),
             "strip": float(meas.get("strip_overhead", 5e-5)),
             "overlap": float(meas["overlap"])}
+    figs["writeback"] = _writeback(meas, figs)
+    return figs
+
+
+def _writeback(meas: dict, f: dict) -> float:
+    """The ``writeback`` figure, its transfers priced as the owner choice prices them
+    (:func:`pgas.exec.statement._weights`, 8-byte elements)."""
+    from ..calibrate import DEFAULTS
+    from ..exec.rates import writeback
+
+    per_element = 8 * min(f["packed_gap"], f["gap"])
+    per_message = f["latency"] + min(f["packed_fixed"], f["issue"])
+    return float(writeback(meas, per_element, per_message, DEFAULTS["writeback"]))
 
 
 def main(argv=None) -> int:
@@ -327,6 +342,7 @@ def main(argv=None) -> int:
     from ..exec import rates         # the per-strip cost, through the statement runtime
 
     meas.update(rates.measure(args.reps))
+    meas.update(rates.measure_writeback(args.reps))
     figs = fit(meas)
     comm = runtime.comm()
     me = comm.Get_rank()

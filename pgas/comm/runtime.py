@@ -58,10 +58,42 @@ def comm():
     its first notice long after another locale's first collective)."""
     global _comm, _ncomm
     if _comm is None:
-        _comm = mpi().COMM_WORLD.Dup()
+        c = mpi().COMM_WORLD.Dup()
+        _same_environment(c)
+        _comm = c
         _ncomm = mpi().COMM_WORLD.Dup()
         _epochs.open(_comm)
     return _comm
+
+
+#: Environment variables that set how statements are planned and synchronised (the
+#: defaults of ``pg.config``), each with how its value reads (as
+#: :mod:`pgas.exec.settings` reads it): locales that read different values could
+#: plan one statement differently and wait for each other forever.  (h10)
+PLAN_ENV = {"PGAS_PROTOCOL": lambda v: v or "auto",
+            "PGAS_AGGREGATE": lambda v: v in ("0", "false", "no", "off"),
+            "PGAS_CHECK": lambda v: v not in ("", "0", "false", "no", "off")}
+
+
+def _same_environment(c) -> None:
+    """Once, when the library's communicator is made: every locale must see the same
+    :data:`PLAN_ENV` values; otherwise every locale raises the same ``RuntimeError``
+    naming them (one small allgather per job, nothing per statement)."""
+    raw = [os.environ.get(k, "").strip().lower() for k in PLAN_ENV]
+    every = c.allgather([(f(v), v) for f, v in zip(PLAN_ENV.values(), raw)])
+    if all([x for x, _ in e] == [x for x, _ in every[0]] for e in every):
+        return
+    c.Free()
+    diff = []
+    for i, k in enumerate(PLAN_ENV):
+        if len({e[i][0] for e in every}) > 1:
+            vals = sorted({e[i][1] for e in every})
+            where = "; ".join(f"{v or '(unset)'!r} on locales {[r for r, e in enumerate(every) if e[i][1] == v]}"
+                              for v in vals)
+            diff.append(f"{k} is {where}")
+    raise RuntimeError("pgas: settings that change how statements are planned differ between locales, so "
+                       "they could plan a statement differently and hang: " + ", ".join(diff) +
+                       ". Set them alike on every locale (or unset them).")
 
 
 class _Epochs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import zlib
 
 import numpy as np
 
@@ -109,6 +110,16 @@ def config(**kw) -> dict:
             _settings[k] = int(v) if k in ("buffer_limit", "burst") or (k == "strips" and v != "auto") else v
     check.set_enabled(_settings["check"])
     return dict(_settings)
+
+
+#: The settings that change a statement's plan or its synchronisation (h10).
+PLANNING = ("owner", "aggregate", "protocol", "buffer_limit", "strips", "burst", "nonblocking", "check")
+
+
+def fingerprint() -> int:
+    """A 16-bit hash of the :data:`PLANNING` settings, compared across locales in the
+    owner choice's first-run reduction (:func:`pgas.exec.statement._owner`)."""
+    return zlib.crc32(repr(tuple(_settings[k] for k in PLANNING)).encode()) & 0xFFFF
 
 
 def get(name: str):

@@ -174,46 +174,46 @@ CHOICE_CACHE = 1024
 def _owner(low, layouts) -> int:
     """The owning access: the write, or with ``owner="cost"`` the candidate that moves
     least over all locales, agreed by one small reduction the first time the
-    statement runs (each locale adds its own plan's cost)."""
+    statement runs (each locale adds its own plan's cost, and a hash of its
+    planning settings, so that locales whose settings differ all raise)."""
     cands = candidates(low.stmt, layouts, _policy(low))
     if len(cands) == 1:
         return cands[0]
-    key = (low.stmt, layouts)
+    key = (low.stmt, layouts, settings.fingerprint())      # "auto" ranks by time, "packed" by elements
     if key in _choices:
         _choices.move_to_end(key)
         return _choices[key]
     me = comm.here()
     mine = np.array([_cost(plan_local(low.stmt, layouts, c, me)) for c in cands], dtype=np.int64)
-    w = _weights(low)                          # replicated setting; figures averaged over locales below
-    if w is None:
-        total = comm.allreduce(mine, "sum")
-    else:                                      # one reduction still: the counts ride as exact float64
-        got = comm.allreduce(np.concatenate([mine.astype(np.float64).ravel(), w]), "sum")
-        total = got[:-2].reshape(mine.shape).astype(np.int64)
-        w = tuple(got[-2:] / layouts[0].num_locales)   # the same on every locale (hosts may differ)
-    P = layouts[0].num_locales
-    best = cands[choose([(m, n, ok == P) for m, n, ok in total.tolist()], w)]
+    w, h, P = _weights(low), settings.fingerprint(), layouts[0].num_locales      # w: averaged over locales below
+    got = comm.allreduce(np.concatenate([mine.astype(np.float64).ravel(), np.zeros(3) if w is None else w,
+                                         [h, h * h]]), "sum")      # one reduction: counts exact as float64
+    if int(got[-2]) ** 2 != P * int(got[-1]):      # the settings' hashes differ (the same verdict everywhere)
+        raise RuntimeError(f"{describe_statement(low)}: pg.config settings that change plans {settings.PLANNING} "
+                           "differ between locales; make the same pg.config calls on every locale")
+    total, w = got[:-5].reshape(mine.shape).astype(np.int64), None if w is None else tuple(got[-5:-2] / P)
+    best = cands[choose([(m, n, ok == P, wb) for m, n, ok, wb in total.tolist()], w)]
     _choices[key] = best
     if len(_choices) > CHOICE_CACHE:
         _choices.popitem(last=False)
     return best
 
 
-def _cost(p) -> tuple[int, int, int]:
-    return p.moved, p.messages, int(p.valid)
+def _cost(p) -> tuple[int, int, int, int]:
+    return p.moved, p.messages, int(p.valid), len(p.writebacks)
 
 
 def _weights(low):
     """Under ``protocol="auto"`` (the models in charge): ``(seconds per element moved,
-    seconds per message)`` from the calibrated model (replicated), for
-    :func:`pgas.plan.choose` to rank owners by predicted time; None otherwise (the
-    ``"cost"`` policy's fewest elements).  (h10)"""
+    seconds per message, seconds per write-back message beyond its transfer)`` from
+    the calibrated model (replicated), for :func:`pgas.plan.choose` to rank owners
+    by predicted time; None otherwise (the ``"cost"`` policy's fewest elements).  (h10)"""
     if settings.get("protocol") != "auto":
         return None
     from .. import calibrate
     m = calibrate.current()
     size = max(a.dtype.itemsize for a in low.arrays)
-    return np.array([size * min(m.packed_gap, m.gap), m.latency + min(m.packed_fixed, m.issue)])
+    return np.array([size * min(m.packed_gap, m.gap), m.latency + min(m.packed_fixed, m.issue), m.writeback])
 
 
 #: Explaining more locales than this samples them for the totals.
@@ -231,17 +231,17 @@ def _describe(low, layouts, at: int) -> str:
     cands = candidates(low.stmt, layouts, _policy(low))
     plans = {c: [plan_local(low.stmt, layouts, c, r) for r in sample] for c in cands}
     scale = P / len(sample)
-    costs = [(sum(p.moved for p in ps) * scale, sum(p.messages for p in ps) * scale, all(p.valid for p in ps))
-             for ps in plans.values()]
+    costs = [(sum(p.moved for p in ps) * scale, sum(p.messages for p in ps) * scale, all(p.valid for p in ps),
+              sum(len(p.writebacks) for p in ps) * scale) for ps in plans.values()]
     w = _weights(low)
     own = cands[choose(costs, None if w is None else tuple(w))]
-    moved, msgs, _ = costs[cands.index(own)]
+    moved, msgs, _, _ = costs[cands.index(own)]
     how = "exact" if P <= EXPLAIN_EXACT else f"estimated from {len(sample)} of {P} locales"
     lines = f"all {P} locales: {round(msgs)} messages, {round(moved)} elements moved ({how})"
     if len(cands) > 1:
         txt = [x.text(low.names[x.slot], var_names(low.stmt.nvars)) for x in low.stmt.accesses]
         lines += "\n  candidates: " + "; ".join(f"{txt[c]}: {round(m)} elements / {round(n)} messages"
-                                                for c, (m, n, _) in zip(cands, costs))
+                                                for c, (m, n, _, _) in zip(cands, costs))
     mine = plan_local(low.stmt, layouts, own, at)
     notes, served = {}, 0
     if layouts == tuple(a.layout for a in low.arrays) and mine.kind == "pieces":   # h11: ghost reads

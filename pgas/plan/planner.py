@@ -156,24 +156,36 @@ def plan(stmt: Statement, layouts, owner: str = "write") -> GlobalPlan:
 def choose(costs, weights=None) -> int:
     """Index of the best candidate from per-candidate ``(moved, messages, valid)`` totals
     summed over locales (ties go to the first, the write); a candidate counts as valid
-    only if it was valid on every locale (its total equals the locale count).
+    only if it was valid on every locale (its total equals the locale count).  An
+    entry may carry a fourth total, its write-back messages (puts or accumulates).
 
     ``weights = (per element, per message)`` (seconds, from the calibrated model)
     ranks by the predicted time ``moved * per element + messages * per message``
     instead of fewest elements first, so that a candidate moving a few elements
     less in many more messages does not win (ties: fewest elements, then messages).
+    A third weight prices each write-back message beyond its transfer (the peer
+    round a remote write or accumulate adds after the compute), so that a
+    reduction run where a read lives does not win by a few elements when its
+    accumulates cost more than the elements saved.
 
     >>> choose([(100, 2, True), (96, 8, True)])                     # fewest elements
     1
     >>> choose([(100, 2, True), (96, 8, True)], weights=(1e-9, 1e-5))   # fewer messages pay more
     0
+    >>> costs = [(120000, 18, True, 0), (1000, 10, True, 4)]           # mvt: x[i] += A[i, j] * y[j]
+    >>> choose(costs, weights=(2e-9, 5e-6)), choose(costs, weights=(2e-9, 5e-6, 2e-4))
+    (1, 0)
     """
     def key(i):
-        moved, msgs, _ = costs[i]
-        t = moved * weights[0] + msgs * weights[1] if weights is not None else 0.0
+        moved, msgs, _, *wb = costs[i]
+        t = 0.0
+        if weights is not None:
+            t = moved * weights[0] + msgs * weights[1]
+            if len(weights) > 2 and wb:
+                t += wb[0] * weights[2]
         return (t, moved, msgs)
     best = None
-    for i, (moved, msgs, ok) in enumerate(costs):
+    for i, (moved, msgs, ok, *_) in enumerate(costs):
         if ok and (best is None or key(i) < key(best)):
             best = i
     return 0 if best is None else best
