@@ -14,6 +14,7 @@ import sys
 import time
 import traceback
 import weakref
+import zlib
 
 import numpy as np
 
@@ -78,11 +79,15 @@ PLAN_ENV = {"PGAS_PROTOCOL": lambda v: v or "auto",
 def _same_environment(c) -> None:
     """Once, when the library's communicator is made: every locale must see the same
     :data:`PLAN_ENV` values; otherwise every locale raises the same ``RuntimeError``
-    naming them (one small allgather per job, nothing per statement)."""
+    naming them (one small allreduce per job, nothing per statement)."""
     raw = [os.environ.get(k, "").strip().lower() for k in PLAN_ENV]
-    every = c.allgather([(f(v), v) for f, v in zip(PLAN_ENV.values(), raw)])
-    if all([x for x, _ in e] == [x for x, _ in every[0]] for e in every):
+    mine = [(f(v), v) for f, v in zip(PLAN_ENV.values(), raw)]
+    key = zlib.crc32(repr([x for x, _ in mine]).encode())
+    span = np.array([key, -key], dtype=np.int64)
+    c.Allreduce(mpi().IN_PLACE, span, op=mpi().MIN)         # O(log P): the values are gathered only if they differ
+    if span[0] == -span[1]:
         return
+    every = c.allgather(mine)
     c.Free()
     diff = []
     for i, k in enumerate(PLAN_ENV):
