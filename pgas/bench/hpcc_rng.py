@@ -25,7 +25,7 @@ _ONE = np.uint64(1)
 
 def step(a: np.ndarray) -> np.ndarray:
     """One step of the stream for every element of ``a`` (uint64): ``a * x mod P``."""
-    return (a << _ONE) ^ np.where((a >> _TOP) == _ONE, POLY, np.uint64(0))
+    return (a << _ONE) ^ ((a >> _TOP) * POLY)
 
 
 def _mulmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -109,6 +109,7 @@ class RandomStream:
         self.blocks = int(length)
         self.ran = starts(first + offsets) if count else np.empty(0, dtype=np.uint64)
         self.done = 0
+        self._all = int(self.lengths.min()) if count else 0      # blocks in which every run takes part
 
     def next_block(self) -> np.ndarray:
         """The next value of every unfinished run (uint64 array of at most ``lanes`` values)."""
@@ -116,7 +117,7 @@ class RandomStream:
             raise StopIteration("the stream is exhausted")
         self.ran = step(self.ran)
         self.done += 1
-        return self.ran[self.lengths >= self.done]
+        return self.ran if self.done <= self._all else self.ran[self.lengths >= self.done]
 
     def __iter__(self):
         while self.done < self.blocks:
