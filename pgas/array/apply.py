@@ -86,7 +86,8 @@ def combine(pattern, values: np.ndarray, op: str) -> np.ndarray:
 
 
 def apply(flat: np.ndarray, offsets: list[np.ndarray], values: list[np.ndarray], op: str) -> None:
-    """Apply each locale's records (distinct offsets within a locale's) to ``flat``, in locale order."""
+    """Apply each locale's records to ``flat``, in locale order, each locale's in order (offsets
+    may repeat within a locale's, except for ``replace``: see :func:`pgas.array.irregular._bucket_1d`)."""
     for offs, vals in zip(offsets, values):
         if not len(offs):
             continue
@@ -97,4 +98,4 @@ def apply(flat: np.ndarray, offsets: list[np.ndarray], values: list[np.ndarray],
         if kern is not None:
             kern(flat, offs, vals)
         else:
-            flat[offs] = UFUNCS[op](flat[offs], vals)
+            UFUNCS[op].at(flat, offs, vals)

@@ -6,6 +6,8 @@
 - :func:`group_keys`: ISx's bucketize itself (keys grouped by ``key // width``);
 - :func:`inspect`: the two above together, as ``update`` / ``gather`` need them (one
   compiled pass);
+- :func:`bucket_1d`: the (owner, local offset) of 1-D indices and their values grouped
+  by owner, repeats kept (``update`` of integers: one compiled pass);
 - :func:`first_occurrences`: each position's entry among the distinct keys (entries
   numbered in order of first occurrence), and each entry's first and last position:
   one pass over a hash table.
@@ -121,6 +123,59 @@ def inspect(owners, local, width, nb, bits):
             repeats[j] = i
             j += 1
     return offsets, counts, slot, first, last, repeats
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _udivmod(x, d, inv):
+    # (x // d, x % d) of unsigned x < 2**52 and d >= 1: the quotient estimated in floating
+    # point (off by at most one there) and corrected, no division instruction
+    q = np.uint64(np.float64(x) * inv)
+    if q * d > x:
+        q -= np.uint64(1)
+    elif x - q * d >= d:
+        q += np.uint64(1)
+    return q, x - q * d
+
+
+@njit(cache=True, nogil=True)
+def bucket_1d(g, vals, n, b, p):
+    # locate_1d and a stable counting placement by owner in two passes
+    m = g.size
+    owners = np.empty(m, np.int64)
+    local = np.empty(m, np.int64)
+    counts = np.zeros(p, np.int64)
+    ub = np.uint64(b)
+    up = np.uint64(p)
+    ib = 1.0 / b
+    ip = 1.0 / p
+    one_block = b * p >= n                 # Block: each locale one block
+    for i in range(m):
+        x = g[i]
+        if x < 0:
+            x += n
+        if x < 0 or x >= n:
+            return local, vals, counts, i
+        q, rem = _udivmod(np.uint64(x), ub, ib)
+        if one_block:
+            o = np.int64(q)
+            local[i] = np.int64(rem)
+        else:
+            c, r = _udivmod(q, up, ip)
+            o = np.int64(r)
+            local[i] = np.int64(c * ub + rem)
+        owners[i] = o
+        counts[o] += 1
+    pos = np.zeros(p, np.int64)
+    for d in range(1, p):
+        pos[d] = pos[d - 1] + counts[d - 1]
+    offs = np.empty(m, np.int64)
+    out = np.empty_like(vals)
+    for i in range(m):
+        d = owners[i]
+        offs[pos[d]] = local[i]
+        out[pos[d]] = vals[i]
+        pos[d] += 1
+    return offs, out, counts, -1
 
 
 @njit(cache=True, nogil=True)
@@ -266,3 +321,23 @@ def locate_1d(g: np.ndarray, n: int, b: int, p: int):
         return None
     owners, local, bad = nb_.locate_1d(g, n, b, p)
     return None if bad >= 0 else (owners, local)
+
+
+def bucket_1d(g: np.ndarray, vals: np.ndarray, n: int, b: int, p: int):
+    """``(offsets, values, counts)``: the (local offset, value) pairs of int64 global indices
+    ``g`` (negative ones counting from the end) of a 1-D block-cyclic dimension of ``n``
+    elements, blocks of ``b``, over ``p`` locales, grouped by owner (stably: within an
+    owner in position order, repeats kept), ``counts[r]`` of them for locale ``r``; one
+    compiled pass.  None when compiled code is not used (see :func:`hot`), ``n`` is
+    ``2**52`` or more, or an index is out of range (the caller's general path then
+    raises its error).
+
+    >>> r = bucket_1d(np.array([5, 0, -1], dtype=np.int64), np.array([1, 2, 3]), 6, 3, 2)
+    >>> r is None or [x.tolist() for x in r] == [[0, 2, 2], [2, 1, 3], [1, 2]]
+    True
+    """
+    nb_ = _numba(g.size) if n < 1 << 52 else None
+    if nb_ is None:
+        return None
+    offs, out, counts, bad = nb_.bucket_1d(g, vals, n, b, p)
+    return None if bad >= 0 else (offs, out, counts)

@@ -19,6 +19,9 @@ whether each locale's input was good, so errors are still raised everywhere alik
 - ``update(A, indices, values, op)``: repeats are combined at the source, then
   (offset, value) records go to each owner in one message and are applied there
   in locale order (:mod:`pgas.array.apply`, compiled with numba when installed);
+  integer ops that are exact, associative and commutative (``add, xor, or, and,
+  min, max``) on a 1-D array skip the combining (the same bits: RandomAccess's
+  blocks are bucketed in one compiled pass, :func:`_bucket_1d`);
 - ``gather(A, indices)``: offsets go out, values come back;
 - ``scatter(A, indices, values)``: ``update`` with ``op="replace"``.
 
@@ -224,14 +227,37 @@ class IndexPlan:
         self.layout_key = A.layout.key
         self.pattern = pattern
         self.served = served
+        self._gathering = None
 
     def __len__(self) -> int:
         """The number of indices this locale passed."""
         return self.pattern.n
 
+    def gathering(self) -> tuple[list, list, bool]:
+        """What every gather by this plan reuses (made at the first): each owner's ``(start,
+        stop)`` in the buffer of distinct values (``comm.exchange_known``'s edges), what to
+        send each locale (a slice where the offsets it is served are consecutive: one
+        copy, no index lookup; else the offsets), and whether that buffer is
+        already the result (each index distinct and in owner order, as sorted indices of a
+        Block array)."""
+        if self._gathering is None:
+            slot = self.pattern.slot
+            self._gathering = (comm.known_edges(self.pattern.counts), [_run(offs) for offs in self.served],
+                               bool(len(slot) == len(self.pattern.offsets)
+                                    and np.array_equal(slot, np.arange(len(slot)))))
+        return self._gathering
+
     def check(self, A) -> None:
         if A.layout.key != self.layout_key:
             raise ValueError(f"{A.label}: this index plan was made for another shape or distribution")
+
+
+def _run(offsets: np.ndarray):
+    """``offsets`` as a slice if they are consecutive (``k, k + 1, ...``), else themselves."""
+    if len(offsets) and int(offsets[-1]) - int(offsets[0]) == len(offsets) - 1 and (
+            len(offsets) == 1 or bool(np.all(np.diff(offsets) == 1))):
+        return slice(int(offsets[0]), int(offsets[-1]) + 1)
+    return offsets
 
 
 def _attempt(fn):
@@ -283,7 +309,7 @@ def update(A, indices, values, op: str = "add") -> None:
         received = comm.exchange(send, A.dtype, err)
         served = indices.served
     else:
-        rec = np.dtype([("off", np.int64), ("val", A.dtype)])
+        rec = _record_dtype(A.dtype)
         records, err = _attempt(lambda: _records(A, indices, values, op, rec))
         A._win.complete()
         parts = comm.exchange(records if err is None else _nothing(rec), rec, err)
@@ -294,14 +320,59 @@ def update(A, indices, values, op: str = "add") -> None:
     comm.statement_done()
 
 
+_RECORDS: dict = {}
+
+
+def _record_dtype(dtype) -> np.dtype:
+    """The (offset, value) record of ``update`` messages for ``dtype`` (made once: a structured
+    dtype costs microseconds to build)."""
+    rec = _RECORDS.get(dtype)
+    if rec is None:
+        rec = _RECORDS[dtype] = np.dtype([("off", np.int64), ("val", dtype)])
+    return rec
+
+
 def _records(A, indices, values, op, rec) -> list[np.ndarray]:
     """This locale's (local offset, combined value) records, one part per owner."""
+    fast = _bucket_1d(A, indices, values, op)
+    if fast is not None:
+        offs, vals, counts = fast
+        records = np.empty(len(offs), dtype=rec)
+        records["off"] = offs
+        records["val"] = vals
+        parts, a = [], 0
+        for c in counts.tolist():
+            parts.append(records[a:a + c])
+            a += c
+        return parts
     pattern = _Pattern(A, indices)
     vals = _values(A, values, pattern.n)
     records = np.empty(len(pattern.offsets), dtype=rec)
     records["off"] = pattern.offsets
     records["val"] = apply.combine(pattern, vals, op)
     return pattern.split(records)
+
+
+#: Ops and dtype kinds whose updates need not be combined at the source: exact, associative
+#: and commutative (integers wrap), so applying the repeats one by one at the owner gives
+#: the same bits as combining them first.
+_UNCOMBINED = {"add": "iu", "xor": "iub", "or": "iub", "and": "iub", "min": "iu", "max": "iu"}
+
+
+def _bucket_1d(A, indices, values, op):
+    """``(offsets, values, counts)`` grouped by owner, repeats kept, in one compiled pass
+    (:func:`counting.bucket_1d`) for int64 indices into a 1-D array without ghost cells
+    with values an array of its dtype and an op of :data:`_UNCOMBINED`; else None (the
+    general path: other input, NumPy mode, an index out of range, which it raises)."""
+    if (A.dtype.kind not in _UNCOMBINED.get(op, "") or A.ndim != 1 or A.layout.ghosts
+            or type(indices) is not np.ndarray or indices.ndim != 1 or indices.dtype != np.int64
+            or not indices.size or type(values) is not np.ndarray or values.dtype != A.dtype
+            or values.shape != indices.shape):
+        return None
+    m = A.layout.maps[0]
+    if m.p != A.layout.num_locales:
+        return None
+    return counting.bucket_1d(indices, values, A.shape[0], m.b, m.p)
 
 
 def scatter(A, indices, values) -> None:
@@ -319,7 +390,9 @@ def gather(A, indices) -> np.ndarray:
     A._win.complete()
     A._win.sync()
     flat = A._storage
-    counts = plan.pattern.counts
-    unique = np.empty(int(counts.sum()), A.dtype)
-    comm.exchange_known([flat[offs] for offs in plan.served], unique, counts)
-    return unique[plan.pattern.slot]
+    edges, sources, identity = plan.gathering()
+    unique = np.empty(edges[-1][1] if edges else 0, A.dtype)
+    me = comm.here()                # copies (a slice's too): what goes out is the array as it was here
+    comm.exchange_known([flat[src] if r == me or type(src) is not slice else flat[src].copy()
+                         for r, src in enumerate(sources)], unique, plan.pattern.counts, edges)
+    return unique if identity else unique[plan.pattern.slot]

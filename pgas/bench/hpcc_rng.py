@@ -25,7 +25,7 @@ _ONE = np.uint64(1)
 
 def step(a: np.ndarray) -> np.ndarray:
     """One step of the stream for every element of ``a`` (uint64): ``a * x mod P``."""
-    return (a << _ONE) ^ np.where((a >> _TOP) == _ONE, POLY, np.uint64(0))
+    return (a << _ONE) ^ ((a >> _TOP) * POLY)
 
 
 def _mulmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -53,6 +53,46 @@ def starts(n) -> np.ndarray:
         if n.any():
             power = _mulmod(power, power)
     return result
+
+
+def _mulmod_int(a: int, b: int) -> int:
+    """:func:`_mulmod` of two Python ints (64-bit words)."""
+    acc = 0
+    while b:
+        if b & 1:
+            acc ^= a
+        a = ((a << 1) & 0xFFFFFFFFFFFFFFFF) ^ (7 if a >> 63 else 0)
+        b >>= 1
+    return acc
+
+
+def _starts_int(n: int) -> int:
+    """:func:`starts` of one position, on Python ints (square and multiply)."""
+    n %= PERIOD
+    result, power = 1, 2
+    while n:
+        if n & 1:
+            result = _mulmod_int(result, power)
+        n >>= 1
+        if n:
+            power = _mulmod_int(power, power)
+    return result
+
+
+def lane_starts(first: int, stride: int, lanes: int) -> np.ndarray:
+    """``starts(first + j * stride)`` for ``j < lanes`` (uint64): ``x^first * (x^stride)^j``,
+    by doubling (lanes ``k .. 2k - 1`` are lanes ``0 .. k - 1`` times ``x^(k * stride)``), so
+    a handful of vectorised products where :func:`starts` squares once per bit for every lane."""
+    out = np.empty(lanes, dtype=np.uint64)
+    if not lanes:
+        return out
+    out[0] = _starts_int(first)
+    jump, filled = _starts_int(stride), 1                 # jump = x^(filled * stride)
+    while filled < lanes:
+        k = min(filled, lanes - filled)
+        out[filled:filled + k] = _mulmod(out[:k], np.uint64(jump))
+        jump, filled = _mulmod_int(jump, jump), filled + k
+    return out
 
 
 def hpcc_starts_reference(n: int) -> int:
@@ -94,7 +134,7 @@ class RandomStream:
     The locale's ``count`` updates (positions ``first + 1 .. first + count`` of
     the global stream, ``first = 4 * (first table index of the locale)`` in HPCC)
     are cut into ``lanes`` runs of ``ceil(count / lanes)`` (the last ones
-    shorter), each started with :func:`starts`; each call to :meth:`next_block`
+    shorter), each started at ``starts(first + j * length)`` (:func:`lane_starts`); each call to :meth:`next_block`
     advances every unfinished run by one step and returns one value per run.
     This is HPCC's own vectorisation: the set of updates is exactly the
     locale's part of the stream.
@@ -107,8 +147,9 @@ class RandomStream:
         offsets = np.arange(0, count, max(length, 1), dtype=np.int64)
         self.lengths = np.minimum(length, count - offsets)
         self.blocks = int(length)
-        self.ran = starts(first + offsets) if count else np.empty(0, dtype=np.uint64)
+        self.ran = lane_starts(first, length, len(offsets)) if count else np.empty(0, dtype=np.uint64)
         self.done = 0
+        self._all = int(self.lengths.min()) if count else 0      # blocks in which every run takes part
 
     def next_block(self) -> np.ndarray:
         """The next value of every unfinished run (uint64 array of at most ``lanes`` values)."""
@@ -116,7 +157,7 @@ class RandomStream:
             raise StopIteration("the stream is exhausted")
         self.ran = step(self.ran)
         self.done += 1
-        return self.ran[self.lengths >= self.done]
+        return self.ran if self.done <= self._all else self.ran[self.lengths >= self.done]
 
     def __iter__(self):
         while self.done < self.blocks:

@@ -71,8 +71,9 @@ def my_stream(T, lanes: int = LOOKAHEAD) -> RandomStream:
     return RandomStream(4 * first, 4 * len(owned), lanes)
 
 
-def _indices(T, ran: np.ndarray) -> np.ndarray:
-    return (ran & np.uint64(T.size - 1)).astype(np.int64)
+def _indices(T, ran: np.ndarray, mask=None) -> np.ndarray:
+    """``ran & (size - 1)`` as int64 (``mask``: ``np.uint64(size - 1)``, if known)."""
+    return (ran & (np.uint64(T.size - 1) if mask is None else mask)).view(np.int64)
 
 
 def run_aggregated(T, limit: int | None = None) -> None:
@@ -81,10 +82,10 @@ def run_aggregated(T, limit: int | None = None) -> None:
     stream = my_stream(T)
     blocks = int(comm.allreduce(stream.blocks, "max"))
     blocks = blocks if limit is None else min(blocks, limit)
-    empty = np.empty(0, dtype=np.int64)
+    empty, mask = np.empty(0, dtype=np.int64), np.uint64(T.size - 1)
     for b in range(blocks):
         ran = stream.next_block() if b < stream.blocks else empty.view(np.uint64)
-        T.update(_indices(T, ran), ran.view(np.int64), "xor")
+        T.update(_indices(T, ran, mask), ran.view(np.int64), "xor")
 
 
 def _fine_grained(T, one) -> None:

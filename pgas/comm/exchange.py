@@ -156,20 +156,21 @@ def _sparse(send, dtype, error, me: int, P: int):
     return raw, int(first[0]) < P
 
 
-def exchange_known(send: list[np.ndarray], out: np.ndarray, counts) -> list[np.ndarray]:
+def exchange_known(send: list[np.ndarray], out: np.ndarray, counts, edges=None) -> list[np.ndarray]:
     """Collective: ``send[r]`` goes to locale ``r``; what locale ``r`` sends here (``counts[r]``
     elements, known in advance) lands in ``out`` (1-D, of the parts' dtype, ``sum(counts)``
     long) at the place of locale ``r`` in locale order.  Returns the parts (views of ``out``).
 
     Only non-empty parts travel: both sides know which those are (an index plan's), so
     a locale waits for exactly the messages it expects.  A locale sending more than the
-    receiver expects is an MPI truncation error."""
+    receiver expects is an MPI truncation error.  ``edges``: :func:`known_edges` of
+    ``counts``, for a caller that repeats an exchange (it saves their computation)."""
     P, me = num_locales(), here()
-    ends = np.cumsum(counts)
-    starts = ends - np.asarray(counts)
-    parts = [out[int(a):int(b)] for a, b in zip(starts, ends)]
-    parts[me][...] = send[me]
+    if edges is None:
+        edges = known_edges(counts)
+    parts = [out[a:b] for a, b in edges]
     if P == 1:
+        parts[0][...] = send[0]
         return parts
     c, byte = _notices(), mpi().BYTE
     reqs = [c.Irecv([parts[r].view(np.uint8), byte], r, KNOWN_TAG) for r in range(P) if r != me and parts[r].size]
@@ -180,5 +181,12 @@ def exchange_known(send: list[np.ndarray], out: np.ndarray, counts) -> list[np.n
             keep.append(msg)
             reqs.append(c.Isend([msg, byte], r, KNOWN_TAG))
             record(r, msg.size)
+    parts[me][...] = send[me]                   # while the messages travel
     yielding_wait(reqs)
     return parts
+
+
+def known_edges(counts) -> list[tuple[int, int]]:
+    """``(start, stop)`` in :func:`exchange_known`'s ``out`` of each locale's part."""
+    ends = np.cumsum(counts)
+    return list(zip((ends - np.asarray(counts)).tolist(), ends.tolist()))

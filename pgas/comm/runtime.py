@@ -277,24 +277,40 @@ def allgather(obj) -> list:
 
 def allreduce(value, op: str = "sum"):
     """Reduce a scalar or NumPy array over all locales; ``op`` in sum, prod, min, max, land, lor, band, bor."""
-    MPI = mpi()
-    mop = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
-           "land": MPI.LAND, "lor": MPI.LOR, "band": MPI.BAND, "bor": MPI.BOR}[op]
+    mop = _mpi_op(op)
     arr = np.array(value, ndmin=1)
     out = np.empty_like(arr)
-    yielding_wait([comm().Iallreduce([arr, mpi_type(arr.dtype)], [out, mpi_type(arr.dtype)], op=mop)])
-    return out if np.ndim(value) else out[0]
+    t = mpi_type(arr.dtype)
+    req = comm().Iallreduce([arr, t], [out, t], op=mop)
+    if not req.Test():
+        yielding_wait([req])
+    return out if _ndim(value) else out[0]
+
+
+def _ndim(value) -> int:
+    """``np.ndim(value)``, without its cost for a Python number (the usual reduced value)."""
+    return 0 if type(value) in (float, int, bool, complex) else np.ndim(value)
+
+
+_OPS: dict = {}
+
+
+def _mpi_op(op: str):
+    """The MPI reduction operation named ``op`` (KeyError if none is)."""
+    if not _OPS:
+        MPI = mpi()
+        _OPS.update(sum=MPI.SUM, prod=MPI.PROD, min=MPI.MIN, max=MPI.MAX,
+                    land=MPI.LAND, lor=MPI.LOR, band=MPI.BAND, bor=MPI.BOR)
+    return _OPS[op]
 
 
 class PendingReduction:
     """A started :func:`iallreduce`; :meth:`wait` gives its value (what :func:`allreduce` returns)."""
 
     def __init__(self, value, op: str) -> None:
-        MPI = mpi()
-        mop = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
-               "land": MPI.LAND, "lor": MPI.LOR, "band": MPI.BAND, "bor": MPI.BOR}[op]
-        self._scalar = not np.ndim(value)
+        mop = _mpi_op(op)
         self._in = np.array(value, ndmin=1)
+        self._scalar = not _ndim(value)
         self._out = np.empty_like(self._in)
         t = mpi_type(self._in.dtype)
         self._req = comm().Iallreduce([self._in, t], [self._out, t], op=mop)
@@ -302,7 +318,8 @@ class PendingReduction:
     def wait(self):
         """Wait for the reduction (collective: every locale started it) and return its value."""
         if self._req is not None:
-            yielding_wait([self._req])
+            if not self._req.Test():
+                yielding_wait([self._req])
             self._req = None
         return self._out[0] if self._scalar else self._out
 
@@ -406,10 +423,12 @@ _TYPES: dict = {}
 
 def mpi_type(dtype):
     """The MPI datatype of a NumPy dtype."""
-    dtype = np.dtype(dtype)
-    t = _TYPES.get(dtype)
+    t = _TYPES.get(dtype)                 # a dtype seen before: no normalisation
     if t is None:
-        t = _TYPES[dtype] = mpi().Datatype.fromcode(dtype.char)
+        dtype = np.dtype(dtype)
+        t = _TYPES.get(dtype)
+        if t is None:
+            t = _TYPES[dtype] = mpi().Datatype.fromcode(dtype.char)
     return t
 
 

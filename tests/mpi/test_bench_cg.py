@@ -125,3 +125,28 @@ def test_iallreduce_equals_allreduce():
     s = comm.iallreduce(float(comm.here()), "max")
     collective_verdict(np.array_equal(pending.wait(), comm.allreduce(v, "sum")), "array iallreduce")
     collective_verdict(s.wait() == pg.num_locales - 1 and s.wait() == pg.num_locales - 1, "scalar iallreduce")
+
+
+def test_step_and_unsigned_indices_equal_the_separate_kernels():
+    # step = axpy(r, p), axpy(rh, ph), matvec_dot; unsigned index copies give the same bits
+    rng = np.random.default_rng(13)
+    rowstr = np.concatenate([[0], np.cumsum(rng.integers(0, 9, 41))]).astype(np.int64)
+    pos = rng.integers(0, 30, rowstr[-1]).astype(np.int64)
+    a, rh, ph = rng.standard_normal(rowstr[-1]), *rng.standard_normal((2, 30))
+    r, p = rng.standard_normal((2, 41))
+    for fuse in (False, "auto"):
+        pg.config(fuse=fuse)
+        try:
+            k = cg.kernels()
+            p1, ph1, q1, p2, ph2, q2 = p.copy(), ph.copy(), np.empty(41), p.copy(), ph.copy(), np.empty(41)
+            k.axpy(0.3, r, p1)
+            k.axpy(0.3, rh, ph1)
+            s1 = k.matvec_dot(rowstr, pos, a, ph1, p1, q1)
+            rs, ps = (rowstr, pos) if k is cg._NumPyKernels else (rowstr.astype(np.uint64), pos.astype(np.uint32))
+            s2 = k.step(0.3, r, p2, rh, ph2, rs, ps, a, q2)
+            same = all(np.array_equal(u, v) for u, v in ((p1, p2), (ph1, ph2), (q1, q2))) and s1 == s2
+            collective_verdict(same, f"step differs from its parts (fuse={fuse})")
+            collective_verdict(np.array_equal(cg.local_matvec(rs, ps, a, ph), cg.local_matvec(rowstr, pos, a, ph)),
+                               "unsigned indices change the mat-vec")
+        finally:
+            pg.config()

@@ -58,3 +58,27 @@ def test_first_occurrences(mode, pool, picks):
     for e, (f, l) in enumerate(zip(first.tolist(), last.tolist())):
         where = np.flatnonzero(key == key[f])
         assert f == where[0] and l == where[-1]
+
+
+@pytest.mark.skipif(True not in MODES, reason="needs numba")
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 2 ** 52 - 1), st.integers(1, 2 ** 40), st.integers(1, 9), st.integers(0, 2 ** 32),
+       st.integers(0, 50))
+def test_bucket_1d_matches_the_layout_arithmetic(n, b, p, seed, k):
+    # the compiled pass divides in floating point and corrects: exact up to n < 2**52
+    pg.config(fuse=True)
+    rng = np.random.default_rng(seed)
+    g = rng.integers(-n, n, size=k, dtype=np.int64)
+    edge = np.array([0, n - 1, -1, -n, min(n - 1, b), min(n - 1, b - 1), min(n - 1, b * p)], dtype=np.int64)
+    g = np.concatenate([g, edge])
+    vals = rng.integers(0, 1000, size=len(g))
+    offs, out, counts = counting.bucket_1d(g, vals, n, b, p)
+    x = [int(v) % n for v in g]                         # Python ints: exact
+    owners = [(v // b) % p for v in x]
+    local = [(v // (b * p)) * b + v % b for v in x]
+    order = sorted(range(len(x)), key=lambda i: owners[i])          # stable
+    assert counts.tolist() == [owners.count(r) for r in range(p)]
+    assert offs.tolist() == [local[i] for i in order]
+    assert out.tolist() == [int(vals[i]) for i in order]
+    assert counting.bucket_1d(np.array([n], dtype=np.int64), vals[:1], n, b, p) is None
+    assert counting.bucket_1d(np.array([-n - 1], dtype=np.int64), vals[:1], n, b, p) is None

@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from pgas.bench.hpcc_rng import PERIOD, RandomStream, hpcc_starts_reference, starts, step
+from pgas.bench.hpcc_rng import PERIOD, RandomStream, hpcc_starts_reference, lane_starts, starts, step
 
 
 def test_step_is_the_hpcc_recurrence():
@@ -55,3 +55,11 @@ def test_uneven_stream_gives_each_update_once():
         assert all(len(b) <= lanes for b in blocks)
         got = sorted(int(v) for b in blocks for v in b)
         assert got == sorted(serial_stream(first, count)), (first, count, lanes)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@given(st.integers(0, 2 * PERIOD), st.integers(0, 2 ** 40), st.integers(0, 40))
+def test_lane_starts_equal_starts(first, stride, lanes):
+    want = starts(np.array([first + j * stride for j in range(lanes)], dtype=object))
+    got = lane_starts(first, stride, lanes)
+    assert got.dtype == np.uint64 and got.tolist() == want.tolist()
