@@ -4,7 +4,8 @@ The planner already cuts a locale's iteration domain into tasks by the owners of
 their reads (:mod:`pgas.plan.pieces`): a 5-point stencil on row blocks has one task
 for the rows whose reads are all local (the *interior*) and one per border row
 reading a neighbour's row (the *halo*).  :mod:`pgas.exec.run` computes the interior
-tasks (:func:`local_reads`) before the rest, at one of two moments (:func:`when`):
+tasks (:func:`local_reads`) before the rest (with :data:`MODE` ``"auto"``; the
+default, ``"off"``, keeps the plain order), at one of two moments (:func:`when`):
 
 - ``"idle"``: the owners it reads from have not yet said they are ready (their
   READY notice has not arrived; tested, not waited for): the interior is computed
@@ -35,8 +36,9 @@ import numpy as np
 from .. import comm
 from . import settings, transfer
 
-#: When to compute the interior (see the module's docstring).
-MODE = "auto"
+#: When to compute the interior (see the module's docstring).  Off by default: on the
+#: 2-core development machine no mode measured faster than ``"off"`` (issue 12).
+MODE = "off"
 
 #: Tasks computed before their statement's remote reads had arrived (``"tasks"``),
 #: and how often that happened while the peers were not yet ready (``"idle"``).

@@ -13,8 +13,9 @@ and the ``readers`` and ``writers`` of its own memory), by zero-byte notices:
    local storage directly (``as_strided``, no per-element locality test),
    remote ones view their message buffer.  All values are computed before
    anything is written, so ``A[1:] = A[:-1]`` reads the old values.  The tasks
-   with local reads only (the interior) are computed while the owners are not
-   yet ready or while the fetches are in flight (:mod:`pgas.exec.interior`).
+   with local reads only (the interior) may be computed while the owners are
+   not yet ready or while the fetches are in flight (:mod:`pgas.exec.interior`,
+   off by default).
 3. Before writing, it waits until its readers are done.  A locale that writes
    back into another (``owner="cost"`` plans) waits for that owner's word that
    its own readers are done, puts (or accumulates) all its messages, completes

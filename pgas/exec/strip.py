@@ -138,7 +138,8 @@ def _start(low, strip):
 def run_strips(low, plan, striped, flats):
     """Fetch and compute ``plan`` strip by strip; returns ``(plan of the sub-tasks, results)``,
     the plan's write references still pointing into its own write-back buffers.  Tasks
-    with no remote reads are computed first, while the first strip is in flight."""
+    with no remote reads are computed first, while the first strip is in flight,
+    unless :data:`pgas.exec.interior.MODE` is ``"off"`` (the default)."""
     from .run import _TaskContext, _combine, evaluate
 
     pieces, parts = striped
