@@ -8,6 +8,7 @@ alone (``fuse.evaluate`` of the statement's task, re-run with the same
 arguments).  ``--profile`` prints a cProfile of the statements instead (locale 0).
 
     pgas run -n 1 benchmarks/stencil_overhead.py --n 64
+    pgas run -n 2 benchmarks/stencil_overhead.py --n 1300 --reps 30 --modes off,auto   (interior first or not)
     pgas run -n 2 benchmarks/stencil_overhead.py --n 1300 --reps 30 --kernel   (fdtd: --n 1200 --m 1000)
     python benchmarks/stencil_overhead.py --n 64 --profile
 
@@ -28,7 +29,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.bench.polybench import _dist, fdtd_init, fdtd_steps, jacobi_init
-from pgas.exec import fuse
+from pgas.exec import fuse, interior
 
 
 def statements(n: int, m: int) -> dict:
@@ -84,6 +85,8 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=500)
     p.add_argument("--kernel", action="store_true", help="also time the fused kernels alone")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--modes", default=None,
+                   help="comma-separated pgas.exec.interior.MODE values, timed in turn in the same job")
     args = p.parse_args()
     pg.config(fuse=True)
     stmts = statements(args.n, args.m or args.n)
@@ -101,6 +104,18 @@ def main() -> None:
             s = io.StringIO()
             pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(30)
             print(s.getvalue())
+        return
+    if args.modes:
+        modes = args.modes.split(",")
+        best = {(name, m): float("inf") for name in stmts for m in modes}
+        for r in range(args.reps):
+            for m in modes if r % 2 == 0 else modes[::-1]:
+                interior.MODE = m
+                for name, f in stmts.items():
+                    best[name, m] = min(best[name, m], fastest(f, 1))
+        if comm.here() == 0:
+            print(f"{pg.num_locales} locales, n={args.n}, m={args.m or args.n}, fastest of {args.reps} per statement: "
+                  + "; ".join(f"{name} [{m}]: {t * 1e6:.0f} us" for (name, m), t in best.items()))
         return
     rows = []
     for name, f in stmts.items():

@@ -270,6 +270,12 @@ def wait(requests) -> None:
         yielding_wait(requests)
 
 
+def arrived(requests) -> bool:
+    """True if every one of ``requests`` (of :func:`notify` / :func:`expect`) has completed
+    (a test: never waits)."""
+    return not requests or bool(mpi().Request.Testall(requests))
+
+
 def allgather(obj) -> list:
     """Every locale's ``obj``, in locale order, on every locale."""
     return comm().allgather(obj)

@@ -12,7 +12,10 @@ and the ``readers`` and ``writers`` of its own memory), by zero-byte notices:
 2. It computes every task with NumPy on strided views: local accesses view the
    local storage directly (``as_strided``, no per-element locality test),
    remote ones view their message buffer.  All values are computed before
-   anything is written, so ``A[1:] = A[:-1]`` reads the old values.
+   anything is written, so ``A[1:] = A[:-1]`` reads the old values.  The tasks
+   with local reads only (the interior) may be computed while the owners are
+   not yet ready or while the fetches are in flight (:mod:`pgas.exec.interior`,
+   off by default).
 3. Before writing, it waits until its readers are done.  A locale that writes
    back into another (``owner="cost"`` plans) waits for that owner's word that
    its own readers are done, puts (or accumulates) all its messages, completes
@@ -35,7 +38,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
 from ..comm import check
-from . import clipped, fuse, ghostread, settings, transfer
+from . import clipped, fuse, ghostread, interior, transfer
+from .interior import _flush_all  # noqa: F401  (pgas.exec.group's)
 from .strip import run_strips, strip_plan
 from ..plan import ACCUMULATE_OPS
 from ..plan.transfers import expand
@@ -179,44 +183,6 @@ def _sync(wins) -> None:
         w.sync()
 
 
-def _flush_all(pairs) -> None:
-    """Complete the started transfers: one flush per (window, target)."""
-    for win, peer in pairs:
-        win.flush(peer)
-
-
-def _fetch(low, plan, served=None) -> list:
-    """Start every fetch of ``plan`` with its protocol (:mod:`pgas.exec.transfer`), complete
-    them with one flush per (window, target), and return the filled message buffers.
-    Fetches in ``served`` (index: buffer, :mod:`pgas.exec.ghostread`) are not made."""
-    bufs, finish, held = [], [], 0
-    overlap = settings.get("nonblocking")
-    served = served or {}
-    fetches = [m for k, m in enumerate(plan.fetches) if k not in served]
-    room = [settings.get("buffer_limit") - sum(m.size * low.arrays[m.slot].dtype.itemsize for m in fetches)]
-    for k, m in enumerate(plan.fetches):
-        if k in served:
-            bufs.append(served[k])
-            continue
-        arr = low.arrays[m.slot]
-        buf = np.empty(m.size, dtype=arr.dtype)
-        held += buf.nbytes
-        transfer.hold(buf.nbytes)
-        f = transfer.start_get(arr._win, m, buf, arr.dtype.itemsize, room=room)
-        if not overlap:
-            arr._win.flush(m.peer)
-            f = f() if f is not None else None
-        if f is not None:
-            finish.append(f)
-        bufs.append(buf)
-    _flush_all({(id(low.arrays[m.slot]._win), m.peer): (low.arrays[m.slot]._win, m.peer)
-                for m in fetches}.values())
-    for f in finish:
-        f()
-    transfer.hold(-held)
-    return bufs
-
-
 def _run_pieces(low, plan, aggregate: bool) -> None:
     stmt = plan.stmt
     W = stmt.write
@@ -235,45 +201,33 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     writes_done = comm.expect(plan.writers, DONE_WRITE)
     sent = (comm.notify_values(plan.readers, READY, ghostread.versions(garrs)) if garrs
             else comm.notify(plan.readers, READY))
-    comm.wait(ready)
     striped = strip_plan(low, plan, not garrs) if aggregate else None
-    served, stale = {}, None
+    dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
+    inplace = striped is None and not stmt.clips and fuse.in_place(plan, dtypes, plan.reduce_axes)
+    served, stale, results, early = {}, None, [None] * len(plan.tasks), []
+    when = interior.when(plan, ready, aggregate and striped is None and not stmt.clips)
+    if when == "idle":                                # the peers are not ready: compute what is local meanwhile
+        early = interior.local_reads(plan)
+        _compute(low, plan, early, flats, None, inplace, results)
+    comm.wait(ready)
     if striped is not None:
         plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip
     elif aggregate:
         served = ghostread.serve(low, plan, sources, vers) if garrs else {}
-        bufs = _fetch(low, plan, None if check.enabled else served)
+        bufs, complete = interior.start_fetch(low, plan, None if check.enabled else served)
+        if when == "in flight":                       # the interior, while the halo is in flight
+            early = interior.local_reads(plan)
+            _compute(low, plan, early, flats, bufs, inplace, results)
+        complete()                                    # the halo has arrived
         stale = ghostread.verify(low, plan, served, bufs) if served and check.enabled else None
     else:
         bufs = {(task.piece, k): _get_elements(low.arrays[stmt.accesses[k].slot], ref, task.shape, task.clip)
                 for task in plan.tasks for k, ref in enumerate(task.refs) if ref.msg >= 0 and k != W}
     sent += comm.notify(sources, DONE_READ)
-    combine, reducer = _combine(stmt)
-    axes = plan.reduce_axes
-    results = [] if striped is None else results
-    dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
-    inplace = striped is None and not stmt.clips and fuse.in_place(plan, dtypes, axes)
-    for task in plan.tasks if striped is None else ():      # strips were computed as they arrived
-        ctx = _TaskContext(low, plan, task, flats, bufs, aggregate)
-        ref = task.refs[W]
-        target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
-        if task.clip:                                 # a piece of a clipped domain (pgas.exec.clipped)
-            with np.errstate(all="ignore"):
-                value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)
-                value = evaluate(low.prog, ctx) if value is None else value
-                results.append(clipped.finish(task, np.broadcast_to(value, task.shape), axes, reducer))
-            continue
-        value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
-        if value is fuse.WRITTEN:
-            results.append(None)                      # a kernel stored it in place
-            continue
-        value = evaluate(low.prog, ctx) if value is None else value
-        value = np.broadcast_to(value, task.shape)
-        if axes:
-            value = reducer.reduce(value, axis=axes, keepdims=True)
-        elif np.may_share_memory(value, wflat):
-            value = value.copy()
-        results.append(value)
+    if striped is None:
+        done = set(early)
+        _compute(low, plan, [i for i in range(len(plan.tasks)) if i not in done], flats, bufs, inplace, results,
+                 aggregate)
     comm.wait(readers_done)                           # nobody reads my memory any more
     sent += comm.notify(plan.writers, WRITE_OK)
     if plan.accumulate:
@@ -285,6 +239,39 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         _sync(wins)                                   # remote writes into my memory, visible to me
     if garrs and check.enabled:
         comm.agree(stale)                             # a ghost read differed from its owner's elements
+
+
+def _compute(low, plan, which, flats, bufs, inplace, results, aggregate=True) -> None:
+    """Compute the tasks at positions ``which`` of ``plan`` into ``results`` (None for a
+    task a kernel stored in place, see :func:`pgas.exec.fuse.in_place`)."""
+    stmt = plan.stmt
+    W = stmt.write
+    wflat = flats[stmt.accesses[W].slot]
+    _, reducer = _combine(stmt)
+    axes = plan.reduce_axes
+    dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
+    for i in which:
+        task = plan.tasks[i]
+        ctx = _TaskContext(low, plan, task, flats, bufs, aggregate)
+        ref = task.refs[W]
+        target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
+        if task.clip:                                 # a piece of a clipped domain (pgas.exec.clipped)
+            with np.errstate(all="ignore"):
+                value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)
+                value = evaluate(low.prog, ctx) if value is None else value
+                results[i] = clipped.finish(task, np.broadcast_to(value, task.shape), axes, reducer)
+            continue
+        value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
+        if value is fuse.WRITTEN:
+            results[i] = None                         # a kernel stored it in place
+            continue
+        value = evaluate(low.prog, ctx) if value is None else value
+        value = np.broadcast_to(value, task.shape)
+        if axes:
+            value = reducer.reduce(value, axis=axes, keepdims=True)
+        elif np.may_share_memory(value, wflat):
+            value = value.copy()
+        results[i] = value
 
 
 def _send_back(warr, plan, targets, send) -> list:

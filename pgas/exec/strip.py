@@ -22,7 +22,7 @@ from .. import calibrate
 from ..comm.window import wait_requests
 from ..plan import overlap
 from ..plan.strips import forced, strips
-from . import fuse, settings, transfer
+from . import fuse, interior, settings, transfer
 
 _cache: dict = {}
 CACHE = 256
@@ -137,7 +137,9 @@ def _start(low, strip):
 
 def run_strips(low, plan, striped, flats):
     """Fetch and compute ``plan`` strip by strip; returns ``(plan of the sub-tasks, results)``,
-    the plan's write references still pointing into its own write-back buffers."""
+    the plan's write references still pointing into its own write-back buffers.  Tasks
+    with no remote reads are computed first, while the first strip is in flight,
+    unless :data:`pgas.exec.interior.MODE` is ``"off"`` (the default)."""
     from .run import _TaskContext, _combine, evaluate
 
     pieces, parts = striped
@@ -147,8 +149,24 @@ def run_strips(low, plan, striped, flats):
     _, reducer = _combine(stmt)
     axes = plan.reduce_axes
     dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
-    results = []
+    results = [None] * len(wplan.tasks)
+
+    def compute(i, task, bufs):
+        ctx = _TaskContext(low, wplan, task, flats, bufs, True)
+        value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)     # None: the NumPy path
+        value = evaluate(low.prog, ctx) if value is None else value
+        value = np.broadcast_to(value, task.shape)
+        if axes:
+            value = reducer.reduce(value, axis=axes, keepdims=True)
+        elif np.may_share_memory(value, wflat) or any(np.may_share_memory(value, b) for b in bufs):
+            value = value.copy()                            # the strip's buffers go now
+        results[i] = value
+
+    local = interior.local_reads(wplan) if interior.MODE != "off" else []
     pending = _start(low, parts[0])
+    for i in local:                                         # no remote reads: while strip 0 is in flight
+        compute(i, wplan.tasks[i], [])
+    local, first = set(local), 0
     for k, s in enumerate(parts):
         bufs, reqs, finish, nbytes = pending
         wait_requests(reqs)
@@ -156,15 +174,9 @@ def run_strips(low, plan, striped, flats):
             f()
         if k + 1 < len(parts):
             pending = _start(low, parts[k + 1])             # in flight while strip k computes
-        for task in s.tasks:
-            ctx = _TaskContext(low, wplan, task, flats, bufs, True)
-            value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)     # None: the NumPy path
-            value = evaluate(low.prog, ctx) if value is None else value
-            value = np.broadcast_to(value, task.shape)
-            if axes:
-                value = reducer.reduce(value, axis=axes, keepdims=True)
-            elif np.may_share_memory(value, wflat) or any(np.may_share_memory(value, b) for b in bufs):
-                value = value.copy()                        # the strip's buffers go now
-            results.append(value)
+        for i, task in enumerate(s.tasks, first):
+            if i not in local:
+                compute(i, task, bufs)
+        first += len(s.tasks)
         transfer.hold(-nbytes)
     return wplan, results
