@@ -148,6 +148,8 @@ def _power_of_ten(n: int) -> float:
     r = 1e9
     for _ in range(n - 9):
         r *= 10.0
+        if r == np.inf:                        # stays inf: no need to go on (n up to 2**31, rev1)
+            break
     return r
 
 
@@ -158,6 +160,8 @@ def round_(a, decimals=0, out=None):
     from .npapi import _plain, copy, unsupported
     _plain({"out": out}, "round")
     decimals = operator.index(decimals)                # a float is a TypeError, as in NumPy (rev1)
+    if not -2**31 <= decimals < 2**31:
+        raise OverflowError(f"decimals {decimals} does not fit a C int (NumPy's limit)")
     kind = np.result_type(a).kind
     if kind == "b":
         raise unsupported("round", "NumPy rounds booleans to float16, which pgas arrays do not have; "

@@ -138,3 +138,14 @@ def test_fill_converts_as_numpy(dist):
     assert_matches(A, np.array([[0.0, 3.0]] * 4), rtol=0)
     with pytest.raises(TypeError):
         A.fill(pg.ones((4, 2), dist=dist))
+
+
+@pytest.mark.parametrize("decimals", [2**31 - 1, 5000, -2**31 + 1])
+def test_round_huge_decimals_ends_as_numpy(decimals):
+    """Was: 10**decimals by a Python loop of decimals steps (2**31 - 1: minutes, a hang)."""
+    a = np.array([1.5, -2.5, 0.0, np.inf])
+    A = pg.from_numpy(a, dist=pg.Cyclic())
+    with np.errstate(all="ignore"):
+        _same(np.round(A, decimals), np.round(a, decimals), f"round({decimals})")
+    with pytest.raises(OverflowError):
+        np.round(A, 2**31)
