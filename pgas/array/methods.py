@@ -34,8 +34,14 @@ class ArrayMethods:
         return self._astype(dtype)
 
     def fill(self, value) -> None:
-        """Collective: set every element to ``value`` (converted as NumPy's ``fill``)."""
-        self[...] = value
+        """Collective: set every element to ``value`` (converted as NumPy's ``fill``: a
+        replicated scalar, so its errors are raised alike on every locale)."""
+        from .expr import Lazy
+        if isinstance(value, Lazy) or hasattr(value, "_storage"):
+            raise TypeError("fill takes a scalar value; assign a distributed one with A[...] = B")
+        probe = np.empty(1, dtype=self.dtype)
+        probe.fill(value)                      # NumPy's own conversion and errors (rev1)
+        self[...] = probe[0]
 
     # -- reductions --------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):

@@ -72,10 +72,12 @@ def _extreme(name: str, a, axis, out, keepdims, initial, where):
     fill = np.inf if name == "min" else -np.inf
     m = fn(choose(np.isnan(a), fill, a), axis, None, keepdims)
     empty = reduce.all(np.isnan(a), axis, None, keepdims)
-    if axis is None:
-        if empty:
+    if not _distributed(empty):                 # every axis reduced: NumPy values, alike everywhere (rev1)
+        if np.any(empty):
             warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
-            return m.dtype.type(np.nan)
+            if np.ndim(m) == 0:
+                return m.dtype.type(np.nan)
+            return np.where(empty, np.nan, m).astype(m.dtype, copy=False)     # keepdims: NumPy's shape
         return m
     if reduce.any(empty):
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
@@ -138,20 +140,28 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def _power_of_ten(n: int) -> float:
-    """``10.0 ** n`` as NumPy's ``round`` computes it (in steps of 1e9, then of 10)."""
-    r = 1.0
-    while n >= 9:
-        r, n = r * 1e9, n - 9
-    for _ in range(n):
+    """``10.0 ** n`` as NumPy's ``round`` computes it (its C ``power_of_ten``: exact below
+    1e9, else 1e9 times 10, ``n - 9`` times, each product rounded: from ``n = 27`` on
+    that differs from other ways of computing it, rev1)."""
+    if n < 9:
+        return float(10 ** n)
+    r = 1e9
+    for _ in range(n - 9):
         r *= 10.0
+        if r == np.inf:                        # stays inf: no need to go on (n up to 2**31, rev1)
+            break
     return r
 
 
 def round_(a, decimals=0, out=None):
     """Element-wise (lazy): NumPy's ``round`` (``around``) with any ``decimals``."""
+    import operator
+
     from .npapi import _plain, copy, unsupported
     _plain({"out": out}, "round")
-    decimals = int(decimals)
+    decimals = operator.index(decimals)                # a float is a TypeError, as in NumPy (rev1)
+    if not -2**31 <= decimals < 2**31:
+        raise OverflowError(f"decimals {decimals} does not fit a C int (NumPy's limit)")
     kind = np.result_type(a).kind
     if kind == "b":
         raise unsupported("round", "NumPy rounds booleans to float16, which pgas arrays do not have; "

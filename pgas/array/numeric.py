@@ -31,13 +31,18 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     if not _distributed(a):
         kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not np._NoValue}
         return np.diff(a, n, axis, **kw)
+    import operator
+
     from .shape import concatenate
-    n = int(n)
+    n = operator.index(n)                      # floats are TypeErrors, as in NumPy (rev1)
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
+    if n == 0:                                 # NumPy returns its input before prepend/append (rev1)
+        return a.eval() if hasattr(a, "eval") and not hasattr(a, "_storage") else a.copy()
     nd = a.ndim
     if nd == 0:
         raise ValueError("diff requires input that is at least one dimensional")
+    axis = operator.index(axis)
     if not -nd <= axis < nd:
         raise np.exceptions.AxisError(axis, nd)
     axis %= nd
@@ -68,7 +73,8 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 def _diagonal(a, k: int, name: str):
     if a.ndim != 2:
         raise _unsupported(name, f"pgas takes the diagonal of 2-D arrays only (this one is {a.ndim}-D)")
-    k = int(k)
+    import operator
+    k = operator.index(k)                       # floats are TypeErrors, as in NumPy (rev1)
     rows, cols = a.shape
     i0, j0 = (0, k) if k >= 0 else (-k, 0)
     m = max(0, min(rows - i0, cols - j0))
@@ -110,7 +116,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     small = info.min if neginf is None else neginf
     inf = np.isinf(x)
     fix = where(np.isnan(x), dt.type(nan), where(inf & (x > 0), dt.type(big), where(inf, dt.type(small), x)))
-    if not copy and hasattr(x, "_storage"):
+    from .view import View
+    if not copy and (hasattr(x, "_storage") or isinstance(x, View)):   # an array or a view: in place (rev1)
         x[...] = fix
         return x
     return fix.eval()

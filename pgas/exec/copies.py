@@ -93,8 +93,9 @@ class Copies:
 
 
 def _overlap(a, b) -> bool:
-    """Whether views ``a`` and ``b`` share an element (scalars share nothing)."""
-    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim and b.ndim):
+    """Whether views ``a`` and ``b`` share an element (scalars share nothing; 0-d views are
+    views, rev1)."""
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
         return False
     return np.may_share_memory(a, b) and np.shares_memory(a, b)
 
@@ -164,6 +165,8 @@ def _table(pairs):
             if src.dtype != dtype or src.shape != dst.shape:
                 return None
             views.append(src)
+        elif isinstance(src, np.ndarray):
+            return None                                 # a 0-d view: its value may change between runs (rev1)
         elif np.ndim(src) == 0:
             c = np.empty((), dtype=dtype)
             c[...] = src                                # NumPy's own conversion, as the assignment
