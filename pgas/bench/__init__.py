@@ -78,9 +78,11 @@ def plain(text: str) -> str:
     return " ".join(text.replace("``", "").split())
 
 
-def parser(name: str, description: str) -> argparse.ArgumentParser:
+def parser(name: str, description: str, trials: bool = True, warmup: bool = True) -> argparse.ArgumentParser:
     """An argument parser for benchmark ``name`` with the options every benchmark takes:
-    ``-n`` (the locale count ``pgas bench`` starts), ``--trials``, ``--warmup`` and ``--out``.
+    ``-n`` (the locale count ``pgas bench`` starts), ``--trials`` and ``--warmup`` (only
+    where the benchmark uses them: ``trials`` / ``warmup`` False leaves them out, so
+    argparse rejects them instead of ignoring them) and ``--out``.
     ``description`` may be a docstring's first paragraph (its markup is removed)."""
     p = argparse.ArgumentParser(prog=f"pgas bench {name}", description=plain(description),
                                 epilog="Results are written as JSON and printed as a table on locale 0.")
@@ -88,8 +90,10 @@ def parser(name: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("-n", type=_positive, default=None, metavar="N",
                    help=f"number of locales to start (default {getattr(module, 'LOCALES', 4)}); "
                         "under pgas run or mpiexec the job's locales are used instead")
-    p.add_argument("--trials", type=_positive, default=5, metavar="T", help="timed trials (default %(default)s)")
-    p.add_argument("--warmup", type=int, default=1, metavar="W", help="untimed warm-up runs (default %(default)s)")
+    if trials:
+        p.add_argument("--trials", type=_positive, default=5, metavar="T", help="timed trials (default %(default)s)")
+    if warmup:
+        p.add_argument("--warmup", type=int, default=1, metavar="W", help="untimed warm-up runs (default %(default)s)")
     p.add_argument("--out", default=None, metavar="PATH", help=f"JSON result path (default results/{name}.json)")
     return p
 

@@ -282,7 +282,7 @@ def run_reference(path: str, name: str) -> dict:
 
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
-    p = parser("cg", __doc__.split("\n\n")[0])
+    p = parser("cg", __doc__.split("\n\n")[0], warmup=False)
     p.add_argument("--classes", type=choices(CLASSES), default=["S", "W"], metavar="LIST",
                    help=f"comma-separated NAS classes from {', '.join(CLASSES)} (default S,W)")
     p.add_argument("--reference", default=None, metavar="DIR",

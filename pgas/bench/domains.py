@@ -78,7 +78,7 @@ for n, P in json.loads(sys.argv[2]):
 
 
 def make_parser():
-    p = parser("domains", __doc__.split("\n\n")[0])
+    p = parser("domains", __doc__.split("\n\n")[0], trials=False, warmup=False)
     p.add_argument("--sizes", default="64,128,256", help="matrix sizes n (comma-separated)")
     p.add_argument("--counts", default="2,4", help="locale counts to plan for (comma-separated)")
     p.add_argument("--baseline-src", default=None, help="checkout of an older pgas to plan with, side by side")

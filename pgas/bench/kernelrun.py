@@ -59,7 +59,7 @@ def _block(text: str) -> int:
 
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
-    p = parser("run", __doc__.split("\n\n")[0])
+    p = parser("run", __doc__.split("\n\n")[0], trials=False, warmup=False)
     for a in p._actions:                       # --locales is the long name of the common -n
         if a.dest == "n":
             a.option_strings.append("--locales")

@@ -81,7 +81,7 @@ def geomean(xs) -> float:
 
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
-    p = parser("stmt", __doc__.splitlines()[0])
+    p = parser("stmt", __doc__.splitlines()[0], warmup=False)
     p.add_argument("--kernels", type=choices(KERNELS), default=list(ORIGINAL), metavar="LIST",
                    help=f"comma-separated kernel names from {', '.join(KERNELS)} (default {','.join(ORIGINAL)})")
     p.add_argument("--dists", type=choices(DISTS), default=list(DISTS), metavar="LIST",

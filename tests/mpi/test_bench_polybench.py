@@ -28,3 +28,11 @@ def test_kernels_verify(name, fuse):
 def test_parser():
     args = polybench.make_parser().parse_args(["--kernels", "mvt,jacobi-2d", "--steps", "3"])
     assert args.kernels == ["mvt", "jacobi-2d"] and args.steps == 3
+
+
+def test_trials_are_run():
+    """``--trials`` times that many runs (it was accepted and ignored before)."""
+    r = polybench.run_kernel("jacobi-2d", 2, True, TINY, trials=3)
+    ok = len(r["trial_seconds"]) == 3 and r["verified"] and min(r["trial_seconds"]) <= r["seconds"]
+    collective_verdict(ok, f"{r}")
+    assert polybench.make_parser().parse_args([]).trials == 3

@@ -263,3 +263,14 @@ def test_bench_helpers_on_one_locale(tmp_path):
     assert data["environment"]["locales"] == 1
     with pytest.raises(ValueError):
         pgas.bench.time_trials(lambda: None, trials=0)
+
+
+def test_benchmarks_reject_options_they_do_not_use():
+    """--trials / --warmup are rejected where a benchmark would ignore them (PolyBench's
+    --trials was accepted and ignored once)."""
+    from pgas.bench import cg, domains, kernelrun, polybench, stmt
+    for mod, bad in [(cg, "--warmup"), (stmt, "--warmup"), (polybench, "--warmup"),
+                     (domains, "--trials"), (kernelrun, "--trials"), (kernelrun, "--warmup")]:
+        with pytest.raises(SystemExit):
+            mod.make_parser().parse_args([bad, "2"])
+    assert polybench.make_parser().parse_args(["--trials", "2"]).trials == 2
