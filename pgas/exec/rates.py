@@ -26,6 +26,22 @@ STRIPS = 8
 BURST = 5
 
 
+def _vecmat(dist):
+    """Collective: ``(n, A, x, y, body)`` of ``y[i] += A[j, i] * x[j]`` with ``n = 16 P``,
+    every array distributed by ``dist`` (``body`` is the forall body)."""
+    import pgas as pg
+
+    n = 16 * comm.num_locales()
+    rng = np.random.default_rng(0)
+    A = pg.from_numpy(rng.random((n, n)), dist=dist)
+    x = pg.from_numpy(rng.random(n), dist=dist)
+    y = pg.zeros(n, dist=dist)
+
+    def body(i, j):
+        y[i] += A[j, i] * x[j]
+    return n, A, x, y, body
+
+
 def measure(reps: int = 5) -> dict:
     """Collective: ``{"strip_overhead": seconds, "strip_count": strips}`` (empty at one
     locale, where nothing is fetched)."""
@@ -33,17 +49,9 @@ def measure(reps: int = 5) -> dict:
 
     from . import settings, strip
 
-    P = comm.num_locales()
-    if P < 2:
+    if comm.num_locales() < 2:
         return {}
-    n = 16 * P
-    rng = np.random.default_rng(0)
-    A = pg.from_numpy(rng.random((n, n)), dist=pg.Block())
-    x = pg.from_numpy(rng.random(n), dist=pg.Block())
-    y = pg.zeros(n, dist=pg.Block())
-
-    def body(i, j):
-        y[i] += A[j, i] * x[j]
+    n, A, x, y, body = _vecmat(pg.Block())
 
     saved = {k: settings.get(k) for k in ("buffer_limit", "strips")}
     ts: dict = {1: [], STRIPS: []}
@@ -79,17 +87,9 @@ def measure_writeback(reps: int = 5) -> dict:
     from ..plan import Access, Statement, plan
     from . import settings
 
-    P = comm.num_locales()
-    if P < 2:
+    if comm.num_locales() < 2:
         return {}
-    n = 16 * P
-    rng = np.random.default_rng(0)
-    A = pg.from_numpy(rng.random((n, n)), dist=pg.Cyclic())
-    x = pg.from_numpy(rng.random(n), dist=pg.Cyclic())
-    y = pg.zeros(n, dist=pg.Cyclic())
-
-    def body(i, j):
-        y[i] += A[j, i] * x[j]
+    n, A, x, y, body = _vecmat(pg.Cyclic())
 
     stmt = Statement(((0, 1, n), (0, 1, n)), (Access(0, ((1, 0),), (0,)), Access(1, ((0, 1), (1, 0)), (0, 0)),
                                               Access(2, ((0, 1),), (0,))), 0, "add")
@@ -116,7 +116,7 @@ def measure_writeback(reps: int = 5) -> dict:
     finally:
         pg.config(**saved)
     return {"writeback_times": {k: float(np.median(v)) for k, v in ts.items()}, "writeback_plans": plans,
-            "writeback_locales": P}
+            "writeback_locales": comm.num_locales()}
 
 
 def writeback(meas: dict, per_element: float, per_message: float, default: float) -> float:
