@@ -51,6 +51,8 @@ A CG-style loop makes its plan once::
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import comm
@@ -228,28 +230,129 @@ class IndexPlan:
         self.pattern = pattern
         self.served = served
         self._gathering = None
+        self._runs: dict = {}              # dtype -> _GatherRun: the persistent messages of repeated gathers
+        self._checked = None
 
     def __len__(self) -> int:
         """The number of indices this locale passed."""
         return self.pattern.n
 
-    def gathering(self) -> tuple[list, list, bool]:
-        """What every gather by this plan reuses (made at the first): each owner's ``(start,
-        stop)`` in the buffer of distinct values (``comm.exchange_known``'s edges), what to
-        send each locale (a slice where the offsets it is served are consecutive: one
-        copy, no index lookup; else the offsets), and whether that buffer is
-        already the result (each index distinct and in owner order, as sorted indices of a
-        Block array)."""
+    def __copy__(self) -> "IndexPlan":
+        """A plan of the same pattern with messages of its own (a copy sharing the
+        original's persistent requests would read stale buffers once the original is
+        collected and its requests freed)."""
+        new = object.__new__(IndexPlan)
+        new.layout_key, new.pattern, new.served = self.layout_key, self.pattern, self.served
+        new._gathering, new._runs, new._checked = self._gathering, {}, self._checked
+        return new
+
+    def __deepcopy__(self, memo) -> "IndexPlan":
+        return self.__copy__()
+
+    def gathering(self) -> "_Gathering":
+        """What every gather by this plan reuses (made at the first, :class:`_Gathering`)."""
         if self._gathering is None:
-            slot = self.pattern.slot
-            self._gathering = (comm.known_edges(self.pattern.counts), [_run(offs) for offs in self.served],
-                               bool(len(slot) == len(self.pattern.offsets)
-                                    and np.array_equal(slot, np.arange(len(slot)))))
+            self._gathering = _Gathering(self.pattern, self.served, comm.here())
         return self._gathering
 
+    def gather(self, flat: np.ndarray) -> np.ndarray:
+        """The values at this plan's indices of flat storage ``flat`` (an array's, synchronised
+        by the caller), by this plan's persistent messages for ``flat``'s dtype (made at the
+        first gather of that dtype, freed with the plan)."""
+        run = self._runs.get(flat.dtype)
+        if run is None:
+            run = self._runs[flat.dtype] = _GatherRun(self.gathering(), flat.dtype)
+            weakref.finalize(self, run.free)
+        return run(flat)
+
     def check(self, A) -> None:
+        if A.layout is self._checked:
+            return
         if A.layout.key != self.layout_key:
             raise ValueError(f"{A.label}: this index plan was made for another shape or distribution")
+        self._checked = A.layout            # layouts are immutable: the next check by this one is free
+
+
+class _Gathering:
+    """A plan's gather, in terms of its peers only: ``recvs``, ``(owner, start, stop)`` in the
+    buffer of distinct values (``size`` long, owners in locale order) for each other
+    locale this one reads from; ``sends``, ``(locale, source)`` for each other locale
+    served, ``source`` a slice of the storage where the offsets it is served are
+    consecutive (one copy, no index lookup), else the offsets; ``mine``, ``(source,
+    start, stop)`` of this locale's own part or None; ``identity``, whether the buffer
+    is already the result (each index distinct and in owner order, as sorted indices
+    of a Block array).  Made once in O(P) (the plan's per-locale counts); a gather then
+    touches only the peers."""
+
+    __slots__ = ("recvs", "sends", "mine", "size", "identity", "slot")
+
+    def __init__(self, pattern: _Pattern, served: list[np.ndarray], me: int) -> None:
+        counts = np.asarray(pattern.counts, dtype=np.int64)
+        ends = np.cumsum(counts)
+        self.size = int(ends[-1]) if len(ends) else 0
+        self.recvs, self.mine = [], None
+        for r in np.flatnonzero(counts).tolist():
+            a, b = int(ends[r] - counts[r]), int(ends[r])
+            if r == me:
+                self.mine = (_run(served[me]), a, b)
+            else:
+                self.recvs.append((r, a, b))
+        self.sends = [(r, _run(offs)) for r, offs in enumerate(served) if r != me and len(offs)]
+        self.slot = slot = pattern.slot
+        self.identity = bool(len(slot) == len(pattern.offsets) and np.array_equal(slot, np.arange(len(slot))))
+
+    def once(self, flat: np.ndarray) -> np.ndarray:
+        """One gather from ``flat`` (a plan made for it alone): plain messages."""
+        out = np.empty(self.size, flat.dtype)
+        mine = self.mine
+
+        def local():
+            if mine is not None:
+                out[mine[1]:mine[2]] = flat[mine[0]]
+        # copies (a slice's too): what goes out is the array as it was here
+        comm.exchange_known([(r, flat[src] if type(src) is not slice else flat[src].copy()) for r, src in self.sends],
+                            [(r, out[a:b]) for r, a, b in self.recvs], local)
+        return out if self.identity else out[self.slot]
+
+
+class _GatherRun:
+    """One dtype's repeated gathers by a plan: the buffer of distinct values, a send buffer
+    per locale served, and their persistent messages (:class:`pgas.comm.KnownExchange`)."""
+
+    def __init__(self, g: _Gathering, dtype) -> None:
+        self.g = g
+        self.out = np.empty(g.size, dtype)
+        self.sends = [(src, np.empty(src.stop - src.start if type(src) is slice else len(src), dtype))
+                      for _, src in g.sends]
+        self.msgs = (comm.KnownExchange([(r, buf) for (r, _), (_, buf) in zip(g.sends, self.sends)],
+                                        [(r, self.out[a:b]) for r, a, b in g.recvs])
+                     if g.sends or g.recvs else None)
+        self.mine = None if g.mine is None else (g.mine[0], self.out[g.mine[1]:g.mine[2]])
+        self.identity, self.slot = g.identity, g.slot
+
+    def __call__(self, flat: np.ndarray) -> np.ndarray:
+        for src, buf in self.sends:     # copies: what goes out is the array as it was here
+            if type(src) is slice:
+                buf[...] = flat[src]
+            else:
+                np.take(flat, src, out=buf, mode="clip")     # offsets in range (the plan's)
+        msgs = self.msgs
+        if msgs is not None:
+            msgs.start()
+        mine = self.mine
+        if mine is not None:
+            src, part = mine
+            if type(src) is slice:
+                part[...] = flat[src]
+            else:
+                np.take(flat, src, out=part, mode="clip")
+        if msgs is not None:
+            msgs.wait()
+        return self.out.copy() if self.identity else self.out[self.slot]
+
+    def free(self) -> None:
+        if self.msgs is not None:
+            self.msgs.free()
 
 
 def _run(offsets: np.ndarray):
@@ -382,17 +485,15 @@ def scatter(A, indices, values) -> None:
 
 def gather(A, indices) -> np.ndarray:
     """Collective: the values at this locale's ``indices`` (or :class:`IndexPlan`), in order.
-    One message per (requester, owner) pair each way (only the reply with a plan).  Like a statement,
-    it reads what earlier statements, updates and scatters wrote; one-sided writes of
-    other locales need a ``pg.barrier()`` first."""
+    One message per (requester, owner) pair each way (only the reply with a plan, by
+    persistent requests kept with the plan; a locale's work then grows with the locales
+    it reads from and serves, not with the locale count).  Like a statement, it reads
+    what earlier statements, updates and scatters wrote; one-sided writes of other
+    locales need a ``pg.barrier()`` first."""
     plan = indices if isinstance(indices, IndexPlan) else index_plan(A, indices)
     plan.check(A)
     A._win.complete()
     A._win.sync()
-    flat = A._storage
-    edges, sources, identity = plan.gathering()
-    unique = np.empty(edges[-1][1] if edges else 0, A.dtype)
-    me = comm.here()                # copies (a slice's too): what goes out is the array as it was here
-    comm.exchange_known([flat[src] if r == me or type(src) is not slice else flat[src].copy()
-                         for r, src in enumerate(sources)], unique, plan.pattern.counts, edges)
-    return unique if identity else unique[plan.pattern.slot]
+    if plan is indices:
+        return plan.gather(A._storage)
+    return plan.gathering().once(A._storage)

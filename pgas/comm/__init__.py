@@ -28,12 +28,12 @@ from .runtime import (
 )
 from .runtime import barrier_count, expect_values, notify_values          # h11: ghost reads
 from .window import Window, allocate
-from .exchange import exchange, exchange_known, known_edges  # h12: point-to-point exchanges
+from .exchange import KnownExchange, exchange, exchange_known  # h12: point-to-point exchanges
 from .runtime import PendingReduction, iallreduce  # h12c: a reduction overlapped with other messages
 from .runtime import arrived  # h12s: interior computed while the peers are not ready
 
 __all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce", "allreduce_with",
            "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
            "notify", "expect", "wait", "statement_done", "await_target",
-           "barrier_count", "notify_values", "expect_values", "exchange", "exchange_known", "known_edges",
+           "barrier_count", "notify_values", "expect_values", "exchange", "exchange_known", "KnownExchange",
            "PendingReduction", "iallreduce", "arrived"]

@@ -18,7 +18,9 @@ measured 1.7x faster RandomAccess rounds at 2 locales on 2 busy cores):
   locale's cost beyond :data:`DENSE_MAX` locales grows with the locales it sends
   to, not with the locale count.
 - :func:`exchange_known`: senders and sizes known to the receiver (an index
-  plan's), received straight into one buffer in locale order; no consensus needed.
+  plan's), received straight into the caller's buffers; no consensus needed, and
+  only the peers named are touched; :class:`KnownExchange` repeats one with
+  persistent requests.
 
 :func:`exchange` orders like a barrier: what a locale did before it (its
 one-sided operations, completed by the caller first) happened before any
@@ -34,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .counters import record, record_sync
+from .p2p import live, start_all
 from .runtime import _notices, _yield, comm, here, mpi, num_locales, raise_agreed, yielding_wait
 
 #: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
@@ -156,37 +159,63 @@ def _sparse(send, dtype, error, me: int, P: int):
     return raw, int(first[0]) < P
 
 
-def exchange_known(send: list[np.ndarray], out: np.ndarray, counts, edges=None) -> list[np.ndarray]:
-    """Collective: ``send[r]`` goes to locale ``r``; what locale ``r`` sends here (``counts[r]``
-    elements, known in advance) lands in ``out`` (1-D, of the parts' dtype, ``sum(counts)``
-    long) at the place of locale ``r`` in locale order.  Returns the parts (views of ``out``).
+def exchange_known(sends, recvs, local=None) -> None:
+    """Point-to-point between the locales named: each ``(peer, data)`` of ``sends`` goes to
+    ``peer``, and from each ``(peer, out)`` of ``recvs`` one message lands in ``out`` (a
+    contiguous 1-D array of exactly the size the peer sends: both sides know the sizes,
+    as from an index plan).  ``local()``, if given, runs while the messages travel.
 
-    Only non-empty parts travel: both sides know which those are (an index plan's), so
-    a locale waits for exactly the messages it expects.  A locale sending more than the
-    receiver expects is an MPI truncation error.  ``edges``: :func:`known_edges` of
-    ``counts``, for a caller that repeats an exchange (it saves their computation)."""
-    P, me = num_locales(), here()
-    if edges is None:
-        edges = known_edges(counts)
-    parts = [out[a:b] for a, b in edges]
-    if P == 1:
-        parts[0][...] = send[0]
-        return parts
+    Only the pairs listed are touched (list only non-empty parts, not this locale):
+    a locale's work grows with the peers it talks to, never with the locale count.
+    No collective: it orders only the locales that message each other.  A locale
+    sending more than its receiver expects is an MPI truncation error."""
+    if not sends and not recvs:
+        if local is not None:
+            local()
+        return
     c, byte = _notices(), mpi().BYTE
-    reqs = [c.Irecv([parts[r].view(np.uint8), byte], r, KNOWN_TAG) for r in range(P) if r != me and parts[r].size]
+    reqs = [c.Irecv([out.view(np.uint8), byte], r, KNOWN_TAG) for r, out in recvs]
     keep = []
-    for r in range(P):
-        if r != me and len(send[r]):
-            msg = np.ascontiguousarray(send[r], dtype=out.dtype).reshape(-1).view(np.uint8)
-            keep.append(msg)
-            reqs.append(c.Isend([msg, byte], r, KNOWN_TAG))
-            record(r, msg.size)
-    parts[me][...] = send[me]                   # while the messages travel
+    for r, data in sends:
+        msg = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        keep.append(msg)
+        reqs.append(c.Isend([msg, byte], r, KNOWN_TAG))
+        record(r, msg.size)
+    if local is not None:
+        local()
     yielding_wait(reqs)
-    return parts
 
 
-def known_edges(counts) -> list[tuple[int, int]]:
-    """``(start, stop)`` in :func:`exchange_known`'s ``out`` of each locale's part."""
-    ends = np.cumsum(counts)
-    return list(zip((ends - np.asarray(counts)).tolist(), ends.tolist()))
+class KnownExchange:
+    """:func:`exchange_known` repeated with the same peers, sizes and buffers (an index
+    plan's gather): its messages are persistent requests (``MPI_Recv_init`` /
+    ``MPI_Send_init``) made once, so each run only starts and waits for them.
+
+    ``sends``: ``(peer, buf)`` pairs, ``buf`` contiguous, read at each run (fill it
+    before :meth:`start`); ``recvs``: ``(peer, out)`` pairs, ``out`` contiguous,
+    written at each run.  The buffers are kept alive with the requests; :meth:`free`
+    frees the requests (none may be active).  A run's work grows with the peers
+    listed, never with the locale count."""
+
+    def __init__(self, sends, recvs) -> None:
+        c, byte = _notices(), mpi().BYTE
+        self._bufs = [b for _, b in recvs] + [b for _, b in sends]
+        self._reqs = ([c.Recv_init([out.view(np.uint8), byte], r, KNOWN_TAG) for r, out in recvs]
+                      + [c.Send_init([buf.view(np.uint8), byte], r, KNOWN_TAG) for r, buf in sends])
+        self._counts = [(r, buf.nbytes) for r, buf in sends]
+
+    def start(self) -> None:
+        """Start every receive, then every send."""
+        start_all(self._reqs, self._counts)
+
+    def wait(self) -> None:
+        """Wait until every receive has landed and every send is complete (polling and
+        yielding the core, as :func:`exchange_known`)."""
+        yielding_wait(self._reqs)
+
+    def free(self) -> None:
+        """Free the requests (after MPI is finalised, only forget them)."""
+        if live():
+            for r in self._reqs:
+                r.Free()
+        self._reqs, self._counts, self._bufs = [], [], []
