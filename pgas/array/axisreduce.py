@@ -25,6 +25,7 @@ import dataclasses
 import numpy as np
 
 from .. import comm
+from . import fperr
 from .index import check_dtype
 
 _NoValue = np._NoValue
@@ -230,6 +231,7 @@ def _combine(t, ufunc, offs, vals, dtype, initial):
     return res
 
 
+@fperr.agreeing
 def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
     """Collective: NumPy's ``op`` (sum, prod, min, max, any, all, count_nonzero) of ``a`` along
     ``axis``; see the module docstring."""
@@ -277,14 +279,18 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
     return _finish(t, res, out, probe_dtype)
 
 
+@fperr.agreeing
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     """Collective: NumPy's ``mean`` along ``axis`` (see :func:`reduce`)."""
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     sdt = np.dtype(dtype) if dtype is not None else (
         np.dtype(np.float64) if A.dtype.kind in "biu" else A.dtype)
+    if where is True and not np.prod([A.shape[d] for d in axes]):      # NumPy's warning, alike (rev22)
+        _empty_mean()
     if where is True and out is None and not keepdims and len(axes) == A.ndim:
-        return np.true_divide(reduce(A, "sum", None, sdt), A.size).astype(sdt)
+        # by NumPy's intp count (a Python int is weak: float32 / 2**24 + 1 would divide in float32, rev22)
+        return np.true_divide(reduce(A, "sum", None, sdt), np.intp(A.size)).astype(sdt)
     t = _Target(A, axes, keepdims, out, f"mean over {A.label}")
     mask = _where_local(A, where)
     fields = {"s": np.empty(0, sdt), "n": np.empty(0, np.int64)}
@@ -298,9 +304,19 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
                                                  "n": _combine(t, np.add, o, g["n"], np.int64, None)})
     s = _combine(t, np.add, offs, f["s"], sdt, None)
     n = _combine(t, np.add, offs, f["n"], np.int64, None)
+    if where is not True:                 # a slice where= empties: NumPy warns (each locale holds others)
+        empty = bool(np.any(n == 0))
+        if (comm.allreduce(int(empty), "max") if t.layout is not None else empty):
+            _empty_mean()
     with np.errstate(invalid="ignore", divide="ignore"):
         res = np.true_divide(s, n)
     return _finish(t, res.astype(sdt, copy=False), out, sdt)
+
+
+def _empty_mean() -> None:
+    import warnings
+
+    warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, where=True):

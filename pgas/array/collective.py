@@ -12,7 +12,8 @@ element access, and errors that must be raised on every locale alike.
 - :func:`statement` also probes the statement (see :func:`pgas.array.expr.probe`)
   so errors that depend only on dtypes and scalars (``int32_array + 2**31``,
   ``int_array ** -1``) are raised on every locale, not only on those owning
-  elements.
+  elements; an integer power's distributed exponent is checked for negative
+  elements with one reduction first (:func:`power_data`).
 """
 
 from __future__ import annotations
@@ -114,16 +115,21 @@ def _statement_check(kind: str, sig: _Sig, key, show) -> None:
     check.collective(kind, tuple(ident(a) for a in sig.arrays), key, show=show)
 
 
-def statement(target, value, checking: bool = True) -> None:
+def statement(target, value, checking: bool = True, powers: bool = True) -> bool:
     """Top of a statement ``target = value``: check the call (when on), then raise, on
-    every locale alike, what NumPy would raise computing it (see :func:`pgas.array.expr.probe_errors`)."""
+    every locale alike, what NumPy would raise computing it (see :func:`pgas.array.expr.probe_errors`
+    and, unless ``powers`` is false, :func:`power_data`).  True if :func:`power_data` checked
+    an exponent (a function of the statement's structure and dtypes alone)."""
     if check.enabled and checking:
         sig = _Sig()
         key = (sig.key(target), sig.key(value))
         _statement_check("statement", sig, key, lambda: f"{sig.show(target)} = {sig.show(value)}")
+    found = False
     if isinstance(value, Expr):
         value.dtype                                       # noqa: B018 - probes the tree (cached)
+        found = powers and power_data(value, checking)
     probe_assign(target.dtype, value)
+    return found
 
 
 def materialise(x, checking: bool = True) -> None:
@@ -132,6 +138,37 @@ def materialise(x, checking: bool = True) -> None:
         sig = _Sig()
         key = sig.key(x)
         _statement_check("evaluation", sig, key, lambda: f"evaluation of {sig.show(x)} into a new array")
+    if isinstance(x, Expr):
+        power_data(x, checking)
+
+
+def power_data(x, reduce: bool = True) -> bool:
+    """Raise NumPy's ``ValueError`` on every locale alike when an integer power in
+    expression ``x`` has a distributed exponent with a negative element: NumPy raises
+    on data, which may lie on one locale only (the others would go on into the
+    statement and wait).  One reduction per such power, before anything runs; a
+    scalar exponent is probed from dtypes alone (:func:`pgas.array.expr.probe_errors`).
+    The tree is left as it is (an expression exponent is reduced through a copy).  True
+    if it found such a power (whatever its exponent's values).  ``reduce`` false (under
+    ``pg.explain``, which is local): nothing is reduced or raised, only found."""
+    found = False
+    stack = [x]
+    while stack:
+        e = stack.pop()
+        if type(e) is not Expr or e._value is not None or e.shape is None:
+            continue
+        stack.extend(e.args)
+        if e.func is not np.power or len(e.args) != 2 or "where" in e.kwargs or not all(e.shape):
+            continue
+        exp = e.args[1]
+        if not (isinstance(exp, Expr) or hasattr(exp, "base")) or exp.dtype.kind != "i" or e.dtype.kind not in "iu":
+            continue
+        found = True
+        if reduce and type(exp) is Expr and exp._value is None:
+            exp = Expr(exp.func, exp.args, exp.kwargs)
+        if reduce and exp.size and exp.min() < 0:
+            raise ValueError("Integers to negative integer powers are not allowed.")
+    return found
 
 
 def forall(domain, body, records) -> None:

@@ -18,9 +18,10 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
 from ..layout import Distribution, Layout
-from . import collective, engine, fancy, ghosts, irregular, npapi, printing, slicing
+from . import collective, engine, fancy, fperr, ghosts, irregular, npapi, printing, slicing
 from .index import check_dtype, convert, scalar_index
 from .methods import ArrayMethods
+from .view import _slices as slices
 
 _created = itertools.count()      # creation is collective: every locale numbers arrays alike
 
@@ -205,6 +206,10 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         return redistribute(self, dist)
 
     def __getitem__(self, key):
+        if type(key) is tuple and key and not engine._tracers:
+            v = slices(self, key)                      # the common case, a slice on every dimension
+            if v is not None:
+                return v
         key = fancy.scalar_key(key)
         if type(key) is tuple and key and type(key[0]) is slice:
             return engine.getitem(self, key)           # not one element: a view (or a forall error)
@@ -215,6 +220,10 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         return engine.getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
+        if type(key) is tuple and key and not engine._tracers:
+            v = slices(self, key)                      # the common case, a slice on every dimension
+            if v is not None:
+                return engine.assign(v, value)
         key = fancy.scalar_key(key)
         if type(key) is tuple and key and type(key[0]) is slice:
             return engine.setitem(self, key, value)    # not one element
@@ -404,7 +413,7 @@ def _local_call(ufunc, args, outs, kwargs) -> None:
             bad = np.asarray(e).dtype.kind == "i" and e < 0
         if bad:
             raise ValueError("Integers to negative integer powers are not allowed.")
-    ufunc(*args, out=outs, **kwargs)
+    fperr.run(lambda _: ufunc(*args, out=outs, **kwargs), None)     # np.errstate raise: every locale
 
 
 engine.register_array(DistArray)

@@ -110,7 +110,12 @@ class Expr(Lazy):
         if self._shape is not None:            # inside forall nothing is pending
             seen = {}                          # the arrays read, in first-read order (as bases())
             for a in args:
-                if isinstance(a, Expr):        # its _seen names its bases (of its leaves)
+                t = type(a)
+                if t is float or t is int:
+                    continue
+                if t is _VIEW[0]:              # a view (the common leaf): its base
+                    seen.setdefault(id(a.base), a.base)
+                elif isinstance(a, Expr):      # its _seen names its bases (of its leaves)
                     for b, v in a._seen:
                         if a._value is None and engine.version(b) != v:   # its operands' values are gone
                             raise engine.StaleExpression(
@@ -205,12 +210,20 @@ def where(cond, x, y):
     return Expr(np.where, [engine.as_operand(a) for a in (cond, x, y)])
 
 
+#: The view class (:class:`pgas.array.view.View`, registered there): the common operand.
+_VIEW: list = [None]
+
+
 def _broadcast_shape(args):
     shapes, traced, viewed = [], False, False
     for a in args:
         t = type(a)
         if t is float or t is int:
             continue                            # shape (): broadcasts to anything, with either kind
+        if t is _VIEW[0] or (t is Expr and a._shape is not None):
+            viewed = True
+            shapes.append(a.shape)
+            continue
         if isinstance(a, (Ref, Affine)) or (isinstance(a, Expr) and a.shape is None):
             traced = True
         elif isinstance(a, Lazy):

@@ -19,9 +19,10 @@ class ArrayMethods:
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """Collective: a DistArray of the elements converted to ``dtype`` (a view's or an
         array's distribution), as NumPy's ``astype``: ``casting`` is checked alike on every
-        locale (TypeError as NumPy's); with ``copy=False`` an array already of ``dtype``
-        is returned itself.  ``order`` and ``subok`` are accepted and have no effect (a
-        locale's storage order is its distribution's)."""
+        locale (TypeError as NumPy's); with ``copy=False`` an array or view already of
+        ``dtype`` is returned itself (writes through it reach the array, as in NumPy).
+        ``order`` and ``subok`` are accepted and have no effect (a locale's storage order
+        is its distribution's)."""
         from .index import check_dtype
         dtype = check_dtype(dtype)
         if order not in ("K", "A", "C", "F"):
@@ -29,7 +30,7 @@ class ArrayMethods:
         if not np.can_cast(self.dtype, dtype, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} according to the rule "
                             f"{casting!r}")
-        if not copy and dtype == self.dtype and hasattr(self, "_storage"):
+        if not copy and dtype == self.dtype:       # an array or a view itself, as NumPy (a view: rev22)
             return self
         return self._astype(dtype)
 

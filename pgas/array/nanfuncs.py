@@ -10,7 +10,8 @@ reductions, so shapes, dtypes and special values follow NumPy:
 - ``np.nanmean``: the sum of the non-NaN elements over their count (NaN and
   ``RuntimeWarning: Mean of empty slice`` where there are none);
 - ``np.isclose`` (computed at once): ``|a - b| <= atol + rtol |b|`` where ``b`` is finite, or ``a == b``
-  (and both NaN with ``equal_nan``), ``b`` taken as floating point first;
+  (and both NaN with ``equal_nan``), ``b`` taken as floating point first (a Python
+  scalar stays weak, as in NumPy: a float32 array is compared with ``0.1`` in float32);
 - ``np.round`` / ``np.around`` with any ``decimals`` for floating arrays (scale by
   ``10**decimals``, ``rint``, scale back, as NumPy does); integers a copy for
   ``decimals >= 0``, else rounded in float64 and cast back, as NumPy does; complex
@@ -106,20 +107,17 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     from . import reduce
     if not _floats(a):
         return reduce.mean(a, axis, dtype, out, keepdims, where=where)
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise TypeError("If a is inexact, then dtype must be inexact")     # NumPy's error (rev22)
     if out is not None or where is not True:
         raise TypeError("np.nanmean is not supported on pgas arrays with out= or where=: "
                         "use A.sum(where=~np.isnan(A)) / the count")
     count = reduce.sum(~np.isnan(a), axis, np.intp, None, keepdims)
     total = reduce.sum(_replaced(a, 0), axis, dtype, None, keepdims)
-    if axis is None:
-        if count == 0:
-            warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.true_divide(total, count, dtype=np.result_type(total))
-    if reduce.any(count == 0):
+    if (count == 0) if axis is None else reduce.any(count == 0):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (total / count).astype(total.dtype, copy=False)
+    with np.errstate(invalid="ignore", divide="ignore"):     # divided in the promoted type, then cast, as
+        return (total / count).astype(total.dtype, copy=False)   # NumPy (float32 by a count > 2**24: rev22)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -127,11 +125,20 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     DistArray (computed at once, with NumPy's warnings about ``inf - inf`` silenced as
     NumPy silences them)."""
     x, y = (v if isinstance(v, (int, float, complex)) or _distributed(v) else np.asanyarray(v) for v in (a, b))
-    dt = np.result_type(y, 1.0)
-    if _distributed(y):
-        y = y.astype(dt) if y.dtype != dt else y
+    if isinstance(y, (int, float, complex)):     # Python scalars stay weak, as in NumPy: isclose(float32
+        y = float(y) if isinstance(y, int) else y    # array, 0.1) compares in float32 (rev22)
     else:
-        y = np.asanyarray(y, dtype=dt)
+        dt = np.result_type(y, 1.0)
+        if _distributed(y):
+            y = y.astype(dt) if y.dtype != dt else y
+        else:
+            y = np.asanyarray(y, dtype=dt)
+    if not (np.all(np.isfinite(atol)) and np.all(np.isfinite(rtol))):       # NumPy's check (rev22)
+        msg, how = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}", np.geterr()["invalid"]
+        if how == "raise":
+            raise FloatingPointError(msg)
+        if how == "warn":
+            warnings.warn(msg, RuntimeWarning, stacklevel=2)
     with np.errstate(invalid="ignore"):
         r = (np.less_equal(abs(x - y), atol + rtol * abs(y)) & np.isfinite(y)) | (x == y)
         if equal_nan:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
+from . import fperr
 from .collective import checked
 
 _NoValue = np._NoValue
 
 
+@fperr.agreeing
 def reduce_all(a, fn, op: str, axis, dtype, out, what: str | None = None):
     """Reduce all elements of ``a`` with NumPy ``fn`` locally, then combine over locales with ``op``
     (``what``: the method the user called, for collective checking; default ``op``)."""

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import engine, printing
-from .expr import _DIRECT, Affine, Lazy, Ref, TraceError
+from .expr import _DIRECT, _VIEW, Affine, Lazy, Ref, TraceError
 from .index import describe_key, name
 from .methods import ArrayMethods
 
@@ -153,6 +153,7 @@ class View(ArrayMethods, Lazy):
 
 
 _DIRECT.add(View)
+_VIEW[0] = View
 
 
 def select(src, key, for_write: bool = False):

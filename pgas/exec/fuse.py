@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from ..array import fperr
 from . import fuserows, settings
 from .fusecode import BIN as _BIN, DTYPES as _DTYPES, HELPERS as _HELPERS, UN as _UN
 from .fusecode import cache_dir, load_module as _load_module, source as _source  # noqa: F401
@@ -256,7 +257,7 @@ def wanted(size: int) -> bool:
 WRITTEN = object()
 
 
-def in_place(plan, dtypes, axes) -> bool:
+def in_place(plan, dtypes, axes, structure_only: bool = False) -> bool:
     """True if a statement's kernels may store straight into the written array's local
     elements while the statement still reads: a plain assignment (no reduction) that no
     other locale writes into here, whose written array is read by no access but the
@@ -264,11 +265,12 @@ def in_place(plan, dtypes, axes) -> bool:
     that writes it, before the store), so no task reads an element another task (or
     step) has already written, and no other locale reads the written array here (it
     would read elements it computes, so it would write them here too).  Other locales
-    may be reading this locale's other arrays meanwhile."""
+    may be reading this locale's other arrays meanwhile.  ``structure_only``: the plan's
+    part alone, without the ``fuse`` setting's (a pure function of the plan)."""
     stmt = plan.stmt
     W = stmt.write
     slot = stmt.accesses[W].slot
-    return (settings.get("fuse") is not False and not axes and stmt.reduce is None and not plan.accumulate
+    return ((structure_only or settings.get("fuse") is not False) and not axes and stmt.reduce is None and not plan.accumulate
             and not plan.writers
             and all(x.slot != slot or x == stmt.accesses[W] for k, x in enumerate(stmt.accesses) if k != W))
 
@@ -282,7 +284,7 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     worked out once (:class:`_Program`); a row kernel's loop shape is memoised by its
     operands' offsets and strides."""
     mode = settings.get("fuse")
-    if prog[0] != "call" or not mode or (mode is not True and math.prod(shape) < FUSE_MIN):
+    if prog[0] != "call" or not mode or fperr.numpy_only or (mode is not True and math.prod(shape) < FUSE_MIN):
         stats["numpy"] += 1
         return None
     P = _program(prog, tuple(dtypes))
@@ -292,6 +294,17 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     try:
         direct = target is not None and target.dtype == P.dtype
         out = target if direct else np.empty(shape, P.dtype)
+    except (Unfusable, OverflowError, TypeError, ValueError):
+        stats["numpy"] += 1
+        return None
+    bound = P.bound.get((id(ctx.task), direct))
+    args = None if bound is None else bound.arguments(ctx, out)
+    if args is not None:                              # a repeat of this task: its row layout as bound
+        bound.kernel(*args)
+        stats["fused"] += 1
+        stats["rows"] += 1
+        return WRITTEN if direct else out
+    try:
         specs = [fuserows.address(ctx, None if direct else out, shape)]
         specs += [fuserows.address(ctx, _lazy(n, ctx), shape) for n in P.arrays]
         lay = fuserows.layout(shape, specs, P.layouts)
@@ -307,6 +320,7 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
         else:
             dims, _, specs = lay
             args = [dims, *specs[0]] + P.arguments(specs)
+            _Bound.make(P, ctx, direct, lay, kernel, out)
     except (Unfusable, OverflowError, TypeError, ValueError):
         stats["numpy"] += 1
         return None
@@ -314,6 +328,62 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     stats["fused"] += 1
     stats["rows"] += lay is not None
     return WRITTEN if direct else out
+
+
+class _Bound:
+    """A task's row-kernel call as its first run laid it out (:func:`fuserows.layout`),
+    for its repeats: where each operand's flat buffer comes from (the output, a local
+    array's storage by slot, or a message buffer by number), its offset and outer
+    strides.  A repeat takes the buffers of its own run, and is used only if they are
+    as the layout needs them (flat, C-contiguous, the output's buffer shared by the
+    same operands as before); otherwise the generic path lays the task out afresh."""
+
+    __slots__ = ("P", "task", "stmt", "kernel", "dims", "places", "outer", "shared")
+    #: Bound tasks a program keeps (the dict starts again when full).
+    LIMIT = 256
+
+    @classmethod
+    def make(cls, P, ctx, direct: bool, lay, kernel, out) -> None:
+        if not ctx.aggregate or not all(n[0] == "acc" for n in P.arrays):
+            return
+        task, stmt = ctx.task, ctx.plan.stmt
+        places = [("slot", stmt.accesses[stmt.write].slot) if direct else ("out", 0)]
+        for n in P.arrays:
+            ref = task.refs[n[1]]
+            places.append(("slot", stmt.accesses[n[1]].slot) if ref.msg < 0 else ("buf", ref.msg))
+        b = cls()
+        b.P, b.task, b.stmt, b.kernel, b.dims, b.places = P, task, stmt, kernel, lay[0], places
+        b.outer = [None if x is None else (x[1], x[2]) for x in lay[2]]
+        first = b._buffers(ctx, out)
+        b.shared = None if first is None else tuple(f is first[0] for f in first)
+        if len(P.bound) >= cls.LIMIT:
+            P.bound.clear()
+        P.bound[(id(task), direct)] = b
+
+    def _buffers(self, ctx, out):
+        got = []
+        try:
+            for kind, i in self.places:
+                f = out.reshape(-1) if kind == "out" else ctx.flats[i] if kind == "slot" else ctx.bufs[i]
+                if type(f) is not np.ndarray or f.ndim != 1 or not f.flags.c_contiguous:
+                    return None
+                got.append(f)
+        except (IndexError, KeyError, TypeError):
+            return None                               # buffers of another kind (baseline, strips)
+        return got
+
+    def arguments(self, ctx, out):
+        """The kernel's arguments for this run, or None when the layout does not apply."""
+        if ctx.task is not self.task or ctx.plan.stmt is not self.stmt or self.shared is None or not ctx.aggregate:
+            return None
+        flats = self._buffers(ctx, out)
+        if flats is None or tuple(f is flats[0] for f in flats) != self.shared:
+            return None
+        specs = [None if x is None else (f, x[0], x[1]) for f, x in zip(flats, self.outer)]
+        try:
+            return [self.dims, *specs[0]] + self.P.arguments(specs)
+        except (OverflowError, TypeError, ValueError):
+            return None                               # (a constant's conversion: as the generic path finds)
 
 
 def _lazy(node, ctx):
@@ -350,7 +420,7 @@ class _Program:
     and the row layouts seen (:func:`fuserows.layout`)."""
 
     def __init__(self, prog, dtypes) -> None:
-        self.prog, self.code, self.kernels, self.layouts = prog, None, {}, {}
+        self.prog, self.code, self.kernels, self.layouts, self.bound = prog, None, {}, {}, {}
         # a program with a replicated NumPy array or a 0-d array constant is lowered afresh on
         # every run (pgas.exec.lower): kept here it would only keep those arrays alive
         self.keep = all(n[0] in ("acc", "aff") or (n[0] == "const" and isinstance(n[1], _IMMUTABLE))

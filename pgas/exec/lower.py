@@ -179,14 +179,28 @@ def _remember(key, low: Lowered) -> Lowered:
     return low
 
 
-def lower_view(target: View, value) -> Lowered:
-    """``target = value`` over the target view's shape (memoised by structure)."""
+def structure(target: View, value):
+    """``(key, bases)``: the structure of ``target = value`` (what :func:`lower_view`
+    memoises by, with the arrays in slot order), or None when it cannot be pinned."""
     bases = [target.base]
     try:
         key = (target.shape, target.M, target.c, _key(value, bases))
         hash(key)
     except (_Uncachable, TypeError):
+        return None
+    return key, bases
+
+
+_UNKNOWN = object()
+
+
+def lower_view(target: View, value, known=_UNKNOWN) -> Lowered:
+    """``target = value`` over the target view's shape (memoised by structure;
+    ``known``: :func:`structure`'s answer for this very statement, if made)."""
+    known = structure(target, value) if known is _UNKNOWN else known
+    if known is None:
         return _lower_view(target, value)
+    key, bases = known
     low = _recall(key, bases)
     return low if low is not None else _remember(key, _lower_view(target, value))
 

@@ -38,7 +38,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
 from ..comm import check
-from . import clipped, fuse, ghostread, interior, transfer
+from . import clipped, fuse, ghostread, interior, settings, transfer
 from .interior import _flush_all  # noqa: F401  (pgas.exec.group's)
 from .strip import run_strips, strip_plan
 from ..plan import ACCUMULATE_OPS
@@ -183,16 +183,34 @@ def _sync(wins) -> None:
         w.sync()
 
 
+#: What a plan's runs share, worked out on its first run: ``id(plan)`` ->
+#: ``(plan, sources, targets, peers)`` (holding the plan: its id is not reused meanwhile).
+_statics: dict = {}
+STATICS = 1024
+
+
+def _static(plan) -> tuple:
+    got = _statics.get(id(plan))
+    if got is not None and got[0] is plan:
+        return got
+    sources = sorted({m.peer for m in plan.fetches})
+    targets = sorted({m.peer for m in plan.writebacks})
+    got = (plan, sources, targets, bool(sources or targets or plan.readers or plan.writers),
+           fuse.in_place(plan, None, plan.reduce_axes, True))
+    if len(_statics) >= STATICS:
+        _statics.clear()
+    _statics[id(plan)] = got
+    return got
+
+
 def _run_pieces(low, plan, aggregate: bool) -> None:
     stmt = plan.stmt
     W = stmt.write
     warr = low.arrays[stmt.accesses[W].slot]
     flats = [a._storage for a in low.arrays]
     wflat = flats[stmt.accesses[W].slot]
-    wins = {id(a._win): a._win for a in low.arrays}.values()
-    sources = sorted({m.peer for m in plan.fetches})
-    targets = sorted({m.peer for m in plan.writebacks})
-    peers = sources or targets or plan.readers or plan.writers
+    _, sources, targets, peers, inplace = _static(plan)
+    wins = {id(a._win): a._win for a in low.arrays}.values() if peers else ()
     if peers:
         _sync(wins)                                   # my earlier stores, visible to my readers
     garrs = ghostread.ghosted(low)                    # READY carries their write versions
@@ -203,7 +221,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
             else comm.notify(plan.readers, READY))
     striped = strip_plan(low, plan, not garrs) if aggregate else None
     dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
-    inplace = striped is None and not stmt.clips and fuse.in_place(plan, dtypes, plan.reduce_axes)
+    inplace = inplace and striped is None and not stmt.clips and settings.get("fuse") is not False
     served, stale, results, early = {}, None, [None] * len(plan.tasks), []
     when = interior.when(plan, ready, aggregate and striped is None and not stmt.clips)
     if when == "idle":                                # the peers are not ready: compute what is local meanwhile
@@ -214,7 +232,8 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip
     elif aggregate:
         served = ghostread.serve(low, plan, sources, vers) if garrs else {}
-        bufs, complete = interior.start_fetch(low, plan, None if check.enabled else served)
+        bufs, complete = (interior.start_fetch(low, plan, None if check.enabled else served) if plan.fetches
+                          else ([], _nothing))
         if when == "in flight":                       # the interior, while the halo is in flight
             early = interior.local_reads(plan)
             _compute(low, plan, early, flats, bufs, inplace, results)
@@ -227,7 +246,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     if striped is None:
         done = set(early)
         _compute(low, plan, [i for i in range(len(plan.tasks)) if i not in done], flats, bufs, inplace, results,
-                 aggregate)
+                 aggregate, dtypes)
     comm.wait(readers_done)                           # nobody reads my memory any more
     sent += comm.notify(plan.writers, WRITE_OK)
     if plan.accumulate:
@@ -241,7 +260,11 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         comm.agree(stale)                             # a ghost read differed from its owner's elements
 
 
-def _compute(low, plan, which, flats, bufs, inplace, results, aggregate=True) -> None:
+def _nothing() -> None:
+    pass
+
+
+def _compute(low, plan, which, flats, bufs, inplace, results, aggregate=True, dtypes=None) -> None:
     """Compute the tasks at positions ``which`` of ``plan`` into ``results`` (None for a
     task a kernel stored in place, see :func:`pgas.exec.fuse.in_place`)."""
     stmt = plan.stmt
@@ -249,7 +272,8 @@ def _compute(low, plan, which, flats, bufs, inplace, results, aggregate=True) ->
     wflat = flats[stmt.accesses[W].slot]
     _, reducer = _combine(stmt)
     axes = plan.reduce_axes
-    dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
+    if dtypes is None:
+        dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
     for i in which:
         task = plan.tasks[i]
         ctx = _TaskContext(low, plan, task, flats, bufs, aggregate)

@@ -34,7 +34,8 @@ check.set_enabled(_settings["check"])
 
 def config(**kw) -> dict:
     """Change engine settings; with no argument restore the defaults.  Returns the
-    settings now in force.  Every locale must make the same call.
+    settings now in force.  Every locale must make the same call.  A call with a bad
+    setting raises and changes nothing.
 
     - ``aggregate`` (default True, or ``$PGAS_AGGREGATE=0`` for False): False runs
       statements as an unoptimised PGAS runtime does, one message per remote
@@ -85,6 +86,7 @@ def config(**kw) -> dict:
     True
     """
     global _settings
+    _fingerprint.clear()
     if not kw:
         _settings = _defaults()
         check.set_enabled(_settings["check"])
@@ -104,6 +106,7 @@ def config(**kw) -> dict:
             raise ValueError(f"pg.config: strips must be 'auto' or a positive whole number, got {v!r}")
         if k == "fuse" and v != "auto" and not isinstance(v, (bool, np.bool_)):
             raise ValueError(f"pg.config: fuse must be True, False or 'auto', got {v!r}")
+    for k, v in kw.items():                   # all checked first: a call that raises changes nothing
         if k in ("aggregate", "nonblocking", "check") or (k == "fuse" and v != "auto"):
             _settings[k] = bool(v)
         else:
@@ -118,8 +121,14 @@ PLANNING = ("owner", "aggregate", "protocol", "buffer_limit", "strips", "burst",
 
 def fingerprint() -> int:
     """A 16-bit hash of the :data:`PLANNING` settings, compared across locales in the
-    owner choice's first-run reduction (:func:`pgas.exec.statement._owner`)."""
-    return zlib.crc32(repr(tuple(_settings[k] for k in PLANNING)).encode()) & 0xFFFF
+    owner choice's first-run reduction (:func:`pgas.exec.statement._owner`); worked
+    out once per :func:`config` call (it keys cached choices on every statement)."""
+    if not _fingerprint:
+        _fingerprint.append(zlib.crc32(repr(tuple(_settings[k] for k in PLANNING)).encode()) & 0xFFFF)
+    return _fingerprint[0]
+
+
+_fingerprint: list = []
 
 
 def get(name: str):

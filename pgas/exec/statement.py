@@ -9,7 +9,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import comm
-from ..array import collective, engine
+from ..array import collective, engine, fperr
 from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
@@ -18,21 +18,43 @@ from . import ghostread, settings, strip, transfer
 from .domain import resolve
 from .fastgroup import FastGroup
 from .group import fits, groupable, run_together
-from .lower import Lowered, lower_ref, lower_view
+from .lower import Lowered, lower_ref, lower_view, structure
 from .run import REDUCE_WITH, accumulable, run
 
 _explaining: list = []
+
+
+#: The result dtype of an expression (:func:`pgas.array.expr.probe`, which also raises
+#: NumPy's errors), and whether it has an integer power whose exponent's data must be
+#: checked (:func:`pgas.array.collective.power_data`), by its statement's structure
+#: (:func:`pgas.exec.lower.structure`) and its arrays' dtypes, which determine both: a
+#: repeated statement is probed once.
+_probed: dict = {}
+PROBE_CACHE = 1024
 
 
 class Executor:
     """Plans and runs statements for :mod:`pgas.array.engine`."""
 
     def assign(self, target: View, value, casting: str) -> None:
-        collective.statement(target, value, not _explaining)     # call check; errors on every locale
+        known = structure(target, value)
+        dkey = hit = None
+        if known is not None and type(value) is Expr and value._dtype is None:
+            dkey = (known[0], tuple([a.dtype for a in known[1]]))
+            hit = _probed.get(dkey)                   # None: probed below
+            if hit is not None:
+                value._dtype = hit[0]
+                dkey = None                           # known: nothing to remember
+        # call check; errors on every locale (an integer power's exponent data only where the structure has one)
+        powers = collective.statement(target, value, not _explaining, hit is None or hit[1])
+        if dkey is not None:
+            if len(_probed) >= PROBE_CACHE:
+                del _probed[next(iter(_probed))]
+            _probed[dkey] = (value._dtype, powers)
         if casting == "same_kind" and isinstance(value, Expr):
             value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
         before_write(target.base, value)
-        execute(lower_view(target, value))
+        fperr.run(execute, lower_view(target, value, known), not _explaining)   # np.errstate raise: every locale
 
     def materialise(self, x, dtype=None):
         collective.materialise(x, not _explaining)
@@ -41,7 +63,7 @@ class Executor:
             raise ValueError("a 0-dimensional expression cannot be a DistArray: read elements with A[i, j]")
         first = next((leaf.base for leaf in _leaves(x) if isinstance(leaf, View)), None)
         out = empty(shape, x.dtype if dtype is None else dtype, first.layout.like(len(shape)))
-        execute(lower_view(View.whole(out), x))
+        fperr.run(execute, lower_view(View.whole(out), x), not _explaining)
         return out
 
 
@@ -165,9 +187,17 @@ def _policy(low) -> str:
     return owner
 
 
+class _Choices(OrderedDict):
+    """:data:`_choices`: emptying it also forgets :data:`_last`."""
+
+    def clear(self) -> None:
+        _last.clear()
+        super().clear()
+
+
 #: The owning access chosen by cost, per statement structure (bounded; every locale
 #: runs the same statements, so the cache holds the same keys everywhere).
-_choices: OrderedDict = OrderedDict()
+_choices: OrderedDict = _Choices()
 CHOICE_CACHE = 1024
 
 
@@ -176,13 +206,27 @@ def _owner(low, layouts) -> int:
     least over all locales, agreed by one small reduction the first time the
     statement runs (each locale adds its own plan's cost, and a hash of its
     planning settings, so that locales whose settings differ all raise)."""
-    cands = candidates(low.stmt, layouts, _policy(low))
-    if len(cands) == 1:
-        return cands[0]
-    key = (low.stmt, layouts, settings.fingerprint())      # "auto" ranks by time, "packed" by elements
-    if key in _choices:
+    policy = _policy(low)
+    if policy == "write":
+        return low.stmt.write                               # the only candidate
+    fp = settings.fingerprint()
+    last = _last.get(id(low.stmt))                          # this statement object's last choice, by identity
+    if (last is not None and last[0] is low.stmt and last[2] == policy and last[3] == fp
+            and len(last[1]) == len(layouts) and all(a is b for a, b in zip(last[1], layouts))):
+        return last[4]
+    key = (low.stmt, layouts, policy, fp)                   # "auto" ranks by time, "packed" by elements
+    got = _choices.get(key)
+    if got is not None:                                     # a repeated statement: chosen once
         _choices.move_to_end(key)
-        return _choices[key]
+        _remember_last(low.stmt, layouts, policy, fp, got)
+        return got
+    cands = candidates(low.stmt, layouts, policy)
+    if len(cands) == 1:
+        got = cands[0]
+        _choices[key] = got                                 # no reduction made: the same on every locale
+        if len(_choices) > CHOICE_CACHE:
+            _choices.popitem(last=False)
+        return got
     me = comm.here()
     mine = np.array([_cost(plan_local(low.stmt, layouts, c, me)) for c in cands], dtype=np.int64)
     w, h, P = _weights(low), settings.fingerprint(), layouts[0].num_locales      # w: averaged over locales below
@@ -197,6 +241,19 @@ def _owner(low, layouts) -> int:
     if len(_choices) > CHOICE_CACHE:
         _choices.popitem(last=False)
     return best
+
+
+#: :func:`_owner`'s last answer per statement object (a repeat skips hashing the
+#: key): ``id(stmt)`` -> ``(stmt, layouts, policy, fingerprint, choice)``.  Only
+#: choices already in :data:`_choices` are copied here, so no locale skips a
+#: reduction another makes.
+_last: dict = {}
+
+
+def _remember_last(stmt, layouts, policy, fp, choice) -> None:
+    if len(_last) >= CHOICE_CACHE:
+        _last.clear()
+    _last[id(stmt)] = (stmt, layouts, policy, fp, choice)
 
 
 def _cost(p) -> tuple[int, int, int, int]:
@@ -393,7 +450,7 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
     separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
     if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
         before_write(target.base, value)                 # each iteration writes its own element
-        execute(lower_ref(dom, target, value, None))
+        fperr.run(execute, lower_ref(dom, target, value, None), not _explaining)
         return
     if uf is None or other is None or uf.__name__ not in REDUCE_WITH:
         missing = ", ".join("ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m) if not cols[v])
@@ -401,5 +458,5 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
                          "write A[...] += expr (or -=, *=, |=, &=, ^=, or np.minimum/np.maximum(A[...], expr, "
                          "out=A[...])); a plain = would overwrite the same element many times")
     before_write(target.base, value)
-    execute(lower_ref(dom, target, other, uf.__name__))
+    fperr.run(execute, lower_ref(dom, target, other, uf.__name__), not _explaining)
 

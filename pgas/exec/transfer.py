@@ -66,14 +66,25 @@ def protocol(m, itemsize: int, write: bool) -> str:
         if pinned not in calibrate.PROTOCOLS:
             raise ValueError(f"protocol must be one of auto, {', '.join(calibrate.PROTOCOLS)}, got {pinned!r}")
         return "packed" if pinned == "bounding" and write else pinned
-    key = (m.regions, itemsize, write, calibrate.current(), settings.get("buffer_limit"))
+    model, limit = calibrate.current(), settings.get("buffer_limit")
+    mine = _by_message.get((id(m), itemsize, write))
+    if mine is not None and mine[0] is m and mine[1] is model and mine[2] == limit:
+        return mine[3]                  # this very message (of a cached plan): chosen once
+    key = (m.regions, itemsize, write, model, limit)
     got = _choices.get(key)
     if got is None:
         got = choose(m.regions, itemsize, write)[0]
         _choices[key] = got
         if len(_choices) > CHOICE_CACHE:
             _choices.popitem(last=False)
+    if len(_by_message) >= CHOICE_CACHE:
+        _by_message.clear()
+    _by_message[(id(m), itemsize, write)] = (m, model, limit, got)   # holds m: its id is not reused
     return got
+
+
+#: :func:`protocol`'s choice per message object (a cached plan's), without hashing its regions.
+_by_message: dict = {}
 
 
 def choose(regions, itemsize: int, write: bool) -> tuple[str, dict]:
@@ -92,7 +103,7 @@ def start_get(win, m, buf: np.ndarray, itemsize: int, requests=None, room: list 
     scratch does not fit goes packed instead (and takes its room when it fits)."""
     proto = protocol(m, itemsize, False)
     if proto == "bounding" and room is not None:
-        lo, hi = lmad.bounding(m.regions)
+        lo, hi = _of(m, "bounds")
         if (hi - lo) * itemsize > room[0]:
             proto = "packed"
         else:
@@ -105,23 +116,48 @@ def start_get(win, m, buf: np.ndarray, itemsize: int, requests=None, room: list 
             requests.append(win.get_regions_req(m.peer, m.regions, buf))
         return None
     if proto == "pipelined":
-        offs, lens = lmad.runs(m.regions)
+        offs, lens = _of(m, "runs")
         win.get_runs(m.peer, offs, lens, buf, burst, requests)
         return None
     if proto == "bounding":
-        lo, hi = lmad.bounding(m.regions)
+        lo, hi = _of(m, "bounds")
         scratch = np.empty(hi - lo, dtype=buf.dtype)
         hold(scratch.nbytes)
         win.get_runs(m.peer, np.array([lo]), np.array([hi - lo]), scratch, 0, requests)
-        idx = _gather(m.regions, lo)
+        idx = _of(m, "scatter")
 
         def finish():
             np.take(scratch, idx, out=buf)
             hold(-scratch.nbytes)
         return finish
-    offs = _gather(m.regions, 0)
+    offs = _of(m, "gather")
     win.get_runs(m.peer, offs, np.ones(len(offs), dtype=np.int64), buf, 1, requests)
     return None
+
+
+def _of(m, what: str):
+    """Message ``m``'s ``"bounds"`` (:func:`pgas.plan.lmad.bounding`), ``"runs"``
+    (:func:`pgas.plan.lmad.runs`), ``"gather"`` (its elements' offsets) or ``"scatter"`` (the
+    same from the bounding interval's start), worked out
+    once per message object (a cached plan's), without hashing its regions again."""
+    got = _per_message.get((id(m), what))
+    if got is not None and got[0] is m:
+        return got[1]
+    if what == "bounds":
+        val = shape_of(m.regions)[2:]
+    elif what == "runs":
+        val = lmad.runs(m.regions)
+    elif what == "scatter":
+        val = _gather(m.regions, shape_of(m.regions)[2])
+    else:
+        val = _gather(m.regions, 0)
+    if len(_per_message) >= CHOICE_CACHE:
+        _per_message.clear()
+    _per_message[(id(m), what)] = (m, val)          # holds m: its id is not reused meanwhile
+    return val
+
+
+_per_message: dict = {}
 
 
 @lru_cache(maxsize=256)
@@ -143,10 +179,10 @@ def start_put(win, m, buf: np.ndarray, itemsize: int, op: str | None = None, neg
             win.accumulate_regions(m.peer, m.regions, data, op, flush=False)
         return
     if proto == "pipelined":
-        offs, lens = lmad.runs(m.regions)
+        offs, lens = _of(m, "runs")
         burst = settings.get("burst")
     else:                                               # "elements": the guard's choice
-        offs = _gather(m.regions, 0)
+        offs = _of(m, "gather")
         lens, burst = np.ones(len(offs), dtype=np.int64), 1
     win.put_runs(m.peer, offs, lens, data, burst, op)
 

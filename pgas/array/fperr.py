@@ -1,0 +1,73 @@
+"""Floating-point errors that ``np.errstate(...="raise")`` turns on, raised on every
+locale alike.
+
+Under ``np.errstate(divide="raise")`` NumPy raises ``FloatingPointError`` when an
+element divides by zero.  In a distributed statement only the locales holding such
+an element would raise, in the middle of the statement's messages, and the others
+would wait for them forever; and a compiled (numba) kernel raises nothing at all.
+So while a statement runs with any category set to ``"raise"``, :func:`run`
+turns those categories into ``"call"`` (NumPy reports each error to a callback and
+goes on), keeps every task on the NumPy path (whose ufuncs check the flags), and
+after the statement agrees by one reduction whether any locale saw an error: if
+so, every locale raises ``FloatingPointError`` (the locales that saw none raise one
+that is also a :class:`pgas.comm.LocaleError`).  The statement has then run to its
+end, as a NumPy ufunc with ``out=`` does before it raises.  Reductions (:func:`agreeing`)
+report the errors of their local parts and of combining done by NumPy; partial results
+combined by an MPI reduction (a whole-array float ``sum``) report none, so a sum that
+overflows only when the locales' partial sums are added gives NumPy's ``inf`` without
+the error.  Nothing changes, and no
+message is sent, when no category is set to ``"raise"``.
+"""
+
+from __future__ import annotations
+
+import functools
+from contextlib import contextmanager
+
+import numpy as np
+
+from .. import comm
+
+#: Nonzero while a statement runs under :func:`run` with errors to report: every
+#: task takes the NumPy path (:func:`pgas.exec.fuse.evaluate` reads it).
+numpy_only = 0
+
+
+def run(fn, arg, collective: bool = True):
+    """``fn(arg)`` (a statement's execution, collective), with NumPy's ``"raise"``
+    categories reported to a callback while it runs, then ``FloatingPointError`` raised on
+    every locale alike if any locale saw one.  Without ``"raise"`` categories, inside
+    another such run, or without ``collective`` (``pg.explain``, which runs nothing and
+    may run on one locale): just ``fn(arg)``."""
+    if numpy_only or not collective or "raise" not in np.geterr().values():
+        return fn(arg)
+    with _agreed():
+        return fn(arg)
+
+
+def agreeing(fn):
+    """Decorator: the collective ``fn(*args, **kw)`` run under :func:`run` (a reduction: its
+    local parts raise on every locale alike)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+        return run(lambda _: fn(*args, **kw), None)
+    return wrapper
+
+
+@contextmanager
+def _agreed():
+    global numpy_only
+    raising = [k for k, v in np.geterr().items() if v == "raise"]
+    seen: list[str] = []
+
+    def report(kind, flag):
+        if not seen:
+            seen.append(kind)
+
+    numpy_only += 1
+    try:
+        with np.errstate(call=report, **{k: "call" for k in raising}):
+            yield
+    finally:
+        numpy_only -= 1
+    comm.agree(FloatingPointError(f"{seen[0]} encountered in a distributed statement") if seen else None)
