@@ -29,20 +29,38 @@ import numpy as np
 from .. import comm
 
 #: Nonzero while a statement runs under :func:`run` with errors to report: every
-#: task takes the NumPy path (:func:`pgas.exec.fuse.evaluate` reads it).
+#: task takes the NumPy path (:func:`pgas.exec.fuse.evaluate` reads it), whose
+#: integer powers are :func:`power` (:func:`pgas.exec.run.evaluate`).
 numpy_only = 0
 
 
-def run(fn, arg, collective: bool = True):
+def run(fn, arg, collective: bool = True, powers: bool = False):
     """``fn(arg)`` (a statement's execution, collective), with NumPy's ``"raise"``
     categories reported to a callback while it runs, then ``FloatingPointError`` raised on
-    every locale alike if any locale saw one.  Without ``"raise"`` categories, inside
-    another such run, or without ``collective`` (``pg.explain``, which runs nothing and
-    may run on one locale): just ``fn(arg)``."""
-    if numpy_only or not collective or "raise" not in np.geterr().values():
+    every locale alike if any locale saw one.  ``powers``: the statement has an integer
+    power whose exponent is data no check has seen (a ``pg.forall`` body's ``A[i] **
+    X[i]``): its tasks record NumPy's ``ValueError`` for a negative exponent instead of
+    raising (:func:`power`), and it is raised on every locale alike after the statement.
+    Without either, inside another such run, or without ``collective`` (``pg.explain``,
+    which runs nothing and may run on one locale): just ``fn(arg)``."""
+    if numpy_only or not collective or not (powers or "raise" in np.geterr().values()):
         return fn(arg)
     with _agreed():
         return fn(arg)
+
+
+def power(a, b, **kwargs):
+    """``np.power(a, b)`` while a statement runs under :func:`run`: an integer power with a
+    negative exponent element records NumPy's ``ValueError`` (raised on every locale
+    after the statement) and computes the rest with those exponents taken as 0."""
+    try:
+        return np.power(a, b, **kwargs)
+    except ValueError as e:
+        if "negative integer powers" not in str(e):
+            raise
+        if not _seen:
+            _seen.append(ValueError(str(e)))
+        return np.power(a, np.maximum(b, 0), **kwargs)
 
 
 def agreeing(fn):
@@ -58,16 +76,22 @@ def agreeing(fn):
 def _agreed():
     global numpy_only
     raising = [k for k, v in np.geterr().items() if v == "raise"]
-    seen: list[str] = []
 
     def report(kind, flag):
-        if not seen:
-            seen.append(kind)
+        if not _seen:
+            _seen.append(FloatingPointError(f"{kind} encountered in a distributed statement"))
 
+    _seen.clear()
     numpy_only += 1
     try:
         with np.errstate(call=report, **{k: "call" for k in raising}):
             yield
     finally:
         numpy_only -= 1
-    comm.agree(FloatingPointError(f"{seen[0]} encountered in a distributed statement") if seen else None)
+    err = _seen[0] if _seen else None
+    _seen.clear()
+    comm.agree(err)
+
+
+#: The first error a statement under :func:`run` met on this locale (at most one).
+_seen: list = []

@@ -450,7 +450,7 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
     separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
     if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
         before_write(target.base, value)                 # each iteration writes its own element
-        fperr.run(execute, lower_ref(dom, target, value, None), not _explaining)
+        fperr.run(execute, lower_ref(dom, target, value, None), not _explaining, _data_power(value))
         return
     if uf is None or other is None or uf.__name__ not in REDUCE_WITH:
         missing = ", ".join("ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m) if not cols[v])
@@ -458,5 +458,20 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
                          "write A[...] += expr (or -=, *=, |=, &=, ^=, or np.minimum/np.maximum(A[...], expr, "
                          "out=A[...])); a plain = would overwrite the same element many times")
     before_write(target.base, value)
-    fperr.run(execute, lower_ref(dom, target, other, uf.__name__), not _explaining)
+    fperr.run(execute, lower_ref(dom, target, other, uf.__name__), not _explaining, _data_power(other))
+
+
+def _data_power(x) -> bool:
+    """Whether traced value ``x`` has an integer power whose exponent is not a scalar (its
+    data may hold a negative element on one locale only: :func:`pgas.array.fperr.run`)."""
+    stack = [x]
+    while stack:
+        e = stack.pop()
+        if type(e) is not Expr:
+            continue
+        stack.extend(e.args)
+        if (e.func is np.power and len(e.args) == 2 and not engine.is_scalar(e.args[1])
+                and np.dtype(e.dtype).kind in "iu"):
+            return True
+    return False
 

@@ -566,27 +566,40 @@ def test_integer_power_explained_on_one_locale():
 
 
 @pytest.mark.parametrize("case", [
-    pytest.param("forall_power", marks=pytest.mark.skip(
-        reason="hangs at 2+ locales (not fixed): a data error raised by one locale's tasks only; an xfail would "
-               "hang the job instead of failing")),
-    "errstate_raise"])
+"forall_power", "forall_power_reduce", "errstate_raise"])
 def test_data_errors_on_one_locale(case):
-    """NumPy raises on data here; pgas raises only on the locale computing the bad
-    element and the others wait for it: ``pg.forall`` with an integer power whose
-    exponent array has a negative element (slice statements check it first, see
-    :func:`pgas.array.collective.power_data`), and a statement under
-    ``np.errstate(divide="raise")`` dividing by a zero held by one locale."""
+    """NumPy raises on data here, and pgas raised only on the locale computing the bad
+    element while the others waited for it (a hang at 2+ locales): ``pg.forall`` with
+    an integer power whose exponent array has a negative element (slice statements
+    check it first, see :func:`pgas.array.collective.power_data`; a forall's tasks
+    record it and the locales agree after, :func:`pgas.array.fperr.run`), also in a
+    reduction, and a statement under ``np.errstate(divide="raise")`` dividing by a zero
+    held by one locale.  The same forall with no negative exponent gives NumPy's values."""
     n = 4 * pg.num_locales
     A = pg.from_numpy(np.arange(n), dist=pg.Block())
-    B = pg.zeros(n, dtype=np.int64 if case == "forall_power" else float, dist=pg.Block())
-    if case == "forall_power":
+    B = pg.zeros(n, dtype=np.int64 if case != "errstate_raise" else float, dist=pg.Block())
+    if case != "errstate_raise":
         C = np.ones(n, dtype=np.int64)
         C[1] = -1
         X = pg.from_numpy(C, dist=pg.Block())
 
+        S = pg.zeros(1, dtype=np.int64, dist=pg.Block())
+
         def body(i):
             B[i] = A[i] ** X[i]
-        _same_error(ValueError, lambda: pg.forall((range(n),), body), "forall power")
+
+        def reduce_body(i):
+            S[0] += A[i] ** X[i]
+        run = body if case == "forall_power" else reduce_body
+        _same_error(ValueError, lambda: pg.forall((range(n),), run), case)
+        X[1] = 2
+        S[0] = 0                       # the failed forall has run to its end (it accumulated)
+        pg.forall((range(n),), run)
+        want = np.arange(n) ** np.where(np.arange(n) == 1, 2, 1)
+        if case == "forall_power":
+            assert_matches(B, want)
+        else:
+            collective_verdict(int(S[0]) == int(want.sum()), f"sum {int(S[0])} != {int(want.sum())}")
     else:
         def f():
             with np.errstate(divide="raise"):
