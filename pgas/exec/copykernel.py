@@ -3,6 +3,10 @@
 import numpy as np
 from numba import njit
 
+from .. import numbacache
+
+numbacache.install()                       # before anything here compiles: locales share the cache
+
 
 @njit(cache=True, nogil=True)
 def run_table(mem, table, consts):   # pragma: no cover (compiled)

@@ -63,6 +63,9 @@ def _numba():
     if _NUMBA is _UNSET:
         try:
             import numba
+
+            from .. import numbacache
+            numbacache.install()
             _NUMBA = numba
         except ImportError:
             _NUMBA = None

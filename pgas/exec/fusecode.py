@@ -12,6 +12,8 @@ import tempfile
 
 import numpy as np
 
+from .. import numbacache
+
 #: The dtypes a kernel computes in (bool, integers, float32, float64).
 DTYPES = {np.dtype(c) for c in "?bBhHiIlLqQfd"}
 BIN = {"add": {"iuf": "({0} + {1})", "b": "({0} | {1})"},
@@ -93,9 +95,10 @@ def source(code: str, nparams: int, ndim: int) -> str:
 
 def cache_dir() -> str:
     """Where generated kernel modules (and numba's compiled code beside them) are kept:
-    ``$PGAS_CACHE_DIR/fuse`` or ``~/.cache/pgas/fuse``."""
+    ``$PGAS_CACHE_DIR/fuse-v2`` or ``~/.cache/pgas/fuse-v2`` (the version of
+    :mod:`pgas.numbacache`: caches saved without its lock are not read)."""
     root = os.environ.get("PGAS_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "pgas")
-    return os.path.join(root, "fuse")
+    return os.path.join(root, f"fuse-v{numbacache.VERSION}")
 
 
 def load_module(source: str, tag: str):
@@ -119,6 +122,7 @@ def load_module(source: str, tag: str):
             pass
         finally:
             os.unlink(tmp)
+    numbacache.install()                   # several locales compile into this folder at once
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
