@@ -11,11 +11,12 @@ goes on), keeps every task on the NumPy path (whose ufuncs check the flags), and
 after the statement agrees by one reduction whether any locale saw an error: if
 so, every locale raises ``FloatingPointError`` (the locales that saw none raise one
 that is also a :class:`pgas.comm.LocaleError`).  The statement has then run to its
-end, as a NumPy ufunc with ``out=`` does before it raises.  Reductions (:func:`agreeing`)
-report the errors of their local parts and of combining done by NumPy; partial results
-combined by an MPI reduction (a whole-array float ``sum``) report none, so a sum that
-overflows only when the locales' partial sums are added gives NumPy's ``inf`` without
-the error.  Nothing changes, and no
+end, as a NumPy ufunc with ``out=`` does before it raises.  Reductions, scans, ``var``,
+``matmul``, ``astype`` and ``update`` (:func:`agreeing`) report the errors of their local
+parts and of combining done by NumPy; a whole-array ``sum``/``prod`` combined by an MPI
+reduction reports an overflow of the combining itself when every partial result was
+finite (:func:`pgas.array.reduce.reduce_all`).  The user's own ``"call"`` and ``"log"``
+categories still reach the user's callback (:class:`_Report`).  Nothing changes, and no
 message is sent, when no category is set to ``"raise"``.
 """
 
@@ -54,20 +55,42 @@ def agreeing(fn):
     return wrapper
 
 
+#: NumPy's flag bit of each category, as its error callback receives it.
+_FLAGS = {"divide": 1, "over": 2, "under": 4, "invalid": 8}
+
+
+class _Report:
+    """The error callback while :func:`run` runs: the ``"raise"`` categories (turned into
+    ``"call"``) are remembered; the user's own ``"call"`` and ``"log"`` categories still go to
+    the callback the user set (``np.seterrcall``), as NumPy would send them (rev24: they were
+    taken for errors to raise, and a ``"log"`` category raised AttributeError on one locale)."""
+
+    def __init__(self, raising, user) -> None:
+        self.mask = sum(_FLAGS[k] for k in raising)
+        self.user = user
+        self.seen: str | None = None
+
+    def __call__(self, kind, flag) -> None:
+        if flag & self.mask:
+            if self.seen is None:
+                self.seen = kind
+        elif self.user is not None:
+            self.user(kind, flag)
+
+    def write(self, msg) -> None:
+        self.user.write(msg)
+
+
 @contextmanager
 def _agreed():
     global numpy_only
     raising = [k for k, v in np.geterr().items() if v == "raise"]
-    seen: list[str] = []
-
-    def report(kind, flag):
-        if not seen:
-            seen.append(kind)
-
+    report = _Report(raising, np.geterrcall())
     numpy_only += 1
     try:
         with np.errstate(call=report, **{k: "call" for k in raising}):
             yield
     finally:
         numpy_only -= 1
-    comm.agree(FloatingPointError(f"{seen[0]} encountered in a distributed statement") if seen else None)
+    comm.agree(FloatingPointError(f"{report.seen} encountered in a distributed statement")
+               if report.seen is not None else None)

@@ -367,9 +367,11 @@ def explain(fn, locales: int | None = None, locale: int = 0, plot: str | None = 
 class _Tracer:
     def __init__(self) -> None:
         self.records: list = []
+        self.errstates: list = []     # NumPy's error handling where each record was made (rev24)
 
     def record(self, target: Ref, value, uf, other) -> None:
         self.records.append((target, value, uf, other))
+        self.errstates.append((np.geterr(), np.geterrcall()))
 
 
 def forall(domain, body) -> None:
@@ -437,8 +439,9 @@ def forall(domain, body) -> None:
     finally:
         engine.trace_pop()
     collective.forall(dom, body, tracer.records)
-    for target, value, uf, other in tracer.records:
-        _run_record(dom, target, value, uf, other)
+    for (target, value, uf, other), (err, call) in zip(tracer.records, tracer.errstates):
+        with np.errstate(call=call, **err):         # an np.errstate inside the body applies (rev24)
+            _run_record(dom, target, value, uf, other)
 
 
 def _run_record(dom, target: Ref, value, uf, other) -> None:
