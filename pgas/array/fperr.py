@@ -46,6 +46,12 @@ def run(fn, arg, collective: bool = True):
         return fn(arg)
 
 
+def raising() -> bool:
+    """True if NumPy's error handling has a category set to ``"raise"`` (:func:`run` would
+    report and agree)."""
+    return "raise" in np.geterr().values()
+
+
 def agreeing(fn):
     """Decorator: the collective ``fn(*args, **kw)`` run under :func:`run` (a reduction: its
     local parts raise on every locale alike)."""

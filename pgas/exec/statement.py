@@ -94,7 +94,8 @@ class Executor:
         ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
         exchange and no lowering or planning.  ``fast``: the items compiled for repeated
         runs (:class:`pgas.exec.fastgroup.FastGroup`), used where it qualifies."""
-        if fast is not None and not _explaining and settings.get("aggregate") and fast.rerun(rebind):
+        if (fast is not None and not _explaining and settings.get("aggregate") and not fperr.raising()
+                and fast.rerun(rebind)):
             return                                    # the same arrays as the last run: its views
         lows = [(Lowered(low.stmt, [rebind.get(id(a), a) for a in low.arrays], low.prog, low.names), p)
                 for low, p in items]
@@ -112,15 +113,7 @@ class Executor:
             written[id(w)] = w
         for w in written.values():
             before_write(w, None)
-        aggregate = settings.get("aggregate")
-        bounded = fits(lows)                          # else statement by statement, each within the limit
-        if fast is not None and aggregate and bounded and fast.run(lows):
-            return
-        if aggregate and all(groupable(p) for _, p in lows) and bounded:
-            run_together(lows)
-        else:
-            for low, p in lows:
-                run(low, p, settings.get("aggregate"))
+        fperr.run(_run_planned, (lows, fast))        # np.errstate raise (an end-off boundary's cast): every locale
 
     def run_group(self, pairs, header: str = "") -> None:
         """Run statements ``[(target view, value), ...]`` whose targets are distinct and
@@ -140,11 +133,23 @@ class Executor:
         here = comm.here()
         items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
                  for low in lows]
-        if settings.get("aggregate") and all(groupable(p) for _, p in items) and fits(items):
-            run_together(items)
-        else:
-            for low, p in items:
-                run(low, p, settings.get("aggregate"))
+        fperr.run(_run_planned, (items, None))       # np.errstate raise (an end-off boundary's cast): every locale
+
+
+def _run_planned(arg) -> None:
+    """Planned statements ``[(low, plan), ...]`` with one exchange where they fit, by
+    compiled group ``fast`` where it qualifies (not while NumPy's errors are reported,
+    :data:`pgas.array.fperr.numpy_only`: its kernels report none, rev24)."""
+    lows, fast = arg
+    aggregate = settings.get("aggregate")
+    bounded = fits(lows)                          # else statement by statement, each within the limit
+    if fast is not None and aggregate and bounded and not fperr.numpy_only and fast.run(lows):
+        return
+    if aggregate and all(groupable(p) for _, p in lows) and bounded:
+        run_together(lows)
+    else:
+        for low, p in lows:
+            run(low, p, aggregate)
 
 
 def _leaves(x):

@@ -321,3 +321,42 @@ def test_errstate_when_expression_written():
             e = 1.0 / A[:]
         B[:] = e
     _same_error(FloatingPointError, run, "expression written under errstate")
+
+
+@pytest.mark.parametrize("how", ["eoshift", "pshift", "eoshift_repeated", "pshift_plan"])
+def test_shift_boundary_cast_errors(how):
+    """An end-off shift of a float32 array whose float64 boundary array holds 1e300 on one
+    locale: the boundary's cast overflows there.  Under ``np.errstate(over="raise")``
+    FloatingPointError on every locale alike (it raised on that locale alone: the shift's
+    statements ran with one exchange, outside fperr, and a compiled group reported no
+    error when repeated); otherwise NumPy's inf."""
+    m = 2 * pg.num_locales + 1
+    b = np.ones(m)
+    b[-1] = 1e300
+    A = pg.ones((m, m), dtype=np.float32, dist=pg.Block())
+    B = pg.from_numpy(b, dist=pg.Block())
+
+    def want():
+        r = np.empty((m, m), np.float32)
+        r[:-1] = 1
+        r[-1] = b
+        return r
+    if how.startswith("eoshift"):
+        def run():
+            return pg.eoshift(A, 1, axis=0, boundary=B)
+    elif how == "pshift":
+        def run():
+            return pg.pshift(A, [(1, 0, B), (1, 1)])[0]
+    else:
+        plan = pg.pshift_setup(A, [(1, 0, B), (1, 1)])
+
+        def run():
+            return plan(A)[0]
+    with np.errstate(over="ignore"):
+        for _ in range(3 if how in ("eoshift_repeated", "pshift_plan") else 1):   # cached and compiled
+            assert_matches(run(), want())
+    with np.errstate(over="raise"):
+        assert _numpy_raises(FloatingPointError, want)
+        _same_error(FloatingPointError, run, how)
+    if how == "pshift_plan":
+        plan.free()
