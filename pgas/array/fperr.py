@@ -100,3 +100,43 @@ def _agreed():
         numpy_only -= 1
     comm.agree(FloatingPointError(f"{report.seen} encountered in a distributed statement")
                if report.seen is not None else None)
+
+
+#: While a statement that may raise NumPy's integer-power ValueError on data runs under
+#: :func:`deferring_powers` (a ``pg.forall`` record, whose exponent's data is not checked
+#: first): the errors seen, None otherwise (read by :func:`pgas.exec.run.evaluate`).
+power_errors: list | None = None
+
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+
+
+def power_args(args, kwargs):
+    """``np.power``'s arguments with a negative integer exponent, which NumPy's integer
+    loop raises ValueError on, noted in :data:`power_errors` and replaced by 0 (the
+    statement then runs to its end, and :func:`deferring_powers` raises on every locale)."""
+    e = args[1]
+    if isinstance(e, np.ndarray) and e.dtype.kind == "i" and e.size and e.min() < 0:
+        probe = np.power(*[np.empty(0, x.dtype) if isinstance(x, np.ndarray) else x for x in args], **kwargs)
+        if probe.dtype.kind in "iu":
+            power_errors.append(_NEGATIVE_POWER)
+            args = [args[0], np.maximum(e, 0), *args[2:]]
+    return args
+
+
+def deferring_powers(fn, arg, collective: bool = True):
+    """``fn(arg)`` (a statement's execution, collective) on the NumPy path with integer
+    powers' negative exponents noted instead of raised (:func:`power_args`), then NumPy's
+    ValueError on every locale alike if any locale saw one (rev24: a ``pg.forall`` record
+    raised on the locale holding the element alone, and the others waited)."""
+    global power_errors, numpy_only
+    if power_errors is not None or not collective:
+        return fn(arg)
+    power_errors = []
+    numpy_only += 1
+    try:
+        res = fn(arg)
+    finally:
+        numpy_only -= 1
+        seen, power_errors = power_errors, None
+    comm.agree(ValueError(_NEGATIVE_POWER) if seen else None)
+    return res

@@ -37,6 +37,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
+from ..array import fperr
 from ..comm import check
 from . import clipped, fuse, ghostread, interior, settings, transfer
 from .interior import _flush_all  # noqa: F401  (pgas.exec.group's)
@@ -101,7 +102,10 @@ def evaluate(prog, ctx):
         return ctx.replicated(prog[1])
     if kind == "aff":
         return ctx.affine(prog[1], prog[2])
-    return prog[1](*[evaluate(a, ctx) for a in prog[2]], **dict(prog[3]))
+    args = [evaluate(a, ctx) for a in prog[2]]
+    if prog[1] is np.power and fperr.power_errors is not None:
+        args = fperr.power_args(args, dict(prog[3]))     # a forall's negative integer exponent, raised alike
+    return prog[1](*args, **dict(prog[3]))
 
 
 class _TaskContext:

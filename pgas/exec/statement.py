@@ -458,7 +458,7 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
     separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
     if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
         before_write(target.base, value)                 # each iteration writes its own element
-        fperr.run(execute, lower_ref(dom, target, value, None), not _explaining)
+        _run_forall_statement(lower_ref(dom, target, value, None), value)
         return
     if uf is None or other is None or uf.__name__ not in REDUCE_WITH:
         missing = ", ".join("ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m) if not cols[v])
@@ -466,5 +466,27 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
                          "write A[...] += expr (or -=, *=, |=, &=, ^=, or np.minimum/np.maximum(A[...], expr, "
                          "out=A[...])); a plain = would overwrite the same element many times")
     before_write(target.base, value)
-    fperr.run(execute, lower_ref(dom, target, other, uf.__name__), not _explaining)
+    _run_forall_statement(lower_ref(dom, target, other, uf.__name__), other)
+
+
+def _run_forall_statement(low, value) -> None:
+    """Execute a forall record's lowered statement: under :func:`pgas.array.fperr.run`, and,
+    if ``value`` has an integer power of a distributed exponent (whose data a slice
+    statement checks first, :func:`pgas.array.collective.power_data`), with its negative
+    exponents raised on every locale alike (:func:`pgas.array.fperr.deferring_powers`)."""
+    if _has_power(value):
+        fperr.run(lambda lw: fperr.deferring_powers(execute, lw, not _explaining), low, not _explaining)
+    else:
+        fperr.run(execute, low, not _explaining)
+
+
+def _has_power(x) -> bool:
+    stack = [x]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Expr):
+            if e.func is np.power and len(e.args) == 2 and not engine.is_scalar(e.args[1]):
+                return True
+            stack.extend(e.args)
+    return False
 

@@ -566,9 +566,7 @@ def test_integer_power_explained_on_one_locale():
 
 
 @pytest.mark.parametrize("case", [
-    pytest.param("forall_power", marks=pytest.mark.skip(
-        reason="hangs at 2+ locales (not fixed): a data error raised by one locale's tasks only; an xfail would "
-               "hang the job instead of failing")),
+    "forall_power",                 # fixed in rev24 (fperr.deferring_powers): it hung at 2+ locales
     "errstate_raise"])
 def test_data_errors_on_one_locale(case):
     """NumPy raises on data here; pgas raises only on the locale computing the bad

@@ -360,3 +360,49 @@ def test_shift_boundary_cast_errors(how):
         _same_error(FloatingPointError, run, how)
     if how == "pshift_plan":
         plan.free()
+
+
+@pytest.mark.parametrize("fuse", ["auto", True])
+@pytest.mark.parametrize("form", ["assign", "reduce", "expr", "float_base"])
+def test_forall_integer_power_negative_exponent(form, fuse):
+    """``pg.forall`` bodies with an integer power whose exponent (an array element, or an
+    expression of one) is negative at one point, on one locale: NumPy's ValueError on
+    every locale alike (it hung at 2+ locales: the locale computing that element raised
+    alone; slice statements check the exponent first, forall records did not); a float
+    base computes NumPy's values with no error; without a negative exponent, NumPy's values."""
+    pg.config(fuse=fuse)
+    n = _n()
+    a = np.arange(1, n + 1)
+    x = np.ones(n, np.int64)
+    x[-2] = -1
+    A, X = pg.from_numpy(a, dist=pg.Block()), pg.from_numpy(x, dist=pg.Cyclic())
+    X2 = pg.from_numpy(np.abs(x), dist=pg.Cyclic())
+    Af = pg.from_numpy(a.astype(np.float64), dist=pg.Block())
+    B = pg.zeros(n, dtype=np.float64 if form == "float_base" else np.int64, dist=pg.Block())
+    s = pg.zeros(1, dtype=np.int64, dist=pg.Block())
+
+    def run(E):
+        if form == "assign":
+            def body(i):
+                B[i] = A[i] ** E[i]
+        elif form == "reduce":
+            def body(i):
+                s[0] += A[i] ** E[i]
+        elif form == "expr":
+            def body(i):
+                B[i] = (A[i] + 0) ** (E[i] * 1)
+        else:
+            def body(i):
+                B[i] = Af[i] ** E[i]
+        pg.forall((range(n),), body)
+    if form == "float_base":
+        run(X)
+        assert_matches(B, a.astype(np.float64) ** x)
+        return
+    _same_error(ValueError, lambda: run(X), form)
+    s.fill(0)                                 # the failed statement ran to its end (as NumPy's out=)
+    run(X2)
+    if form == "reduce":
+        collective_verdict(int(s.to_numpy()[0]) == int(np.sum(a ** np.abs(x))), f"sum {s.to_numpy()}")
+    else:
+        assert_matches(B, a ** np.abs(x))
