@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import counting
+from . import counting, fperr
 
 UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
           "min": np.minimum, "max": np.maximum, "replace": None}
@@ -54,7 +54,8 @@ def _kernel(op: str, dtype: np.dtype, n: int):
     ``pg.config(fuse=False)``, for an op/dtype left out, or under ``"auto"`` before
     :func:`pgas.array.counting.hot`."""
     global _compiled
-    if dtype.kind not in COMPILED.get(op, "") or dtype == np.float16 or not counting.hot(n):
+    if (dtype.kind not in COMPILED.get(op, "") or dtype == np.float16 or fperr.numpy_only
+            or not counting.hot(n)):     # np.errstate raise: NumPy's ufunc.at reports errors (rev24)
         return None
     if _compiled is None:
         from ..exec import fuse

@@ -308,8 +308,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
         empty = bool(np.any(n == 0))
         if (comm.allreduce(int(empty), "max") if t.layout is not None else empty):
             _empty_mean()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = np.true_divide(s, n)
+    res = np.true_divide(s, n)            # NumPy's invalid value of an empty slice, warned or raised (rev24)
     return _finish(t, res.astype(sdt, copy=False), out, sdt)
 
 
@@ -319,6 +318,7 @@ def _empty_mean() -> None:
     warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
 
 
+@fperr.agreeing
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, where=True):
     """Collective: NumPy's ``var`` (``std`` if ``std``) along ``axis`` with ``ddof`` over the
     elements ``where`` selects: per-locale (count, sum, squared deviations) combined with the
@@ -347,7 +347,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
             cnt = np.sum(np.broadcast_to(mask, x.shape), axis=axes, keepdims=True, dtype=np.int64)
         s = np.sum(x, axis=axes, keepdims=True, **kw)
         with np.errstate(invalid="ignore", divide="ignore"):
-            dev = x - s / np.maximum(cnt, 1)
+            mu = s / np.maximum(cnt, 1)
+        dev = x - mu                      # NumPy's x - mean: inf - inf is its invalid value (rev24)
         m2 = np.sum((dev * dev.conj()).real if cdt.kind == "c" else dev * dev, axis=axes, **kw)
         fields = {"n": cnt.reshape(m2.shape), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
 
@@ -369,8 +370,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
         import warnings
 
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = (m2 / dof).astype(rdt)
+    res = (m2 / dof).astype(rdt)          # NumPy's divide/invalid by no degrees of freedom, warned or raised (rev24)
     if std:
         res = np.sqrt(res)
     return _finish(t, res.astype(res_dt, copy=False), out, res_dt)

@@ -11,11 +11,12 @@ goes on), keeps every task on the NumPy path (whose ufuncs check the flags), and
 after the statement agrees by one reduction whether any locale saw an error: if
 so, every locale raises ``FloatingPointError`` (the locales that saw none raise one
 that is also a :class:`pgas.comm.LocaleError`).  The statement has then run to its
-end, as a NumPy ufunc with ``out=`` does before it raises.  Reductions (:func:`agreeing`)
-report the errors of their local parts and of combining done by NumPy; partial results
-combined by an MPI reduction (a whole-array float ``sum``) report none, so a sum that
-overflows only when the locales' partial sums are added gives NumPy's ``inf`` without
-the error.  Nothing changes, and no
+end, as a NumPy ufunc with ``out=`` does before it raises.  Reductions, scans, ``var``,
+``matmul``, ``astype`` and ``update`` (:func:`agreeing`) report the errors of their local
+parts and of combining done by NumPy; a whole-array ``sum``/``prod`` combined by an MPI
+reduction reports an overflow of the combining itself when every partial result was
+finite (:func:`pgas.array.reduce.reduce_all`).  The user's own ``"call"`` and ``"log"``
+categories still reach the user's callback (:class:`_Report`).  Nothing changes, and no
 message is sent, when no category is set to ``"raise"``.
 """
 
@@ -29,38 +30,26 @@ import numpy as np
 from .. import comm
 
 #: Nonzero while a statement runs under :func:`run` with errors to report: every
-#: task takes the NumPy path (:func:`pgas.exec.fuse.evaluate` reads it), whose
-#: integer powers are :func:`power` (:func:`pgas.exec.run.evaluate`).
+#: task takes the NumPy path (:func:`pgas.exec.fuse.evaluate` reads it).
 numpy_only = 0
 
 
-def run(fn, arg, collective: bool = True, powers: bool = False):
+def run(fn, arg, collective: bool = True):
     """``fn(arg)`` (a statement's execution, collective), with NumPy's ``"raise"``
     categories reported to a callback while it runs, then ``FloatingPointError`` raised on
-    every locale alike if any locale saw one.  ``powers``: the statement has an integer
-    power whose exponent is data no check has seen (a ``pg.forall`` body's ``A[i] **
-    X[i]``): its tasks record NumPy's ``ValueError`` for a negative exponent instead of
-    raising (:func:`power`), and it is raised on every locale alike after the statement.
-    Without either, inside another such run, or without ``collective`` (``pg.explain``,
-    which runs nothing and may run on one locale): just ``fn(arg)``."""
-    if numpy_only or not collective or not (powers or "raise" in np.geterr().values()):
+    every locale alike if any locale saw one.  Without ``"raise"`` categories, inside
+    another such run, or without ``collective`` (``pg.explain``, which runs nothing and
+    may run on one locale): just ``fn(arg)``."""
+    if numpy_only or not collective or "raise" not in np.geterr().values():
         return fn(arg)
     with _agreed():
         return fn(arg)
 
 
-def power(a, b, **kwargs):
-    """``np.power(a, b)`` while a statement runs under :func:`run`: an integer power with a
-    negative exponent element records NumPy's ``ValueError`` (raised on every locale
-    after the statement) and computes the rest with those exponents taken as 0."""
-    try:
-        return np.power(a, b, **kwargs)
-    except ValueError as e:
-        if "negative integer powers" not in str(e):
-            raise
-        if not _seen:
-            _seen.append(ValueError(str(e)))
-        return np.power(a, np.maximum(b, 0), **kwargs)
+def raising() -> bool:
+    """True if NumPy's error handling has a category set to ``"raise"`` (:func:`run` would
+    report and agree)."""
+    return "raise" in np.geterr().values()
 
 
 def agreeing(fn):
@@ -72,26 +61,82 @@ def agreeing(fn):
     return wrapper
 
 
+#: NumPy's flag bit of each category, as its error callback receives it.
+_FLAGS = {"divide": 1, "over": 2, "under": 4, "invalid": 8}
+
+
+class _Report:
+    """The error callback while :func:`run` runs: the ``"raise"`` categories (turned into
+    ``"call"``) are remembered; the user's own ``"call"`` and ``"log"`` categories still go to
+    the callback the user set (``np.seterrcall``), as NumPy would send them (rev24: they were
+    taken for errors to raise, and a ``"log"`` category raised AttributeError on one locale)."""
+
+    def __init__(self, raising, user) -> None:
+        self.mask = sum(_FLAGS[k] for k in raising)
+        self.user = user
+        self.seen: str | None = None
+
+    def __call__(self, kind, flag) -> None:
+        if flag & self.mask:
+            if self.seen is None:
+                self.seen = kind
+        elif self.user is not None:
+            self.user(kind, flag)
+
+    def write(self, msg) -> None:
+        self.user.write(msg)
+
+
 @contextmanager
 def _agreed():
     global numpy_only
     raising = [k for k, v in np.geterr().items() if v == "raise"]
-
-    def report(kind, flag):
-        if not _seen:
-            _seen.append(FloatingPointError(f"{kind} encountered in a distributed statement"))
-
-    _seen.clear()
+    report = _Report(raising, np.geterrcall())
     numpy_only += 1
     try:
         with np.errstate(call=report, **{k: "call" for k in raising}):
             yield
     finally:
         numpy_only -= 1
-    err = _seen[0] if _seen else None
-    _seen.clear()
-    comm.agree(err)
+    comm.agree(FloatingPointError(f"{report.seen} encountered in a distributed statement")
+               if report.seen is not None else None)
 
 
-#: The first error a statement under :func:`run` met on this locale (at most one).
-_seen: list = []
+#: While a statement that may raise NumPy's integer-power ValueError on data runs under
+#: :func:`deferring_powers` (a ``pg.forall`` record, whose exponent's data is not checked
+#: first): the errors seen, None otherwise (read by :func:`pgas.exec.run.evaluate`).
+power_errors: list | None = None
+
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+
+
+def power_args(args, kwargs):
+    """``np.power``'s arguments with a negative integer exponent, which NumPy's integer
+    loop raises ValueError on, noted in :data:`power_errors` and replaced by 0 (the
+    statement then runs to its end, and :func:`deferring_powers` raises on every locale)."""
+    e = args[1]
+    if isinstance(e, np.ndarray) and e.dtype.kind == "i" and e.size and e.min() < 0:
+        probe = np.power(*[np.empty(0, x.dtype) if isinstance(x, np.ndarray) else x for x in args], **kwargs)
+        if probe.dtype.kind in "iu":
+            power_errors.append(_NEGATIVE_POWER)
+            args = [args[0], np.maximum(e, 0), *args[2:]]
+    return args
+
+
+def deferring_powers(fn, arg, collective: bool = True):
+    """``fn(arg)`` (a statement's execution, collective) on the NumPy path with integer
+    powers' negative exponents noted instead of raised (:func:`power_args`), then NumPy's
+    ValueError on every locale alike if any locale saw one (rev24: a ``pg.forall`` record
+    raised on the locale holding the element alone, and the others waited)."""
+    global power_errors, numpy_only
+    if power_errors is not None or not collective:
+        return fn(arg)
+    power_errors = []
+    numpy_only += 1
+    try:
+        res = fn(arg)
+    finally:
+        numpy_only -= 1
+        seen, power_errors = power_errors, None
+    comm.agree(ValueError(_NEGATIVE_POWER) if seen else None)
+    return res

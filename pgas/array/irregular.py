@@ -56,7 +56,7 @@ import weakref
 import numpy as np
 
 from .. import comm
-from . import apply, counting
+from . import apply, counting, fperr
 
 _UFUNCS = apply.UFUNCS
 _OPS_BY_KIND = {"i": ("add", "xor", "or", "and", "min", "max", "replace"),
@@ -395,6 +395,7 @@ def _values(A, values, n: int) -> np.ndarray:
     return np.broadcast_to(A._cast(values), (n,))
 
 
+@fperr.agreeing              # a cast or ufunc.at error raises on every locale (rev24)
 def update(A, indices, values, op: str = "add") -> None:
     """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
     ``indices`` may be an :class:`IndexPlan`.  One message to each owner the indices

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
+from . import fperr
 from .index import check_dtype
 
 PANEL_BYTES = 32 * 2**20
@@ -174,6 +175,7 @@ def _dot1(x, y, dtype):
     return _reduce_partial(np.asarray(part), dtype)[()]
 
 
+@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
 def matmul(a, b):
     """Collective: the matrix product ``a @ b`` (NumPy's ``matmul``) of distributed arrays.
 
@@ -233,6 +235,11 @@ def vdot(a, b):
     ----------
     a, b : DistArray, view or expression of the same shape
     """
+    with np.errstate(all="ignore"):     # NumPy's vdot reports no floating-point errors (it hung, rev24)
+        return _vdot(a, b)
+
+
+def _vdot(a, b):
     a, b = _operands(a, b, "vdot")
     if a.shape != b.shape:
         raise ValueError(f"vdot: cannot reshape arrays of shapes {a.shape} and {b.shape}: vdot needs the same size "
@@ -283,6 +290,7 @@ def outer(a, b):
     return np.multiply.outer(a, b)
 
 
+@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
 def norm(x, ord=None, axis=None, keepdims=False):
     """Collective: NumPy's ``linalg.norm`` for the vector 2-norm, 1-norm and max-norm of a
     1-D array and the Frobenius norm of a 2-D one, a float on every locale.

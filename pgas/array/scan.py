@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
+from . import fperr
 from .axisreduce import normalize_axes, source
 from .index import check_dtype
 
@@ -33,6 +34,7 @@ def _line_peers(layout, ax: int, me: int) -> list[int]:
     return out
 
 
+@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
 def scan(a, op: str, axis=None, dtype=None, out=None):
     """Collective: NumPy's ``cumsum`` / ``cumprod`` of ``a`` along ``axis``; see the module docstring."""
     from .core import DistArray

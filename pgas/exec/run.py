@@ -102,10 +102,10 @@ def evaluate(prog, ctx):
         return ctx.replicated(prog[1])
     if kind == "aff":
         return ctx.affine(prog[1], prog[2])
-    f = prog[1]
-    if f is np.power and fperr.numpy_only:            # a negative integer exponent: raised on every locale
-        f = fperr.power
-    return f(*[evaluate(a, ctx) for a in prog[2]], **dict(prog[3]))
+    args = [evaluate(a, ctx) for a in prog[2]]
+    if prog[1] is np.power and fperr.power_errors is not None:
+        args = fperr.power_args(args, dict(prog[3]))     # a forall's negative integer exponent, raised alike
+    return prog[1](*args, **dict(prog[3]))
 
 
 class _TaskContext:

@@ -94,7 +94,8 @@ class Executor:
         ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
         exchange and no lowering or planning.  ``fast``: the items compiled for repeated
         runs (:class:`pgas.exec.fastgroup.FastGroup`), used where it qualifies."""
-        if fast is not None and not _explaining and settings.get("aggregate") and fast.rerun(rebind):
+        if (fast is not None and not _explaining and settings.get("aggregate") and not fperr.raising()
+                and fast.rerun(rebind)):
             return                                    # the same arrays as the last run: its views
         lows = [(Lowered(low.stmt, [rebind.get(id(a), a) for a in low.arrays], low.prog, low.names), p)
                 for low, p in items]
@@ -112,15 +113,7 @@ class Executor:
             written[id(w)] = w
         for w in written.values():
             before_write(w, None)
-        aggregate = settings.get("aggregate")
-        bounded = fits(lows)                          # else statement by statement, each within the limit
-        if fast is not None and aggregate and bounded and fast.run(lows):
-            return
-        if aggregate and all(groupable(p) for _, p in lows) and bounded:
-            run_together(lows)
-        else:
-            for low, p in lows:
-                run(low, p, settings.get("aggregate"))
+        fperr.run(_run_planned, (lows, fast))        # np.errstate raise (an end-off boundary's cast): every locale
 
     def run_group(self, pairs, header: str = "") -> None:
         """Run statements ``[(target view, value), ...]`` whose targets are distinct and
@@ -140,11 +133,23 @@ class Executor:
         here = comm.here()
         items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
                  for low in lows]
-        if settings.get("aggregate") and all(groupable(p) for _, p in items) and fits(items):
-            run_together(items)
-        else:
-            for low, p in items:
-                run(low, p, settings.get("aggregate"))
+        fperr.run(_run_planned, (items, None))       # np.errstate raise (an end-off boundary's cast): every locale
+
+
+def _run_planned(arg) -> None:
+    """Planned statements ``[(low, plan), ...]`` with one exchange where they fit, by
+    compiled group ``fast`` where it qualifies (not while NumPy's errors are reported,
+    :data:`pgas.array.fperr.numpy_only`: its kernels report none, rev24)."""
+    lows, fast = arg
+    aggregate = settings.get("aggregate")
+    bounded = fits(lows)                          # else statement by statement, each within the limit
+    if fast is not None and aggregate and bounded and not fperr.numpy_only and fast.run(lows):
+        return
+    if aggregate and all(groupable(p) for _, p in lows) and bounded:
+        run_together(lows)
+    else:
+        for low, p in lows:
+            run(low, p, aggregate)
 
 
 def _leaves(x):
@@ -367,9 +372,11 @@ def explain(fn, locales: int | None = None, locale: int = 0, plot: str | None = 
 class _Tracer:
     def __init__(self) -> None:
         self.records: list = []
+        self.errstates: list = []     # NumPy's error handling where each record was made (rev24)
 
     def record(self, target: Ref, value, uf, other) -> None:
         self.records.append((target, value, uf, other))
+        self.errstates.append((np.geterr(), np.geterrcall()))
 
 
 def forall(domain, body) -> None:
@@ -437,8 +444,9 @@ def forall(domain, body) -> None:
     finally:
         engine.trace_pop()
     collective.forall(dom, body, tracer.records)
-    for target, value, uf, other in tracer.records:
-        _run_record(dom, target, value, uf, other)
+    for (target, value, uf, other), (err, call) in zip(tracer.records, tracer.errstates):
+        with np.errstate(call=call, **err):         # an np.errstate inside the body applies (rev24)
+            _run_record(dom, target, value, uf, other)
 
 
 def _run_record(dom, target: Ref, value, uf, other) -> None:
@@ -450,7 +458,7 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
     separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
     if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
         before_write(target.base, value)                 # each iteration writes its own element
-        fperr.run(execute, lower_ref(dom, target, value, None), not _explaining, _data_power(value))
+        _run_forall_statement(lower_ref(dom, target, value, None), value)
         return
     if uf is None or other is None or uf.__name__ not in REDUCE_WITH:
         missing = ", ".join("ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m) if not cols[v])
@@ -458,20 +466,27 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
                          "write A[...] += expr (or -=, *=, |=, &=, ^=, or np.minimum/np.maximum(A[...], expr, "
                          "out=A[...])); a plain = would overwrite the same element many times")
     before_write(target.base, value)
-    fperr.run(execute, lower_ref(dom, target, other, uf.__name__), not _explaining, _data_power(other))
+    _run_forall_statement(lower_ref(dom, target, other, uf.__name__), other)
 
 
-def _data_power(x) -> bool:
-    """Whether traced value ``x`` has an integer power whose exponent is not a scalar (its
-    data may hold a negative element on one locale only: :func:`pgas.array.fperr.run`)."""
+def _run_forall_statement(low, value) -> None:
+    """Execute a forall record's lowered statement: under :func:`pgas.array.fperr.run`, and,
+    if ``value`` has an integer power of a distributed exponent (whose data a slice
+    statement checks first, :func:`pgas.array.collective.power_data`), with its negative
+    exponents raised on every locale alike (:func:`pgas.array.fperr.deferring_powers`)."""
+    if _has_power(value):
+        fperr.run(lambda lw: fperr.deferring_powers(execute, lw, not _explaining), low, not _explaining)
+    else:
+        fperr.run(execute, low, not _explaining)
+
+
+def _has_power(x) -> bool:
     stack = [x]
     while stack:
         e = stack.pop()
-        if type(e) is not Expr:
-            continue
-        stack.extend(e.args)
-        if (e.func is np.power and len(e.args) == 2 and not engine.is_scalar(e.args[1])
-                and np.dtype(e.dtype).kind in "iu"):
-            return True
+        if isinstance(e, Expr):
+            if e.func is np.power and len(e.args) == 2 and not engine.is_scalar(e.args[1]):
+                return True
+            stack.extend(e.args)
     return False
 
