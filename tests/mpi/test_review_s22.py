@@ -13,23 +13,11 @@ from hypothesis import strategies as st
 
 import pgas as pg
 from util import a_dist, assert_matches, collective_verdict
+from util import same_as_numpy as _same
 
 P = pg.num_locales
 ME = pg.here
 DISTS = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
-
-
-def _done(x):
-    """A DistArray from a lazy result (expressions and views), else ``x``."""
-    return x if hasattr(x, "_storage") or not hasattr(x, "eval") else x.eval()
-
-
-def _same(got, want, what):
-    got = _done(got)
-    got = got.to_numpy() if hasattr(got, "to_numpy") else got
-    ok = (type(np.asarray(got)) is type(np.asarray(want)) and np.shape(got) == np.shape(want)
-          and np.asarray(got).dtype == np.asarray(want).dtype and np.array_equal(got, want, equal_nan=True))
-    collective_verdict(ok, lambda: f"{what}: got {got!r}, NumPy {want!r}")
 
 
 def _raises_as_numpy(np_call, pg_call, what):

@@ -17,6 +17,7 @@ import pgas as pg
 from pgas.layout import grids
 
 from util import assert_matches, collective_verdict
+from util import raises_alike as _same_error
 
 
 @pytest.fixture(autouse=True)
@@ -105,16 +106,6 @@ def _statement(T, tk, A, ak, B, bk, c):
     """The statement whose text is re-run: ``T[tk] = A[ak] * c + B[bk]``."""
     _apply(T, tk[:-1])[tk[-1]] = _apply(A, ak[:-1])[ak[-1]] * c + _apply(B, bk[:-1])[bk[-1]]
     return None
-
-
-def _same_error(err, call, what):
-    """``call`` must raise NumPy's ``err`` on every locale alike."""
-    try:
-        call()
-    except Exception as e:                  # noqa: BLE001
-        collective_verdict(isinstance(e, err), lambda: f"{what}: raised {type(e).__name__}: {e}, NumPy {err.__name__}")
-        return
-    collective_verdict(False, f"{what}: ran, NumPy raises {err.__name__}")
 
 
 @st.composite

@@ -16,6 +16,7 @@ import pytest
 import pgas as pg
 
 from util import assert_matches, collective_verdict
+from util import raises_alike as _same_error
 
 
 @pytest.fixture(autouse=True)
@@ -27,16 +28,6 @@ def _defaults():
 
 def _n():
     return 4 * pg.num_locales + 1
-
-
-def _same_error(err, call, what):
-    """``call`` must raise NumPy's ``err`` on every locale alike."""
-    try:
-        call()
-    except Exception as e:                  # noqa: BLE001
-        collective_verdict(isinstance(e, err), lambda: f"{what}: raised {type(e).__name__}: {e}, NumPy {err.__name__}")
-        return
-    collective_verdict(False, f"{what}: ran, NumPy raises {err.__name__}")
 
 
 def _numpy_raises(err, call) -> bool:

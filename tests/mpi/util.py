@@ -32,6 +32,28 @@ def collective_verdict(ok: bool, msg: str | Callable[[], str] = "") -> None:
                          f"locale {bad[0]}: {reasons[bad[0]]}")
 
 
+def same_as_numpy(got, want, what: str) -> None:
+    """Collective: ``got`` (a DistArray, lazy view or expression, or a scalar) equals NumPy's
+    ``want`` in type, shape, dtype and values (NaNs equal), on every locale alike."""
+    __tracebackhide__ = True
+    got = got if hasattr(got, "_storage") or not hasattr(got, "eval") else got.eval()
+    got = got.to_numpy() if hasattr(got, "to_numpy") else got
+    ok = (type(np.asarray(got)) is type(np.asarray(want)) and np.shape(got) == np.shape(want)
+          and np.asarray(got).dtype == np.asarray(want).dtype and np.array_equal(got, want, equal_nan=True))
+    collective_verdict(ok, lambda: f"{what}: got {got!r}, NumPy {want!r}")
+
+
+def raises_alike(err, call, what: str) -> None:
+    """Collective: ``call()`` raises NumPy's ``err`` on every locale alike."""
+    __tracebackhide__ = True
+    try:
+        call()
+    except Exception as e:                  # noqa: BLE001
+        collective_verdict(isinstance(e, err), lambda: f"{what}: raised {type(e).__name__}: {e}, NumPy {err.__name__}")
+        return
+    collective_verdict(False, f"{what}: ran, NumPy raises {err.__name__}")
+
+
 def assert_matches(A, expected, rtol: float = 1e-7, atol: float = 0.0, check_dtype: bool = True) -> None:
     """Collective: ``A`` (a DistArray) equals the NumPy array ``expected``, checked by
     every locale on the elements it owns (so storage placement is checked too).
