@@ -46,8 +46,12 @@ def install() -> None:
 
 
 def _save(self, key, data) -> None:
-    """``IndexDataCacheFile.save`` as one critical section: data first, then index."""
-    with _locked(self._index_path + ".lock"):
+    """``IndexDataCacheFile.save`` as one critical section: data first, then index.  Where
+    no lock can be taken (no ``fcntl``, a folder that refuses locks) nothing is saved:
+    the kernel is compiled again by the next process, never mixed up with another."""
+    with _locked(self._index_path + ".lock") as held:
+        if not held:
+            return
         overloads = self._load_index()
         name = overloads.get(key)
         if name is None:
@@ -60,14 +64,19 @@ def _save(self, key, data) -> None:
 
 @contextmanager
 def _locked(path: str):
+    """True while an exclusive lock on ``path`` is held; False where none can be taken."""
     try:
         import fcntl
         f = open(path, "a")
-    except (ImportError, OSError):        # no flock here, or a read-only folder (numba saves nothing then)
-        yield
+    except (ImportError, OSError):
+        yield False
         return
     try:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX)
+        except OSError:                    # e.g. a network file system without locks
+            yield False
+            return
+        yield True
     finally:
         f.close()                          # releases the lock

@@ -64,3 +64,28 @@ def _race(folder, locked):
 def test_concurrent_saves_keep_each_signature_with_its_own_code(tmp_path):
     got = _race(str(tmp_path), locked=True)
     assert got == {"A": "data of A", "B": "data of B"}, got
+
+
+def test_no_lock_no_save(tmp_path, monkeypatch):
+    """Where no lock can be taken nothing is saved (the next process compiles again)
+    rather than saving unlocked."""
+    from pgas import numbacache
+    numbacache.install()
+    monkeypatch.setattr(numbacache, "_locked", _refused)
+    f = numba_caching.IndexDataCacheFile(str(tmp_path), "kernel", ("stamp", 1))
+    f.save("K", "data of K")
+    assert f.load("K") is None
+    monkeypatch.undo()
+    f.save("K", "data of K")
+    assert f.load("K") == "data of K"
+
+
+class _refused:
+    def __init__(self, path):
+        pass
+
+    def __enter__(self):
+        return False
+
+    def __exit__(self, *exc):
+        return False
