@@ -140,3 +140,70 @@ def deferring_powers(fn, arg, collective: bool = True):
         seen, power_errors = power_errors, None
     comm.agree(ValueError(_NEGATIVE_POWER) if seen else None)
     return res
+
+
+# -- compiled kernels: NumPy's warnings from the processor's floating-point flags --------------
+
+def _fenv():
+    """``(clear, test, {category: flag bit})`` of the C library's floating-point status
+    (``feclearexcept``/``fetestexcept``), or None where this machine's bits are not known."""
+    import ctypes
+    import ctypes.util
+    import platform
+
+    machine = platform.machine().lower()
+    if machine in ("x86_64", "amd64", "i386", "i686", "x86"):
+        bits = {"invalid": 0x01, "divide": 0x04, "over": 0x08, "under": 0x10}
+    elif machine in ("aarch64", "arm64"):
+        bits = {"invalid": 0x01, "divide": 0x02, "over": 0x04, "under": 0x08}
+    else:
+        return None
+    try:
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        clear, test = libm.feclearexcept, libm.fetestexcept
+    except (OSError, AttributeError):
+        return None
+    for f in (clear, test):
+        f.argtypes, f.restype = [ctypes.c_int], ctypes.c_int
+    return clear, test, bits
+
+
+#: Each category's error made by NumPy itself, so that NumPy reports it as its
+#: ``np.errstate`` says (warn, print, log, call; "raise" never reaches a kernel).
+_MAKE = {"divide": lambda: np.divide(np.float64(1.0), np.float64(0.0)),
+         "over": lambda: np.multiply(np.float64(1e308), np.float64(10.0)),
+         "under": lambda: np.multiply(np.float64(1e-308), np.float64(1e-308)),
+         "invalid": lambda: np.subtract(np.float64(np.inf), np.float64(np.inf))}
+_FENV: list = []
+
+
+def compiled(kernel, args) -> None:
+    """``kernel(*args)``, a compiled (numba) kernel, with the floating-point errors it met
+    reported as NumPy reports a ufunc's under the current ``np.errstate`` (a
+    RuntimeWarning by default): numba's code sets the processor's flags but checks none.
+    The flags are cleared before and read after the call (two C calls, about 0.4 µs);
+    nothing is read where every category is ``"ignore"`` or the machine's flag bits are
+    not known.  An integer division by zero sets no flag, so it is not reported."""
+    if not _FENV:
+        _FENV.append(_fenv())
+    fe = _FENV[0]
+    if fe is None:
+        kernel(*args)
+        return
+    clear, test, bits = fe
+    err = np.geterr()
+    mask = 0
+    for cat, bit in bits.items():
+        if err[cat] != "ignore":
+            mask |= bit
+    if not mask:
+        kernel(*args)
+        return
+    clear(mask)
+    kernel(*args)
+    got = test(mask)
+    if got:
+        clear(mask)
+        for cat, bit in bits.items():
+            if got & bit:
+                _MAKE[cat]()

@@ -303,7 +303,7 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     bound = P.bound.get((id(ctx.task), direct))
     args = None if bound is None else bound.arguments(ctx, out)
     if args is not None:                              # a repeat of this task: its row layout as bound
-        bound.kernel(*args)
+        fperr.compiled(bound.kernel, args)          # NumPy's warnings from the processor's flags
         stats["fused"] += 1
         stats["rows"] += 1
         return WRITTEN if direct else out
@@ -327,7 +327,7 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     except (Unfusable, OverflowError, TypeError, ValueError):
         stats["numpy"] += 1
         return None
-    kernel(*args)
+    fperr.compiled(kernel, args)
     stats["fused"] += 1
     stats["rows"] += lay is not None
     return WRITTEN if direct else out
