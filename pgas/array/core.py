@@ -408,7 +408,7 @@ def _elementwise(ufunc, method, inputs, out, kwargs):
 def _local_call(ufunc, args, outs, kwargs) -> None:
     """``ufunc(*args, out=outs)`` on local parts.  An integer power may fail on some
     locales only (a negative exponent), so the locales agree first."""
-    if ufunc is np.power and _integer_loop(ufunc, args, kwargs):
+    if ufunc is np.power and fperr.integer_loop(ufunc, args, kwargs):
         e = args[1]
         if isinstance(e, np.ndarray) and e.ndim:
             bad = comm.allreduce(np.int32(e.dtype.kind == "i" and e.size > 0 and e.min() < 0), "max")
@@ -418,13 +418,6 @@ def _local_call(ufunc, args, outs, kwargs) -> None:
             raise ValueError("Integers to negative integer powers are not allowed.")
     fperr.run(lambda _: ufunc(*args, out=outs, **kwargs), None)     # np.errstate raise: every locale
 
-
-def _integer_loop(ufunc, args, kwargs) -> bool:
-    """True if NumPy computes ``ufunc(*args, **kwargs)`` with an integer loop, whatever
-    ``out=``'s dtype (``np.power(int_array, int_array, out=float_array)`` still raises on
-    a negative exponent: it was checked by ``out``'s dtype, and raised on one locale, rev24)."""
-    probe = ufunc(*[np.empty(0, x.dtype) if isinstance(x, np.ndarray) else x for x in args], **kwargs)
-    return probe.dtype.kind in "iu"
 
 
 engine.register_array(DistArray)

@@ -40,7 +40,7 @@ def run(fn, arg, collective: bool = True):
     every locale alike if any locale saw one.  Without ``"raise"`` categories, inside
     another such run, or without ``collective`` (``pg.explain``, which runs nothing and
     may run on one locale): just ``fn(arg)``."""
-    if numpy_only or not collective or "raise" not in np.geterr().values():
+    if numpy_only or not collective or not raising():
         return fn(arg)
     with _agreed():
         return fn(arg)
@@ -115,12 +115,19 @@ def power_args(args, kwargs):
     loop raises ValueError on, noted in :data:`power_errors` and replaced by 0 (the
     statement then runs to its end, and :func:`deferring_powers` raises on every locale)."""
     e = args[1]
-    if isinstance(e, np.ndarray) and e.dtype.kind == "i" and e.size and e.min() < 0:
-        probe = np.power(*[np.empty(0, x.dtype) if isinstance(x, np.ndarray) else x for x in args], **kwargs)
-        if probe.dtype.kind in "iu":
-            power_errors.append(_NEGATIVE_POWER)
-            args = [args[0], np.maximum(e, 0), *args[2:]]
+    if isinstance(e, np.ndarray) and e.dtype.kind == "i" and e.size and e.min() < 0 \
+            and integer_loop(np.power, args, kwargs):
+        power_errors.append(_NEGATIVE_POWER)
+        args = [args[0], np.maximum(e, 0), *args[2:]]
     return args
+
+
+def integer_loop(ufunc, args, kwargs) -> bool:
+    """True if NumPy computes ``ufunc(*args, **kwargs)`` with an integer loop, whatever an
+    ``out=``'s dtype (``np.power(int_array, int_array, out=float_array)`` still raises on a
+    negative exponent), probed on empty arrays of the arguments' dtypes."""
+    probe = ufunc(*[np.empty(0, x.dtype) if isinstance(x, np.ndarray) else x for x in args], **kwargs)
+    return probe.dtype.kind in "iu"
 
 
 def deferring_powers(fn, arg, collective: bool = True):
@@ -144,6 +151,7 @@ def deferring_powers(fn, arg, collective: bool = True):
 
 # -- compiled kernels: NumPy's warnings from the processor's floating-point flags --------------
 
+@functools.lru_cache(maxsize=None)
 def _fenv():
     """``(clear, test, {category: flag bit})`` of the C library's floating-point status
     (``feclearexcept``/``fetestexcept``), or None where this machine's bits are not known."""
@@ -174,7 +182,6 @@ _MAKE = {"divide": lambda: np.divide(np.float64(1.0), np.float64(0.0)),
          "over": lambda: np.multiply(np.float64(1e308), np.float64(10.0)),
          "under": lambda: np.multiply(np.float64(1e-308), np.float64(1e-308)),
          "invalid": lambda: np.subtract(np.float64(np.inf), np.float64(np.inf))}
-_FENV: list = []
 
 
 def compiled(kernel, args) -> None:
@@ -184,9 +191,7 @@ def compiled(kernel, args) -> None:
     The flags are cleared before and read after the call (two C calls, about 0.4 µs);
     nothing is read where every category is ``"ignore"`` or the machine's flag bits are
     not known.  An integer division by zero sets no flag, so it is not reported."""
-    if not _FENV:
-        _FENV.append(_fenv())
-    fe = _FENV[0]
+    fe = _fenv()
     if fe is None:
         kernel(*args)
         return

@@ -444,8 +444,12 @@ def forall(domain, body) -> None:
     finally:
         engine.trace_pop()
     collective.forall(dom, body, tracer.records)
-    for (target, value, uf, other), (err, call) in zip(tracer.records, tracer.errstates):
-        with np.errstate(call=call, **err):         # an np.errstate inside the body applies (rev24)
+    now = (np.geterr(), np.geterrcall())
+    for (target, value, uf, other), state in zip(tracer.records, tracer.errstates):
+        if state == now:
+            _run_record(dom, target, value, uf, other)
+            continue
+        with np.errstate(call=state[1], **state[0]):      # an np.errstate inside the body applies (rev24)
             _run_record(dom, target, value, uf, other)
 
 
@@ -485,7 +489,8 @@ def _has_power(x) -> bool:
     while stack:
         e = stack.pop()
         if isinstance(e, Expr):
-            if e.func is np.power and len(e.args) == 2 and not engine.is_scalar(e.args[1]):
+            if (e.func is np.power and len(e.args) == 2 and not engine.is_scalar(e.args[1])
+                    and np.dtype(e.dtype).kind in "iu"):     # only an integer power raises on data
                 return True
             stack.extend(e.args)
     return False
