@@ -24,7 +24,8 @@ from .array import (all, amax, amin, any, argmax, argmin, concatenate, count_non
                     flatten, flip, hstack, moveaxis, ravel, reshape, squeeze, stack, std, swapaxes, transpose, var,
                     vstack)
 from .array import asarray, copyto, empty_like, eye, full_like, identity, linspace, ones_like, redistribute, zeros_like
-from .array.expr import where
+from .array.expr import TraceError, where
+from .array.engine import PendingExpressionWarning, StaleExpression
 from .array import linalg
 from .array.linalg import dot, matmul, norm, outer, vdot
 from .array.fromlocal import from_local, fromfunction
@@ -43,7 +44,7 @@ __all__ = [
     "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
     "comm_diagnostics", "CommDiagnostics", "LocaleError", "CollectiveMismatch",
-    "where", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
+    "where", "TraceError", "StaleExpression", "PendingExpressionWarning", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
     "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",
     "swapaxes", "transpose", "vstack", "array", "asarray", "copyto", "empty_like", "eye", "full_like", "identity",

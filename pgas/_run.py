@@ -87,8 +87,10 @@ class _Job:
     def __init__(self, path: str, me: int) -> None:
         self.base = os.path.join(path, str(me))
         main = threading.main_thread().ident
-        self._stack = open(self.base + ".stack", "a")
-        self._fatal = open(self.base + ".fatal", "w")
+        # raw descriptors, open until the process ends (faulthandler may write while it exits):
+        # file objects would be reported unclosed (ResourceWarning) at interpreter shutdown
+        self._stack = os.open(self.base + ".stack", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fatal = os.open(self.base + ".fatal", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         faulthandler.register(signal.SIGUSR1, file=self._stack, all_threads=True)
         faulthandler.enable(file=self._fatal, all_threads=False)
         with open(self.base + ".pid.tmp", "w") as f:

@@ -253,6 +253,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         (e.g. ``pg.barrier()``)."""
         loc = self.layout.locate(index) or self._locate_slow(index)
         ghosts.wrote(self)                  # elements and slices alike: ghost copies are no longer current
+        engine.one_sided_write(self, "put")
         if loc is None:
             return slicing.put_slice(self, index, value)
         value = self._element(value, index)
@@ -272,6 +273,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         """Start a one-sided write of one element or a basic slice; ``h.wait()`` completes it
         (then visible to other locales after their next synchronisation, as :meth:`put`)."""
         ghosts.wrote(self)
+        engine.one_sided_write(self, "put_async")
         return slicing.start_put(self, index, value)
 
     def _element(self, value, key) -> np.ndarray:
@@ -296,16 +298,19 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         Complete at the caller by its next synchronisation; seen by other locales after
         the next ``pg.barrier()``."""
         ghosts.wrote(self)
+        engine.one_sided_write(self, "update_one")
         irregular.update_one(self, index, value, op)
 
     def fetch_add(self, index, value):
         """One-sided atomic add; returns the previous value (one message)."""
         ghosts.wrote(self)
+        engine.one_sided_write(self, "fetch_add")
         return irregular.fetch_add(self, index, value)
 
     def compare_exchange(self, index, expected, value):
         """One-sided atomic compare-and-swap; returns the value found (one message)."""
         ghosts.wrote(self)
+        engine.one_sided_write(self, "compare_exchange")
         return irregular.compare_exchange(self, index, expected, value)
 
     def index_plan(self, indices) -> "irregular.IndexPlan":

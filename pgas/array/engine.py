@@ -20,6 +20,8 @@ than give new ones.
 from __future__ import annotations
 
 import itertools
+import sys
+import warnings
 
 import numpy as np
 
@@ -186,6 +188,30 @@ def before_write(base, value) -> None:
         if e is not None:
             e.eval()
     base._writes += 1
+
+
+class PendingExpressionWarning(UserWarning):
+    """A one-sided write to an array that a pending (unassigned, unused) expression reads."""
+
+
+def one_sided_write(base, what: str) -> None:
+    """Hook of every one-sided write to ``base`` on this locale (``put``, ``update_one``,
+    atomics).  Such a write is not collective, so it cannot materialise a pending
+    expression as a statement does (:func:`before_write`): the expression, computed
+    when first used, may then read the new value where NumPy would have kept the old
+    one.  Warn (on this locale only: warning exchanges nothing and waits for nobody)."""
+    if not _pending:
+        return
+    for e in _pending.values():
+        # one reference from _pending, one from e, one for getrefcount's argument: more
+        # means the program still holds it (warnings are local, so garbage may differ)
+        if e.reads(base) and sys.getrefcount(e) > 3:
+            warnings.warn(
+                f"{base.label}.{what}: an expression that reads {base.label} was built and not used yet; it is "
+                "computed when first used, so it may read this write's value (NumPy would have computed it "
+                "when written). Evaluate it before one-sided writes (E = E.eval()) to keep the old values",
+                PendingExpressionWarning, stacklevel=3)
+            return
 
 
 # -- forall tracing ----------------------------------------------------------

@@ -1,6 +1,8 @@
 """The scalable statement runtime: peer-only synchronisation, non-blocking one-sided
 operations, asynchronous updates and the pending-expression rule, against NumPy."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -132,6 +134,30 @@ def test_pending_expression_is_materialised_before_a_write():
     E = A[1:] + A[:-1]                          # pending: never used
     A[:] = 0
     assert_matches(E.eval(), np.arange(1.0, 10.0) + np.arange(9.0))
+
+
+@pytest.mark.parametrize("how", ["put", "put_async", "update_one", "fetch_add", "compare_exchange"])
+def test_one_sided_write_to_an_operand_of_a_pending_expression_warns(how):
+    """A one-sided write cannot materialise a pending expression (the other locales
+    take no part): it warns on the writing locale; evaluating first keeps the old values."""
+    A = pg.from_numpy(np.arange(10))
+    E = A[1:] + A[:-1]                          # pending
+    write = {"put": lambda: A.put(3, 100), "put_async": lambda: A.put_async(3, 100).wait(),
+             "update_one": lambda: A.update_one(3, 100), "fetch_add": lambda: A.fetch_add(3, 100),
+             "compare_exchange": lambda: A.compare_exchange(3, 3, 100)}[how]
+    if pg.here == 0:
+        with pytest.warns(pg.PendingExpressionWarning, match=f"{how}: an expression that reads"):
+            write()
+    pg.barrier()
+    E = (A[1:] + A[:-1]).eval()                 # evaluated before the write: no warning, old values kept
+    if pg.here == 0:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pg.PendingExpressionWarning)
+            write()
+    pg.barrier()
+    old = np.arange(10)
+    old[3] = 103 if how in ("update_one", "fetch_add") else 100
+    assert_matches(E, old[1:] + old[:-1])
 
 
 def test_used_expression_evaluated_after_a_write_raises_on_every_locale():
