@@ -176,6 +176,9 @@ def before_write(base, value) -> None:
     those inside ``value`` (the statement about to write it), in program order; then
     count the write.  No communication beyond the materialising statements: the
     pending set is the same on every locale."""
+    if not _pending:                   # the common case: every expression was used at once
+        base._writes += 1
+        return
     mine = set()
     stack = [value]
     while stack:
@@ -188,6 +191,32 @@ def before_write(base, value) -> None:
         if e is not None:
             e.eval()
     base._writes += 1
+
+
+def _held_elsewhere(e) -> bool:
+    """Whether the program still holds pending expression ``e``, called with a loop
+    variable over :data:`_pending` (references: the dict's, the caller's loop variable,
+    this parameter and getrefcount's argument)."""
+    return sys.getrefcount(e) > 4
+
+
+class _Sweep:
+    """Pending expressions the program dropped on every locale are forgotten instead of
+    kept (with their operand arrays) until an operand is written: agreed in the window
+    pool's collection (:func:`pgas.comm.window.on_collect`), which runs when an array is
+    made, so garbage collection, which may differ between locales, decides nothing alone."""
+
+    def count(self) -> int:
+        return len(_pending)
+
+    def flags(self) -> np.ndarray:
+        # not enumerate(): it keeps its last (k, e) tuple, one reference more
+        return np.array([not _held_elsewhere(e) for e in _pending.values()], dtype=np.uint8)
+
+    def drop(self, flags) -> None:
+        for k, gone in zip(list(_pending), flags):
+            if gone:
+                del _pending[k]
 
 
 class PendingExpressionWarning(UserWarning):
@@ -203,9 +232,7 @@ def one_sided_write(base, what: str) -> None:
     if not _pending:
         return
     for e in _pending.values():
-        # one reference from _pending, one from e, one for getrefcount's argument: more
-        # means the program still holds it (warnings are local, so garbage may differ)
-        if e.reads(base) and sys.getrefcount(e) > 3:
+        if e.reads(base) and _held_elsewhere(e):     # (a warning is local: garbage may differ)
             warnings.warn(
                 f"{base.label}.{what}: an expression that reads {base.label} was built and not used yet; it is "
                 "computed when first used, so it may read this write's value (NumPy would have computed it "
@@ -237,3 +264,11 @@ def _record(target, value, uf, other) -> None:
 def is_scalar(x) -> bool:
     """True for Python and NumPy scalars and 0-d arrays (constants in expressions)."""
     return isinstance(x, (int, float, complex, bool, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def _install_sweep() -> None:
+    from ..comm import window
+    window.on_collect(_Sweep())
+
+
+_install_sweep()

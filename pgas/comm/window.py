@@ -377,18 +377,42 @@ def allocate(size: int, dtype, key, weight: int = 0) -> Window:
     return win
 
 
+#: Sweeps that ride on :func:`collect`'s agreement (see :func:`on_collect`).
+_sweeps: list = []
+
+
+def on_collect(sweep) -> None:
+    """Register ``sweep``, an object of a layer above with ``count()`` (how many items it
+    may drop, meant to be the same on every locale), ``flags()`` (a uint8 per item: 1
+    where this locale would drop it) and ``drop(flags)`` (the flags agreed by every
+    locale: 1 where each would).  :func:`collect` agrees on them with its own reduction
+    (the counts) and one more only where there are items; where the counts differ
+    between locales nothing is dropped."""
+    _sweeps.append(sweep)
+
+
 def collect() -> None:
     """Collective: pool the windows every locale has released (in id order); free the
     oldest pooled ones beyond ``POOL_LIMIT``.  The pool is the same on every locale.
 
     The live windows are the same on every locale (they are made and freed collectively),
     so one allreduce (min) of a released-or-not byte per live window finds the common
-    ones: its size grows with the live windows, never with the locale count."""
+    ones: its size grows with the live windows, never with the locale count.  The same
+    reduction carries the registered sweeps' counts (:func:`on_collect`)."""
     if not _live:
         return
     ids = sorted(_live)
-    mine = np.fromiter((wid in _released for wid in ids), dtype=np.uint8, count=len(ids))
-    common = [wid for wid, everywhere in zip(ids, runtime.allreduce(mine, "min")) if everywhere]
+    counts = [sw.count() for sw in _sweeps]
+    mine = np.empty(len(ids) + 2 * len(counts), dtype=np.int64)
+    mine[:len(ids)] = np.fromiter((wid in _released for wid in ids), dtype=np.int64, count=len(ids))
+    mine[len(ids):len(ids) + len(counts)] = counts
+    mine[len(ids) + len(counts):] = [-c for c in counts]
+    got = runtime.allreduce(mine, "min")
+    for k, sw in enumerate(_sweeps):
+        low, high = int(got[len(ids) + k]), -int(got[len(ids) + len(counts) + k])
+        if low == high and low:                      # the same items everywhere: agree on each
+            sw.drop(runtime.allreduce(sw.flags(), "min"))
+    common = [wid for wid, everywhere in zip(ids, got[:len(ids)]) if everywhere]
     for wid in common:
         _released.discard(wid)
         win = _live[wid]

@@ -160,6 +160,40 @@ def test_one_sided_write_to_an_operand_of_a_pending_expression_warns(how):
     assert_matches(E, old[1:] + old[:-1])
 
 
+def test_dropped_pending_expressions_do_not_keep_their_arrays():
+    """An expression built and dropped unused (here: only its dtype read) is forgotten once
+    every locale dropped it (agreed when an array is made), with its operand arrays: before,
+    each one stayed pending, holding its array's window, until an operand was written."""
+    from pgas.array import engine
+    from pgas.comm import window
+    A = pg.from_numpy(np.arange(10.0))
+    E = A[1:] + A[:-1]                                    # held: kept, and right after a write
+    start = len(window._live)
+    for _ in range(40):
+        B = pg.ones(16)
+        assert (B[1:] + B[:-1]).dtype == np.float64
+    assert len(engine._pending) <= 3
+    assert len(window._live) <= start + 3
+    A[:] = 0
+    assert_matches(E.eval(), np.arange(1.0, 10.0) + np.arange(9.0))
+
+
+def test_pending_expression_held_on_some_locales_only_is_kept_on_every_locale():
+    """Dropped on some locales but not all, an expression stays pending everywhere: the
+    write of its operand materialises it on every locale (no statement on a few)."""
+    A = pg.from_numpy(np.arange(10.0))
+    held = []
+    e = A[1:] * 2
+    if pg.here == 0:
+        held.append(e)
+    del e
+    pg.zeros(7 + 11 * P)                                  # an array of a new size: the pool is collected
+    A[:] = 0                                              # materialises it on every locale
+    if held:
+        np.testing.assert_array_equal(held[0].eval().get(slice(None)), np.arange(1.0, 10.0) * 2)   # one-sided
+    pg.barrier()
+
+
 def test_used_expression_evaluated_after_a_write_raises_on_every_locale():
     A = pg.from_numpy(np.arange(10.0))
     C = pg.zeros(9)
