@@ -11,7 +11,8 @@ An expression is pending from its creation until it is used: as an operand of
 another expression, as the value of a statement, or by being evaluated.  Being
 used is a fact of program order, the same on every locale, so every locale
 materialises the same pending expressions before a write without exchanging a
-word (garbage collection, which differs between locales, plays no part).  An
+word (garbage collection, which differs between locales, decides nothing alone:
+an expression dropped on every locale is forgotten by agreement, :class:`_Sweep`).  An
 expression that was used and is evaluated again after one of its operands was
 written would need the old values: that raises :class:`StaleExpression` rather
 than give new ones.
