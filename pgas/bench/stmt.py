@@ -3,7 +3,8 @@
 Each kernel runs on Cyclic and Block-Cyclic (block 4 and 16) data in both
 modes: *baseline* (``pg.config(aggregate=False)``: one message per remote
 element access, as Chapel's unoptimised Cyclic follower) and *aggregated*
-(the default).  After one untimed warm-up step (which also plans), ``--steps``
+(the default).  After untimed warm-up steps (the first plans; ``--warmup``, default
+3 in the aggregated and auto modes, 1 in the baseline), ``--steps``
 steps are timed and their messages counted; the result is checked against
 the kernel's NumPy reference.  Reported per run: messages and bytes per step,
 seconds per step, and the aggregated / baseline ratios; then the geometric
@@ -47,14 +48,18 @@ PAPER = {"Cyclic": {"messages": 0.36, "time": 0.64}, "BlockCyclic": {"messages":
 
 
 def run_one(kernel, n: int, dist_name: str, aggregate: bool, steps: int, owner: str = "write",
-            protocol: str = "packed") -> dict:
+            protocol: str = "packed", warmup: int = 1) -> dict:
     """Collective: one kernel, distribution, mode, owner policy and protocol; messages and
-    time per step."""
+    time per step (after ``warmup`` untimed steps).  The baseline takes one warm-up step
+    and at most 2 timed ones: its steps are 10-1000x longer, gain nothing from more, and
+    its time never decides a comparison with the other modes."""
     pg.config(aggregate=aggregate, owner=owner, protocol=protocol)
+    if not aggregate:
+        warmup, steps = 1, min(steps, 2)
     try:
         state = kernel.setup(n, DISTS[dist_name]())
-        dt, d = timed_steps(kernel, state, steps)
-        want = kernel.reference(n, steps + 1)
+        dt, d = timed_steps(kernel, state, steps, warmup)
+        want = kernel.reference(n, steps + warmup)
         ok = all(np.allclose(state[k].to_numpy(), want[k], rtol=1e-9) for k in kernel.result)
     finally:
         pg.config()
@@ -81,14 +86,16 @@ def geomean(xs) -> float:
 
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
-    p = parser("stmt", __doc__.splitlines()[0], warmup=False)
+    p = parser("stmt", __doc__.splitlines()[0])
     p.add_argument("--kernels", type=choices(KERNELS), default=list(ORIGINAL), metavar="LIST",
                    help=f"comma-separated kernel names from {', '.join(KERNELS)} (default {','.join(ORIGINAL)})")
     p.add_argument("--dists", type=choices(DISTS), default=list(DISTS), metavar="LIST",
                    help=f"comma-separated distributions from {', '.join(DISTS)} (default all)")
     p.add_argument("--size", default="bench", help="bench (Figure 11 sizes, mvt 1000), paper, tiny, "
                    "or a scale factor of the paper size such as 0.25 (default bench)")
-    p.add_argument("--steps", type=int, default=2, help="timed steps per run (default 2)")
+    p.add_argument("--steps", type=int, default=2, help="timed steps per run (default 2; the baseline times "
+                   "at most 2)")
+    p.set_defaults(warmup=3)
     p.set_defaults(trials=3)
     p.add_argument("--no-auto", dest="auto", action="store_false",
                    help="skip the auto mode (owner and protocol chosen by the models)")
@@ -105,14 +112,14 @@ def _median_run(runs: list) -> dict:
     return out
 
 
-def _trials(kernel, n: int, dist: str, modes: list, trials: int, steps: int) -> list:
+def _trials(kernel, n: int, dist: str, modes: list, trials: int, steps: int, warmup: int = 1) -> list:
     """Collective: ``(aggregate, owner, protocol)`` modes each run ``trials`` times,
     interleaved from a rotating start; one :func:`_median_run` per mode."""
     got: list = [[] for _ in modes]
     for t in range(trials):
         for i in [(t + k) % len(modes) for k in range(len(modes))]:
             agg, owner, proto = modes[i]
-            got[i].append(run_one(kernel, n, dist, agg, steps, owner, proto))
+            got[i].append(run_one(kernel, n, dist, agg, steps, owner, proto, warmup))
     return [_median_run(r) for r in got]
 
 
@@ -128,7 +135,7 @@ def main(argv=None) -> int:
             progress(f"kernel {name}, n={n}, {dist}")
             modes = [(False, "write", "packed")] + [(True, o, "packed") for o in owners]
             modes += [(True, "cost", "auto")] if args.auto else []
-            got = _trials(kernel, n, dist, modes, args.trials, args.steps)
+            got = _trials(kernel, n, dist, modes, args.trials, args.steps, args.warmup)
             base, aggs = got[0], got[1:1 + len(owners)]
             plain = None
             for owner, agg in zip(owners, aggs):
@@ -171,11 +178,17 @@ def main(argv=None) -> int:
         summary["auto"] = {"runs": len(autos), "within_5pct": sum(a["auto_over_best"] <= 1.05 for a in autos),
                            "worst": worst["auto_over_best"], "worst_run": f"{worst['kernel']} {worst['dist']}",
                            "geomean_auto_over_best": geomean([a["auto_over_best"] for a in autos])}
+        from pgas import calibrate
+        model = calibrate.current().source
+        model = None if model == "defaults" else model
+        summary["auto"]["model"] = model or "defaults"
         if comm.here() == 0:
             s = summary["auto"]
             print(f"auto within 5% of the better of baseline and plain aggregation in {s['within_5pct']} of "
                   f"{s['runs']} runs (worst {s['worst_run']}: {s['worst']:.2f}x; geometric mean "
-                  f"{s['geomean_auto_over_best']:.3f})")
+                  f"{s['geomean_auto_over_best']:.3f}); its model: "
+                  + (f"calibrated, {model}" if model else "the defaults (no calibration for this machine and "
+                     "locale count: run `pgas calibrate -n N` first to measure what auto is meant to use)"))
     import os
     summary["load"] = list(os.getloadavg())
     path = write_result("stmt", {"size": args.size, "steps": args.steps, "trials": args.trials, "runs": results,

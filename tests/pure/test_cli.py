@@ -269,8 +269,10 @@ def test_benchmarks_reject_options_they_do_not_use():
     """--trials / --warmup are rejected where a benchmark would ignore them (PolyBench's
     --trials was accepted and ignored once)."""
     from pgas.bench import cg, domains, kernelrun, polybench, stmt
-    for mod, bad in [(cg, "--warmup"), (stmt, "--warmup"), (polybench, "--warmup"),
+    for mod, bad in [(cg, "--warmup"), (polybench, "--warmup"),
                      (domains, "--trials"), (kernelrun, "--trials"), (kernelrun, "--warmup")]:
         with pytest.raises(SystemExit):
             mod.make_parser().parse_args([bad, "2"])
     assert polybench.make_parser().parse_args(["--trials", "2"]).trials == 2
+    assert stmt.make_parser().parse_args([]).warmup == 3          # untimed steps before the timed ones
+    assert stmt.make_parser().parse_args(["--warmup", "5"]).warmup == 5
