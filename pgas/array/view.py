@@ -176,7 +176,8 @@ def select(src, key, for_write: bool = False):
 
 def _slices(src, key):
     """:func:`select`'s common case, a slice on every dimension, in one pass (the view
-    ``index_map`` and ``_compose`` give); None for any other key."""
+    ``index_map`` and ``_compose`` give; :func:`_mixed` where some are in-bounds Python
+    ints, ``A[0, :]``); None for any other key."""
     if type(src) is View:
         base, shape, M, c = src.base, src.shape, src.M, src.c
     elif engine.is_array(src):
@@ -189,7 +190,7 @@ def _slices(src, key):
     newshape, starts, steps = [], [], []
     for k, n in zip(key, shape):
         if type(k) is not slice:
-            return None
+            return _mixed(base, shape, M, c if M is not None else None, key)
         start, stop, step = k.indices(n)
         newshape.append(len(range(start, stop, step)))
         starts.append(start)
@@ -201,6 +202,37 @@ def _slices(src, key):
         v.c = tuple(starts)
     else:
         v.M = tuple([tuple([a * s for a, s in zip(row, steps)]) for row in M])
+        v.c = tuple([sum([a * s for a, s in zip(row, starts)]) + ci for row, ci in zip(M, c)])
+    return v
+
+
+def _mixed(base, shape, M, c, key):
+    """:func:`_slices` for a key of slices and in-bounds Python ints with at least one
+    slice (an int selects an element of its dimension, which the view drops); None
+    for any other (an int out of bounds: :func:`select` raises NumPy's IndexError)."""
+    newshape, starts, steps, kept = [], [], [], []
+    for d, (k, n) in enumerate(zip(key, shape)):
+        t = type(k)
+        if t is slice:
+            start, stop, step = k.indices(n)
+            newshape.append(len(range(start, stop, step)))
+            starts.append(start)
+            steps.append(step)
+            kept.append(d)
+        elif t is int and -n <= k < n:
+            starts.append(k + n if k < 0 else k)
+            steps.append(0)
+        else:
+            return None
+    if not kept:
+        return None                     # every dimension an int: one element, not a view
+    v = object.__new__(View)
+    v.base, v.shape = base, tuple(newshape)
+    if M is None:
+        v.M = tuple([tuple([steps[j] if j == d else 0 for j in kept]) for d in range(len(shape))])
+        v.c = tuple(starts)
+    else:
+        v.M = tuple([tuple([row[j] * steps[j] for j in kept]) for row in M])
         v.c = tuple([sum([a * s for a, s in zip(row, starts)]) + ci for row, ci in zip(M, c)])
     return v
 

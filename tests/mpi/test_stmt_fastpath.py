@@ -6,6 +6,9 @@ back to back with the first: every one must match NumPy (or raise NumPy's error)
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 import pgas as pg
 from pgas.array.expr import TraceError
@@ -199,3 +202,45 @@ def test_bound_kernel_calls_follow_buffers_and_settings():
             interior.MODE = old
     after = sum(len(P.bound) for P in fuse._programs.values())
     collective_verdict(after > before or after > 0, "no task call was bound: the test does not reach the fast path")
+
+
+_BASIC = st.one_of(st.integers(-7, 7), st.builds(slice, st.none() | st.integers(-8, 8), st.none() | st.integers(-8, 8),
+                                                 st.none() | st.integers(-3, 3).filter(bool)))
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(key=st.tuples(_BASIC, _BASIC, _BASIC), inner=st.tuples(_BASIC, _BASIC))
+def test_int_and_slice_keys_read_and_write_as_numpy(key, inner):
+    """Keys mixing Python ints and slices (``A[0, :]``, s25's fast path), also applied to
+    a view: the view reads and is written as NumPy's; an int out of bounds raises
+    NumPy's IndexError on every locale."""
+    G = np.arange(5 * 6 * 7, dtype=np.float64).reshape(5, 6, 7)
+    A = pg.from_numpy(G, dist=pg.Cyclic())
+    try:
+        want = G[key]
+    except IndexError:
+        with pytest.raises(IndexError):
+            A[key]
+        return
+    if np.ndim(want) == 0:
+        return                                          # one element: not a view
+    np.testing.assert_array_equal(A[key].to_numpy(), want)
+    W = G.copy()
+    W[key] = -1.0
+    A[key] = -1.0
+    assert_matches(A, W, rtol=0.0)
+    if len(inner) > np.ndim(want):
+        return
+    inner = inner + (slice(None),) * (np.ndim(want) - len(inner))
+    try:
+        want2 = W[key][inner]
+    except IndexError:
+        with pytest.raises(IndexError):
+            A[key][inner]
+        return
+    if np.ndim(want2) == 0:
+        return
+    np.testing.assert_array_equal(A[key][inner].to_numpy(), want2)
+    W[key][inner] = 7.0
+    A[key][inner] = 7.0
+    assert_matches(A, W, rtol=0.0)
