@@ -194,11 +194,21 @@ def before_write(base, value) -> None:
     base._writes += 1
 
 
-def _held_elsewhere(e) -> bool:
-    """Whether the program still holds pending expression ``e``, called with a loop
-    variable over :data:`_pending` (references: the dict's, the caller's loop variable,
-    this parameter and getrefcount's argument)."""
-    return sys.getrefcount(e) > 4
+def _refcounts(items: dict) -> list:
+    """``sys.getrefcount`` of each value of ``items``, read the same way every time."""
+    return [sys.getrefcount(e) for e in items.values()]
+
+
+#: What :func:`_refcounts` reads for a value that only its dict holds, measured on this
+#: interpreter (the references a loop and a call add differ between Python versions,
+#: and a guessed constant would judge a held expression dropped: it would then read the
+#: new values after a write, a silent wrong answer).
+_ALONE = _refcounts({0: object()})[0]
+
+
+def _held(items: dict) -> list:
+    """For each pending expression in ``items``: whether the program still holds it."""
+    return [n > _ALONE for n in _refcounts(items)]
 
 
 class _Sweep:
@@ -211,8 +221,7 @@ class _Sweep:
         return len(_pending)
 
     def flags(self) -> np.ndarray:
-        # not enumerate(): it keeps its last (k, e) tuple, one reference more
-        return np.array([not _held_elsewhere(e) for e in _pending.values()], dtype=np.uint8)
+        return np.array([not h for h in _held(_pending)], dtype=np.uint8)
 
     def drop(self, flags) -> None:
         for k, gone in zip(list(_pending), flags):
@@ -232,8 +241,9 @@ def one_sided_write(base, what: str) -> None:
     one.  Warn (on this locale only: warning exchanges nothing and waits for nobody)."""
     if not _pending:
         return
-    for e in _pending.values():
-        if e.reads(base) and _held_elsewhere(e):     # (a warning is local: garbage may differ)
+    held = _held(_pending)                         # first: the loop's references would count
+    for e, h in zip(_pending.values(), held):
+        if h and e.reads(base):                     # (a warning is local: garbage may differ)
             warnings.warn(
                 f"{base.label}.{what}: an expression that reads {base.label} was built and not used yet; it is "
                 "computed when first used, so it may read this write's value (NumPy would have computed it "
