@@ -93,7 +93,7 @@ def parser(name: str, description: str, trials: bool = True, warmup: bool = True
     if trials:
         p.add_argument("--trials", type=_positive, default=5, metavar="T", help="timed trials (default %(default)s)")
     if warmup:
-        p.add_argument("--warmup", type=int, default=1, metavar="W", help="untimed warm-up runs (default %(default)s)")
+        p.add_argument("--warmup", type=_nonnegative, default=1, metavar="W", help="untimed warm-up runs (default %(default)s)")
     p.add_argument("--out", default=None, metavar="PATH", help=f"JSON result path (default results/{name}.json)")
     return p
 
@@ -102,6 +102,13 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _nonnegative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
 
 

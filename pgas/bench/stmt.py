@@ -37,7 +37,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import choices, parser, print_table, progress, write_result
+from pgas.bench import _positive, choices, parser, print_table, progress, write_result
 from pgas.bench.kernels import KERNELS, ORIGINAL
 from pgas.bench.measure import timed_steps
 
@@ -93,7 +93,7 @@ def make_parser():
                    help=f"comma-separated distributions from {', '.join(DISTS)} (default all)")
     p.add_argument("--size", default="bench", help="bench (Figure 11 sizes, mvt 1000), paper, tiny, "
                    "or a scale factor of the paper size such as 0.25 (default bench)")
-    p.add_argument("--steps", type=int, default=2, help="timed steps per run (default 2; the baseline times "
+    p.add_argument("--steps", type=_positive, default=2, help="timed steps per run (default 2; the baseline times "
                    "at most 2)")
     p.set_defaults(warmup=3)
     p.set_defaults(trials=3)
