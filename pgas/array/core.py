@@ -93,6 +93,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         self._me = comm.here()
         self._writes = 0                       # collective writes seen (lazy expressions check it)
         self._seq = next(_created)
+        engine.allocated(self)                 # its one-sided writes count as writes at pg.barrier()
         return self
 
     @property

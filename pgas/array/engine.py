@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -189,8 +190,12 @@ def before_write(base, value) -> None:
             stack.extend(x.args)
     for k in [k for k, e in _pending.items() if id(e) not in mine and e.reads(base)]:
         e = _pending.get(k)
-        if e is not None:
-            e.eval()
+        if e is None:
+            continue
+        if e.stale():                  # an operand was written one-sided (a barrier said so): its old
+            _pending.pop(k)            # values are gone; evaluating it raises StaleExpression
+            continue
+        e.eval()
     base._writes += 1
 
 
@@ -239,6 +244,8 @@ def one_sided_write(base, what: str) -> None:
     expression as a statement does (:func:`before_write`): the expression, computed
     when first used, may then read the new value where NumPy would have kept the old
     one.  Warn (on this locale only: warning exchanges nothing and waits for nobody)."""
+    from .. import comm
+    comm.mark_one_sided(base._win.id)              # agreed at the next pg.barrier() (see _after_barrier)
     if not _pending:
         return
     held = _held(_pending)                         # first: the loop's references would count
@@ -277,9 +284,33 @@ def is_scalar(x) -> bool:
     return isinstance(x, (int, float, complex, bool, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0)
 
 
+#: Live arrays by window id, for :func:`_after_barrier`.
+_by_window: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+
+def allocated(array) -> None:
+    """Hook of every array's creation (see :func:`_after_barrier`)."""
+    _by_window[array._win.id] = array
+
+
+def _after_barrier(bits: int) -> None:
+    """At a ``pg.barrier()`` after which one-sided writes (``put``, ``update_one``, atomics)
+    became visible, every locale counts a write of each array some locale wrote that way
+    (and of any sharing its bit: a spurious count only makes an expression raise
+    :class:`StaleExpression` instead of reading old values): a lazy expression reading it,
+    built before, then raises :class:`StaleExpression` when evaluated instead of reading
+    the new values (NumPy would have computed it when written)."""
+    from ..comm import runtime
+    for wid, a in list(_by_window.items()):
+        if bits >> (wid % runtime.BITS) & 1:
+            a._writes += 1
+
+
 def _install_sweep() -> None:
+    from .. import comm
     from ..comm import window
     window.on_collect(_Sweep())
+    comm.on_barrier(_after_barrier)
 
 
 _install_sweep()

@@ -156,6 +156,10 @@ class Expr(Lazy):
         """True if the expression reads array ``base`` and is not evaluated yet."""
         return self._value is None and any(b is base for b, _ in self._seen)
 
+    def stale(self) -> bool:
+        """True if not evaluated yet and an operand was written since it was built."""
+        return self._value is None and any(engine.version(b) != v for b, v in self._seen)
+
     def eval(self):
         """Collective: the value as a new DistArray (computed once, then kept)."""
         if self._value is None:

@@ -231,5 +231,5 @@ def barrier() -> None:
     puts) are visible after it.  (``pg.barrier``; checked like every collective.)"""
     if enabled:
         collective("pg.barrier()")
-    runtime.barrier()
+    runtime.barrier(agree=True)
     runtime.count_user_barrier()              # ghost cells stop being current (one-sided writes)

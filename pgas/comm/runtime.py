@@ -180,19 +180,55 @@ def register_window(win) -> None:
     _windows.add(win)
 
 
-def barrier(windows=None) -> None:
+def barrier(windows=None, agree: bool = False) -> None:
     """Wait for every locale; writes made before it (local stores and one-sided puts) are
     visible after it.  ``windows`` limits that to the given windows (a statement passes
-    its arrays'), so the cost does not grow with the number of live arrays."""
+    its arrays'), so the cost does not grow with the number of live arrays.  ``agree``
+    (``pg.barrier``): the wait is a reduction of the windows this locale wrote one-sided
+    since the last such barrier (:func:`mark_one_sided`), and the :func:`on_barrier`
+    hooks learn which windows any locale wrote."""
+    global _one_sided
     wins = [w for w in _windows if w.in_use] if windows is None else windows
     for w in wins:
         w.complete()
         w.sync()
     record_barrier()
-    yielding_wait([comm().Ibarrier()])
+    if agree:
+        mine = np.array([(_one_sided >> (64 * k)) & 0xFFFFFFFFFFFFFFFF for k in range(_WORDS)], dtype=np.uint64)
+        _one_sided = 0
+        got = np.zeros_like(mine)
+        t = mpi_type(mine.dtype)
+        yielding_wait([comm().Iallreduce([mine, t], [got, t], op=mpi().BOR)])   # a barrier, carrying the bits
+    else:
+        yielding_wait([comm().Ibarrier()])
     _epochs.all_seen = _epochs.mine            # every locale has completed what this one has
     for w in wins:
         w.sync()
+    if agree and got.any():
+        bits = sum(int(x) << (64 * k) for k, x in enumerate(got))
+        for hook in _barrier_hooks:
+            hook(bits)
+
+
+#: Windows this locale wrote one-sided since the last ``pg.barrier()``: bit ``id % BITS``.
+_one_sided = 0
+_WORDS = 4
+BITS = 64 * _WORDS
+_barrier_hooks: list = []
+
+
+def mark_one_sided(window_id: int) -> None:
+    """Record a one-sided write to window ``window_id`` (see :func:`barrier`)."""
+    global _one_sided
+    _one_sided |= 1 << (window_id % BITS)
+
+
+def on_barrier(hook) -> None:
+    """Register ``hook(bits)``, called at a ``pg.barrier()`` after which some locale's
+    one-sided writes became visible: bit ``id % BITS`` of ``bits`` is set for every window
+    some locale wrote one-sided (two windows may share a bit: a hook must accept extra
+    ones).  Every locale calls it alike."""
+    _barrier_hooks.append(hook)
 
 
 _barriers = 0

@@ -59,14 +59,10 @@ def test_dropped_pending_expressions_are_forgotten_but_held_ones_keep_old_values
     assert_matches(nested.eval(), (old[1:] + 1) * 2)
 
 
-@pytest.mark.skip(reason="not fixed: an expression already used (the value of a statement, or an operand of "
-                         "another) and not evaluated is no longer pending, so a one-sided write to its operand "
-                         "neither warns nor bumps the write count (which must stay equal on every locale); "
-                         "E.eval() then reads the new values silently where a collective write raises "
-                         "StaleExpression. Warning needs a registry of used, unevaluated, still-held "
-                         "expressions (a weak reference per statement on the hot path, and false alarms for "
-                         "operands of evaluated expressions): a design decision, left to the owner")
 def test_one_sided_write_to_an_operand_of_a_used_unevaluated_expression_warns_or_keeps_old_values():
+    """(Fixed after the review: the locales agree at pg.barrier() on the arrays written
+    one-sided, and count a write of each, so E raises StaleExpression, as after a
+    collective write, instead of reading the put's value.)"""
     A = pg.from_numpy(np.arange(10.0))
     B = pg.zeros(9)
     E = A[1:] + A[:-1]

@@ -160,6 +160,29 @@ def test_one_sided_write_to_an_operand_of_a_pending_expression_warns(how):
     assert_matches(E, old[1:] + old[:-1])
 
 
+@pytest.mark.parametrize("how", ["put", "update_one", "fetch_add"])
+def test_pending_expression_after_a_one_sided_write_and_barrier_raises_stale(how):
+    """A pending expression whose operand some locale wrote one-sided is stale after the
+    barrier that makes the write visible: evaluating it raises StaleExpression on every
+    locale (it read the put's value before), and a later statement writing the operand
+    (which materialises pending expressions) runs, leaving it stale."""
+    A = pg.from_numpy(np.arange(10))
+    B = pg.from_numpy(np.arange(10) * 2)
+    E = A[1:] + A[:-1]                          # pending, reads A
+    F = B[1:] - 1                               # pending, reads B only: unaffected
+    if pg.here == P - 1:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pg.PendingExpressionWarning)
+            getattr(A, how)(3, 100)
+    pg.barrier()
+    A[:] = 0                                    # the stale E is not materialised here
+    with pytest.raises(StaleExpression):
+        E.eval()
+    assert_matches(F.eval(), np.arange(1, 10) * 2 - 1)
+    G = A[1:] + 1                               # built after the barrier: fine
+    assert_matches(G.eval(), np.ones(9, dtype=np.int64))
+
+
 def test_dropped_pending_expressions_do_not_keep_their_arrays():
     """An expression built and dropped unused (here: only its dtype read) is forgotten once
     every locale dropped it (agreed when an array is made), with its operand arrays: before,
