@@ -27,6 +27,7 @@ import weakref
 
 import numpy as np
 
+from .. import comm as _comm
 from . import expr as _expr
 from . import fancy
 from . import view as _view
@@ -244,8 +245,7 @@ def one_sided_write(base, what: str) -> None:
     expression as a statement does (:func:`before_write`): the expression, computed
     when first used, may then read the new value where NumPy would have kept the old
     one.  Warn (on this locale only: warning exchanges nothing and waits for nobody)."""
-    from .. import comm
-    comm.mark_one_sided(base._win.id)              # agreed at the next pg.barrier() (see _after_barrier)
+    _comm.mark_one_sided(base._win.id)             # agreed at the next pg.barrier() (see _after_barrier)
     if not _pending:
         return
     held = _held(_pending)                         # first: the loop's references would count
@@ -300,17 +300,14 @@ def _after_barrier(bits: int) -> None:
     :class:`StaleExpression` instead of reading old values): a lazy expression reading it,
     built before, then raises :class:`StaleExpression` when evaluated instead of reading
     the new values (NumPy would have computed it when written)."""
-    from ..comm import runtime
     for wid, a in list(_by_window.items()):
-        if bits >> (wid % runtime.BITS) & 1:
+        if bits >> (wid % _comm.runtime.BITS) & 1:
             a._writes += 1
 
 
 def _install_sweep() -> None:
-    from .. import comm
-    from ..comm import window
-    window.on_collect(_Sweep())
-    comm.on_barrier(_after_barrier)
+    _comm.window.on_collect(_Sweep())
+    _comm.on_barrier(_after_barrier)
 
 
 _install_sweep()
