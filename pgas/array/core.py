@@ -253,8 +253,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         when it returns, visible to other locales after their next synchronisation
         (e.g. ``pg.barrier()``)."""
         loc = self.layout.locate(index) or self._locate_slow(index)
-        ghosts.wrote(self)                  # elements and slices alike: ghost copies are no longer current
-        engine.one_sided_write(self, "put")
+        self._one_sided("put")              # elements and slices alike
         if loc is None:
             return slicing.put_slice(self, index, value)
         value = self._element(value, index)
@@ -265,6 +264,12 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
             comm.await_target(owner)
             self._win.put(owner, flat, value)
 
+    def _one_sided(self, what: str) -> None:
+        """Hook of every one-sided write (``what``: the method): ghost copies of this array
+        stop being current, and lazy expressions learn of it (:func:`engine.one_sided_write`)."""
+        ghosts.wrote(self)
+        engine.one_sided_write(self, what)
+
     def get_async(self, index) -> "slicing.Pending":
         """Start a one-sided read of one element or a basic slice; ``h.wait()`` returns it.
         Reads to several owners (and several ``get_async`` calls) are in flight together."""
@@ -273,8 +278,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     def put_async(self, index, value) -> "slicing.Pending":
         """Start a one-sided write of one element or a basic slice; ``h.wait()`` completes it
         (then visible to other locales after their next synchronisation, as :meth:`put`)."""
-        ghosts.wrote(self)
-        engine.one_sided_write(self, "put_async")
+        self._one_sided("put_async")
         return slicing.start_put(self, index, value)
 
     def _element(self, value, key) -> np.ndarray:
@@ -298,20 +302,17 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         local); ``op`` is one of ``add, xor, or, and, min, max, replace`` as the dtype allows.
         Complete at the caller by its next synchronisation; seen by other locales after
         the next ``pg.barrier()``."""
-        ghosts.wrote(self)
-        engine.one_sided_write(self, "update_one")
+        self._one_sided("update_one")
         irregular.update_one(self, index, value, op)
 
     def fetch_add(self, index, value):
         """One-sided atomic add; returns the previous value (one message)."""
-        ghosts.wrote(self)
-        engine.one_sided_write(self, "fetch_add")
+        self._one_sided("fetch_add")
         return irregular.fetch_add(self, index, value)
 
     def compare_exchange(self, index, expected, value):
         """One-sided atomic compare-and-swap; returns the value found (one message)."""
-        ghosts.wrote(self)
-        engine.one_sided_write(self, "compare_exchange")
+        self._one_sided("compare_exchange")
         return irregular.compare_exchange(self, index, expected, value)
 
     def index_plan(self, indices) -> "irregular.IndexPlan":

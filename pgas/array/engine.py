@@ -193,7 +193,7 @@ def before_write(base, value) -> None:
         e = _pending.get(k)
         if e is None:
             continue
-        if e.stale():                  # an operand was written one-sided (a barrier said so): its old
+        if e.stale() is not None:      # an operand was written one-sided (a barrier said so): its old
             _pending.pop(k)            # values are gone; evaluating it raises StaleExpression
             continue
         e.eval()
@@ -284,13 +284,20 @@ def is_scalar(x) -> bool:
     return isinstance(x, (int, float, complex, bool, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0)
 
 
-#: Live arrays by window id, for :func:`_after_barrier`.
-_by_window: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+#: Live arrays by the bit of their window id (``id % BITS``), then by window id (weak
+#: references, each dropping its entry when its array goes), for :func:`_after_barrier`.
+_by_bit: dict = {}
 
 
 def allocated(array) -> None:
     """Hook of every array's creation (see :func:`_after_barrier`)."""
-    _by_window[array._win.id] = array
+    wid = array._win.id
+    arrays = _by_bit.setdefault(wid % _comm.runtime.BITS, {})
+
+    def gone(ref, wid=wid, arrays=arrays):
+        if arrays.get(wid) is ref:
+            del arrays[wid]
+    arrays[wid] = weakref.ref(array, gone)
 
 
 def _after_barrier(bits: int) -> None:
@@ -299,10 +306,15 @@ def _after_barrier(bits: int) -> None:
     (and of any sharing its bit: a spurious count only makes an expression raise
     :class:`StaleExpression` instead of reading old values): a lazy expression reading it,
     built before, then raises :class:`StaleExpression` when evaluated instead of reading
-    the new values (NumPy would have computed it when written)."""
-    for wid, a in list(_by_window.items()):
-        if bits >> (wid % _comm.runtime.BITS) & 1:
-            a._writes += 1
+    the new values (NumPy would have computed it when written).  The work grows with the
+    arrays written, not with the live ones."""
+    while bits:
+        low = bits & -bits
+        bits ^= low
+        for ref in list(_by_bit.get(low.bit_length() - 1, {}).values()):
+            a = ref()
+            if a is not None:
+                a._writes += 1
 
 
 def _install_sweep() -> None:

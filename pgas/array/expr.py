@@ -156,20 +156,25 @@ class Expr(Lazy):
         """True if the expression reads array ``base`` and is not evaluated yet."""
         return self._value is None and any(b is base for b, _ in self._seen)
 
-    def stale(self) -> bool:
-        """True if not evaluated yet and an operand was written since it was built."""
-        return self._value is None and any(engine.version(b) != v for b, v in self._seen)
+    def stale(self):
+        """The first operand array written since the expression was built, if it is not
+        evaluated yet (its old values are then gone); else None."""
+        if self._value is None:
+            for b, v in self._seen:
+                if engine.version(b) != v:
+                    return b
+        return None
 
     def eval(self):
         """Collective: the value as a new DistArray (computed once, then kept)."""
         if self._value is None:
             if self._shape is None:
                 raise TraceError("inside pg.forall an expression must be assigned to a subscripted array")
-            for b, v in self._seen:
-                if engine.version(b) != v:
-                    raise engine.StaleExpression(
-                        f"{b.label} was written after this expression was built and used; its old values are "
-                        "gone. Evaluate it first (E = E.eval(), a DistArray) to keep them")
+            b = self.stale()
+            if b is not None:
+                raise engine.StaleExpression(
+                    f"{b.label} was written after this expression was built and used; its old values are "
+                    "gone. Evaluate it first (E = E.eval(), a DistArray) to keep them")
             engine.used(self)
             self._value = engine.materialise(self)
         return self._value

@@ -177,7 +177,8 @@ def select(src, key, for_write: bool = False):
 def _slices(src, key):
     """:func:`select`'s common case, a slice on every dimension, in one pass (the view
     ``index_map`` and ``_compose`` give; :func:`_mixed` where some are in-bounds Python
-    ints, ``A[0, :]``); None for any other key."""
+    ints, ``A[0, :]``: kept apart, since its general loop takes 0.8 us more per view of
+    a whole array); None for any other key."""
     if type(src) is View:
         base, shape, M, c = src.base, src.shape, src.M, src.c
     elif engine.is_array(src):

@@ -188,24 +188,30 @@ def barrier(windows=None, agree: bool = False) -> None:
     since the last such barrier (:func:`mark_one_sided`), and the :func:`on_barrier`
     hooks learn which windows any locale wrote."""
     global _one_sided
+    if agree:
+        _agree_init()
     wins = [w for w in _windows if w.in_use] if windows is None else windows
     for w in wins:
         w.complete()
         w.sync()
     record_barrier()
     if agree:
-        mine = np.array([(_one_sided >> (64 * k)) & 0xFFFFFFFFFFFFFFFF for k in range(_WORDS)], dtype=np.uint64)
-        _one_sided = 0
-        got = np.zeros_like(mine)
-        t = mpi_type(mine.dtype)
-        yielding_wait([comm().Iallreduce([mine, t], [got, t], op=mpi().BOR)])   # a barrier, carrying the bits
+        mine, got = _agree_bufs
+        if _one_sided:
+            mine[:] = np.frombuffer(_one_sided.to_bytes(8 * _WORDS, "little"), dtype=np.uint64)
+            _one_sided = 0
+        else:
+            mine.fill(0)
+        req = comm().Iallreduce([mine, _agree_type[0]], [got, _agree_type[0]], op=_agree_type[1])
+        if not req.Test():                     # a barrier, carrying the bits
+            yielding_wait([req])
     else:
         yielding_wait([comm().Ibarrier()])
     _epochs.all_seen = _epochs.mine            # every locale has completed what this one has
     for w in wins:
         w.sync()
-    if agree and got.any():
-        bits = sum(int(x) << (64 * k) for k, x in enumerate(got))
+    bits = int.from_bytes(got.tobytes(), "little") if agree else 0
+    if bits:
         for hook in _barrier_hooks:
             hook(bits)
 
@@ -215,6 +221,13 @@ _one_sided = 0
 _WORDS = 4
 BITS = 64 * _WORDS
 _barrier_hooks: list = []
+_agree_bufs = (np.zeros(_WORDS, dtype=np.uint64), np.zeros(_WORDS, dtype=np.uint64))
+_agree_type: list = []                      # (MPI datatype, BOR), set at the first use
+
+
+def _agree_init() -> None:
+    if not _agree_type:
+        _agree_type.extend((mpi_type(np.dtype(np.uint64)), mpi().BOR))
 
 
 def mark_one_sided(window_id: int) -> None:
