@@ -6,7 +6,7 @@ on 2 locales), then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4, th
 the scale stage: the runtime and scale tests at 8 and 16 oversubscribed locales.
 
     python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 1200] [--no-docs]
-                            [--check 2,4,8,16]
+                            [--check 2,4,8,16] [--auto 1,3,16]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
@@ -16,7 +16,12 @@ nothing failed.  The MPI runs at the locale counts in ``--check`` (default 2, 4,
 8 and 16) have collective call checking on (``PGAS_CHECK=1``): a test that makes
 locales disagree fails with a :class:`CollectiveMismatch` naming the call sites
 instead of hanging.  The runs at 1 and 3 locales keep the default, unchecked path
-under test (``--check ''`` turns checking off everywhere).
+under test (``--check ''`` turns checking off everywhere).  The harness pins
+``protocol="packed"`` (``tests/mpi/conftest.py``) so that message counts are
+known; the runs at the locale counts in ``--auto`` (default 1, 3 and 16) use the
+library's default, ``PGAS_PROTOCOL=auto``, under which statements move their
+halos by persistent two-sided transfers (``pgas.exec.faststmt``): both paths are
+under test at every stage.
 """
 
 from __future__ import annotations
@@ -66,10 +71,12 @@ SCALE_TESTS = ["tests/mpi/test_scale.py", "tests/mpi/test_runtime.py"]
 
 
 def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=("tests/mpi",),
-            check: bool = False) -> tuple[int, int, int]:
-    """``(passed, failed, status)`` of ``paths`` (default ``tests/mpi``) on ``n`` locales."""
+            check: bool = False, auto: bool = False) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of ``paths`` (default ``tests/mpi``) on ``n`` locales
+    (``auto``: under the library's default protocol rather than the harness's "packed")."""
     counts = os.path.join(tmp, f"mpi{n}.json")
-    env = dict(os.environ, PGAS_TEST_COUNTS=counts, **({"PGAS_CHECK": "1"} if check else {}))
+    env = dict(os.environ, PGAS_TEST_COUNTS=counts, **({"PGAS_CHECK": "1"} if check else {}),
+               **({"PGAS_PROTOCOL": "auto"} if auto else {}))
     cmd = [sys.executable, "-m", "pgas.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
            "-q", "-x", *paths, f"--timeout={per_test}", "--timeout-method=thread"]
     status = _call(cmd, per_run + 30, env)
@@ -81,7 +88,9 @@ def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=("tests/mpi",),
 
 
 def _call(cmd: list[str], limit: float, env=None) -> int:
-    print("$ " + ("PGAS_CHECK=1 " if (env or {}).get("PGAS_CHECK") == "1" else "") + " ".join(cmd), flush=True)
+    shown = [f"{k}={(env or {})[k]} " for k in ("PGAS_CHECK", "PGAS_PROTOCOL") if k in (env or {})
+             and (env or {})[k] != os.environ.get(k)]
+    print("$ " + "".join(shown) + " ".join(cmd), flush=True)
     try:
         return subprocess.run(cmd, cwd=ROOT, env=env, timeout=limit).returncode
     except subprocess.TimeoutExpired:
@@ -99,8 +108,11 @@ def main() -> int:
     p.add_argument("--no-docs", action="store_true", help="skip building the docs and running their examples")
     p.add_argument("--check", default="2,4,8,16",
                    help="locale counts whose MPI runs check collective calls (PGAS_CHECK=1; default 2,4,8,16; '' for none)")
+    p.add_argument("--auto", default="1,3,16",
+                   help="locale counts whose MPI runs use PGAS_PROTOCOL=auto, the library's default (default 1,3,16)")
     args = p.parse_args()
     checked = {int(n) for n in args.check.split(",") if n}
+    auto = {int(n) for n in args.auto.split(",") if n}
     passed = failed = 0
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,9 +120,11 @@ def main() -> int:
                 ("faults", lambda: faults_run(args.per_test, args.per_run, tmp))]
         if not args.no_docs:
             runs.append(("docs", lambda: docs_run(args.per_test, args.per_run, tmp)))
-        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=n in checked))
+        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=n in checked,
+                                                          auto=n in auto))
                  for n in args.ranks.split(",")]
-        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, n in checked))
+        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, n in checked,
+                                                            n in auto))
                  for n in args.scale.split(",") if n]
         for name, run in runs:
             start = time.time()

@@ -179,8 +179,9 @@ def before_write(base, value) -> None:
     those inside ``value`` (the statement about to write it), in program order; then
     count the write.  No communication beyond the materialising statements: the
     pending set is the same on every locale."""
-    if not _pending:                   # the common case: every expression was used at once
-        base._writes += 1
+    if not _pending or (len(_pending) == 1 and type(value) is _expr.Expr
+                                              and _pending.get(getattr(value, "_seq", None)) is value):
+        base._writes += 1              # the common case: every expression but the statement's value used
         return
     mine = set()
     stack = [value]

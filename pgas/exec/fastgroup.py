@@ -82,39 +82,7 @@ class FastGroup:
         self.keys = list(keys)                      # array identities, in first appearance
         self.protos = list(keys.values())           # the arrays planned with (a run rebinds them)
         self.written = [k for k, a in enumerate(self.protos) if id(a) in written]
-        # receives: one message per (array, owner), regions back to back as run_together has them
-        groups: dict = {}
-        for k, (low, plan) in enumerate(items):
-            for j, m in enumerate(plan.fetches):
-                a = low.arrays[m.slot]
-                g = groups.setdefault((id(a), m.peer), [a, m.peer, [], 0])
-                g[2].append((k, j, g[3], m.size))
-                g[3] += m.size
-        self.recvs, self.bufs, tags = [], [[None] * len(p.fetches) for _, p in items], {}
-        for a, peer, parts, size in groups.values():
-            tag = tags[peer] = tags.get(peer, -1) + 1
-            buf = np.empty(size, dtype=a.dtype)
-            self.recvs.append((peer, buf, tag))
-            for k, j, start, n in parts:
-                self.bufs[k][j] = buf[start:start + n]
-        # sends: what each reader's plan fetches from here (planned here, as the reader plans it)
-        readers = sorted({r for _, p in items for r in p.readers})
-        self.sends, types = [], []
-        for r in readers:
-            out: dict = {}
-            for low, plan in items:
-                rp = plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, r)
-                for m in rp.fetches:
-                    if m.peer == me:
-                        out.setdefault(id(low.arrays[m.slot]), (low.arrays[m.slot], []))[1].extend(m.regions)
-            for tag, (akey, (a, regions)) in enumerate(out.items()):
-                t = RegionType(a.dtype, regions)
-                types.append(t)
-                self.sends.append((r, akey, t, tag))
-        self.types = types
-        self.xfer = Transfers()
-        for peer, buf, tag in self.recvs:
-            self.xfer.recv(peer, buf, tag)
+        self.recvs, self.bufs, self.sends, self.types, self.xfer = transfers(items, me)
         self.peers = bool(self.recvs or self.sends)
         # tasks: ("copy", k, task, src access) / ("const", k, task, value) / ("eval", k, task)
         self.tasks = []
@@ -293,6 +261,50 @@ class FastGroup:
             for t in self.types:
                 t.free()
         self.ok, self._built = False, True
+
+
+def transfers(items, me: int):
+    """The messages of planned items ``[(low, plan), ...]`` on locale ``me`` as persistent
+    two-sided transfers: ``(recvs, bufs, sends, types, xfer)``.  One receive per (array,
+    owner), the regions of every fetch from that owner back to back as
+    :func:`pgas.exec.group.run_together` has them: ``recvs`` ``[(peer, buffer, tag)]``,
+    ``bufs[k][j]`` the part of a buffer fetch ``j`` of item ``k`` reads, ``xfer`` the
+    receives made (:class:`Transfers`).  One send per (reader, array read here), its
+    regions planned here as the reader plans them (the pure planner): ``sends``
+    ``[(reader, id of the array in the items, RegionType, tag)]`` (bound to storage by
+    the caller), ``types`` their datatypes (freed by the caller).  Tags count a locale
+    pair's messages in order of the arrays' first fetch, on both sides alike."""
+    groups: dict = {}
+    for k, (low, plan) in enumerate(items):
+        for j, m in enumerate(plan.fetches):
+            a = low.arrays[m.slot]
+            g = groups.setdefault((id(a), m.peer), [a, m.peer, [], 0])
+            g[2].append((k, j, g[3], m.size))
+            g[3] += m.size
+    recvs, bufs, tags = [], [[None] * len(p.fetches) for _, p in items], {}
+    for a, peer, parts, size in groups.values():
+        tag = tags[peer] = tags.get(peer, -1) + 1
+        buf = np.empty(size, dtype=a.dtype)
+        recvs.append((peer, buf, tag))
+        for k, j, start, n in parts:
+            bufs[k][j] = buf[start:start + n]
+    readers = sorted({r for _, p in items for r in p.readers})
+    sends, types = [], []
+    for r in readers:
+        out: dict = {}
+        for low, plan in items:
+            rp = plan_local(low.stmt, tuple(a.layout for a in low.arrays), plan.owning, r)
+            for m in rp.fetches:
+                if m.peer == me:
+                    out.setdefault(id(low.arrays[m.slot]), (low.arrays[m.slot], []))[1].extend(m.regions)
+        for tag, (akey, (a, regions)) in enumerate(out.items()):
+            t = RegionType(a.dtype, regions)
+            types.append(t)
+            sends.append((r, akey, t, tag))
+    xfer = Transfers()
+    for peer, buf, tag in recvs:
+        xfer.recv(peer, buf, tag)
+    return recvs, bufs, sends, types, xfer
 
 
 def _n(k: int, word: str) -> str:

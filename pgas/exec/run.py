@@ -166,6 +166,8 @@ def run(low, plan, aggregate: bool) -> None:
     if plan.kind == "inspector":
         from .inspected import run_inspector
         run_inspector(low, plan, aggregate)
+    elif aggregate and faststmt.qualifies(low, plan):
+        faststmt.get(low, plan).run(low, _compute, _write)     # persistent two-sided transfers
     else:
         _run_pieces(low, plan, aggregate)
     comm.statement_done()                 # one-sided operations towards here may now proceed
@@ -398,3 +400,6 @@ def _put_elements(arr, ref, shape, value) -> None:
     data = np.ascontiguousarray(np.broadcast_to(value, shape), dtype=arr.dtype).reshape(-1)
     for k, o in enumerate(offs.tolist()):
         arr._win.put(ref.owner, o, data[k:k + 1])
+
+
+from . import faststmt  # noqa: E402  (it builds on pgas.exec.fastgroup and group, which import this module)

@@ -14,7 +14,7 @@ from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
-from . import ghostread, settings, strip, transfer
+from . import faststmt, ghostread, settings, strip, transfer
 from .domain import resolve
 from .fastgroup import FastGroup
 from .group import fits, groupable, run_together
@@ -312,12 +312,14 @@ def _describe(low, layouts, at: int) -> str:
             lines += (f"\nghost cells: {served} of locale {at}'s {len(mine.fetches)} fetches served from ghost "
                       f"cells, so {mine.messages - served} messages")
 
-    said_strips = strip.explain(low, mine)                       # h10: the strip count and why
+    fast = (settings.get("aggregate") and mine.kind == "pieces" and mine.fetches + mine.writebacks
+            and faststmt.qualifies(low, mine, agree=False))
+    said_strips = faststmt.STRIPS if fast else strip.explain(low, mine)    # h10: the strip count and why
     if said_strips:
         lines += f"\n{said_strips}"
 
     def said(m, w):
-        txt = transfer.describe(m, low.arrays[m.slot].dtype.itemsize, w)
+        txt = transfer.describe(m, low.arrays[m.slot].dtype.itemsize, w, fast)
         k = None if w else next((k for k, f in enumerate(mine.fetches) if f is m), None)
         return txt if k not in notes else f"{txt}\n    {notes[k]}"
 

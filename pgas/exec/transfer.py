@@ -187,14 +187,18 @@ def start_put(win, m, buf: np.ndarray, itemsize: int, op: str | None = None, neg
     win.put_runs(m.peer, offs, lens, data, burst, op)
 
 
-def describe(m, itemsize: int, write: bool) -> str:
-    """One line: the message's LMADs, runs, and the protocol with the model's predictions."""
+def describe(m, itemsize: int, write: bool, two_sided: bool = False) -> str:
+    """One line: the message's LMADs, runs, and the protocol with the model's predictions
+    (``two_sided``: a persistent two-sided transfer, :mod:`pgas.exec.faststmt`)."""
     runs, n, lo, hi = shape_of(m.regions)
+    more = f"; ... {len(m.regions) - 3} more" if len(m.regions) > 3 else ""
+    lm = "; ".join(lmad.text(r) for r in m.regions[:3]) + more
+    if two_sided:
+        return (f"LMADs {lm}; {runs} run{'s' if runs != 1 else ''}; two-sided (the owner sends it from its "
+                "storage in one datatype, into a buffer kept with the plan)")
     proto = protocol(m, itemsize, write)
     _, times = choose(m.regions, itemsize, write)
     pred = ", ".join(f"{p} {t * 1e6:.1f}" for p, t in sorted(times.items(), key=lambda kv: kv[1]))
-    more = f"; ... {len(m.regions) - 3} more" if len(m.regions) > 3 else ""
-    lm = "; ".join(lmad.text(r) for r in m.regions[:3]) + more
     how = "model's choice" if settings.get("protocol") == "auto" else "pinned by pg.config"
     return (f"LMADs {lm}; {runs} run{'s' if runs != 1 else ''}; {proto} ({how}; "
             f"predicted us: {pred})")

@@ -209,11 +209,17 @@ def test_pipelined_bursts(burst):
     assert_matches(B, want)
 
 
-def test_explain_shows_descriptors_and_protocol():
+@pytest.mark.parametrize("protocol", ["auto", "packed"])
+def test_explain_shows_descriptors_and_protocol(protocol):
+    """Under the model's choice the statement's messages are persistent two-sided transfers
+    (pgas.exec.faststmt); a pinned protocol is the generic path's, with its predictions."""
+    pg.config(protocol=protocol)
     A = pg.from_numpy(np.arange(40.0), dist=pg.Cyclic())
     B = pg.zeros(40, dist=pg.Block())
     text = pg.explain(lambda: B.__setitem__(slice(1, None), A[:-1]), locales=4)
-    collective_verdict("LMADs +" in text and "predicted us" in text and " run" in text, text)
+    how = "two-sided" if protocol == "auto" else "predicted us"
+    collective_verdict("LMADs +" in text and how in text and " run" in text and
+                       ("persistent two-sided" in text) == (protocol == "auto"), text)
 
 
 def test_calibration_measures_and_statements_load_it(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from util import assert_matches, collective_verdict
 import pgas as pg
 from pgas import comm
 from pgas.array.engine import StaleExpression
+from pgas.exec import faststmt
 from pgas.exec import settings as engine_settings
 
 P = pg.num_locales
@@ -26,15 +27,18 @@ def test_neighbour_statements_use_no_global_barrier(dist):
     A = pg.from_numpy(np.arange(n * n, dtype=float).reshape(n, n), dist=dist)
     B = pg.zeros((n, n), dist=dist)
     B[1:-1, 1:-1] = A[1:-1, 1:-1]             # plan once (cached afterwards)
+    fast = faststmt.stats["runs"]
     with pg.comm_diagnostics() as d:
         B[1:-1, 1:-1] = 0.25 * (A[:-2, 1:-1] + A[2:, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:])
         A[1:-1, 1:-1] = B[1:-1, 1:-1]
+    fast = faststmt.stats["runs"] - fast      # by two-sided transfers: the messages are the notices
     g = np.arange(n * n, dtype=float).reshape(n, n)
     want = g.copy()
     want[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
     assert_matches(A, want)
     collective_verdict(d.barriers == 0, f"{d.barriers} barriers")
-    collective_verdict((d.syncs > 0) == (d.messages > 0), f"{d.syncs} notices for {d.messages} messages")
+    collective_verdict((d.syncs > 0) == (d.messages > 0) or (fast == 2 and d.syncs == 0),
+                       f"{d.syncs} notices for {d.messages} messages ({fast} statements two-sided)")
 
 
 def test_a_locale_that_is_no_peer_runs_ahead():

@@ -1,0 +1,267 @@
+"""One statement's halo by persistent two-sided transfers (issue 12).
+
+The generic path (:func:`pgas.exec.run._run_pieces`) synchronises a statement
+with its peers by notices: every owner tells its readers that its data is
+ready, each reader waits for that word, reads one-sided, flushes and says it is
+done, and the owner waits for that before it returns.  An owner therefore waits
+a round trip on its slowest reader in every statement with remote reads, and a
+run pays two notices, their waits, a get and a flush per peer.
+
+A statement whose every write is local (the owner computes: no reduction, no
+clipped domain, the owning access is the write) can do what a compiled shift
+group does (:mod:`pgas.exec.fastgroup`): every owner sends the regions each
+reader's plan fetches from it straight out of its storage (one persistent send
+per reader and array, one struct datatype: the owner plans its readers'
+fetches with the pure planner, as they do), and every reader receives each
+owner's regions into one buffer kept with the plan (one persistent receive).
+The message says that the owner's data is ready; a completed send that the
+owner's memory may change.  A run:
+
+1. starts every receive and send (``MPI_Startall``);
+2. computes the tasks that read no message buffer (the interior, by the fused
+   kernel or NumPy as in the generic path);
+3. waits for its receives and its sends;
+4. computes the border tasks from the buffers, and stores what was not stored
+   in place.
+
+So an owner never waits for its readers beyond its own send (an eager
+message completes at once), and when the statement returns every read of its
+memory is complete, as on the generic path.  A task stored in place during
+step 2 writes an array that no other locale reads in the statement
+(:func:`pgas.exec.fuse.in_place`); a written array that others read is stored
+after step 3.
+
+Which path runs is decided from replicated facts only (the statement, the
+arrays' layouts and the settings), so every locale takes the same one: see
+:func:`qualifies`.  Where the calibrated model measures overlap (a network that
+moves data while the processor computes, :mod:`pgas.calibrate`), the generic
+path runs instead, so that the overlap model may strip-mine large reads
+(:mod:`pgas.exec.strip`); whether the model of every locale measures none is
+agreed once per model by one reduction, since locales on different hosts may
+load different calibrations.  The first run of a plan on a locale plans its readers'
+fetches from it (each reader's plan, cached) and makes the requests; a run on
+other arrays of the same layouts makes new sends (a few are kept per plan).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .. import calibrate, comm
+from ..comm.p2p import MAX_PER_PAIR, Transfers, start_all, wait
+from . import fastgroup, group, interior, settings     # (modules: they import pgas.exec.run, which imports this)
+
+#: Off: every statement takes the generic path (for tests of that path, and to compare).
+ENABLED = True
+
+#: Compiled statements kept, by plan (the oldest dropped first, its requests freed).
+CACHE = 256
+#: Bindings (sets of arrays) kept per compiled statement.
+BINDINGS = 4
+#: Bytes of receive buffers the kept compiled statements may hold together (the oldest
+#: dropped first); a statement whose own buffers exceed it is freed after each run.
+KEEP_BYTES = 32 << 20
+
+_cache: dict = {}
+#: Runs by this path, and compiled statements made (their transfers planned).
+stats = {"runs": 0, "built": 0}
+
+#: ``pg.explain``'s strip line for a statement run here.
+STRIPS = ("strips: 1; its messages are persistent two-sided transfers (pgas.exec.faststmt), the tasks "
+          "that read none computed while they travel")
+
+
+def qualifies(low, plan, agree: bool = True) -> bool:
+    """True if ``plan`` (this locale's, of ``low``) runs by :class:`FastStatement`: from
+    replicated facts only, so the answer is the same on every locale.  The owner
+    computes every element it writes, no array has ghost cells, the reads fit the
+    buffer limit (:func:`pgas.exec.group.fits`), no locale's model measures overlap
+    (:func:`no_overlap`; ``agree=False``: this locale's model alone, for a
+    description), and the settings are those of the model's choice:
+    ``protocol="auto"``, ``strips="auto"``, ``nonblocking=True`` and the interior mode
+    off (a pinned protocol or strip count, and the interior modes, are the generic
+    path's to honour).  Collective (every locale, the same statement) the first time
+    a model is used with ``agree``."""
+    if not ENABLED or interior.MODE != "off":
+        return False
+    get = settings.get
+    if get("protocol") != "auto" or get("strips") != "auto" or not get("nonblocking"):
+        return False
+    stmt = plan.stmt
+    if plan.kind != "pieces" or plan.owning != stmt.write or stmt.reduce is not None or stmt.clips:
+        return False
+    arrays = low.arrays
+    for a in arrays:
+        if a._ghost is not None:
+            return False
+    if len(arrays) > MAX_PER_PAIR or not _fits(low, plan):
+        return False
+    return no_overlap() if agree else calibrate.current().overlap <= 0
+
+
+#: :func:`pgas.exec.group.fits` by plan (its layouts), dtypes and buffer limit.
+_fitting: dict = {}
+
+
+def _fits(low, plan) -> bool:
+    key = (id(plan), settings.get("buffer_limit"), *[a.dtype for a in low.arrays])
+    got = _fitting.get(key)
+    if got is None or got[0] is not plan:
+        if len(_fitting) >= CACHE:
+            _fitting.clear()
+        got = _fitting[key] = (plan, group.fits([(low, plan)]))
+    return got[1]
+
+
+_agreed: list = []
+
+
+def no_overlap() -> bool:
+    """True if no locale's calibrated model measures overlap (strip-mining cannot pay):
+    one reduction the first time each model is used (collective), then cached."""
+    model = calibrate.current()
+    if not _agreed or _agreed[0] is not model:
+        _agreed[:] = [model, bool(comm.allreduce(int(model.overlap <= 0), "min"))]
+    return _agreed[1]
+
+
+def get(low, plan) -> "FastStatement":
+    """The compiled form of ``plan`` for arrays of ``low``'s dtypes (made on first use,
+    cached by plan and dtypes: arrays of the same layouts share a plan, but their
+    buffers and datatypes are made for their dtypes)."""
+    key = (id(plan), *[a.dtype for a in low.arrays])
+    got = _cache.get(key)
+    if got is not None and got.plan is plan:
+        return got
+    if len(_cache) >= CACHE:
+        _cache.pop(next(iter(_cache))).free()
+    got = _cache[key] = FastStatement(plan, key)
+    return got
+
+
+_kept = [0]                     # bytes of receive buffers the cached compiled statements hold
+
+
+def _keep(fs) -> None:
+    """Count a newly built ``fs``'s buffers; drop the oldest others beyond :data:`KEEP_BYTES`."""
+    _kept[0] += fs.nbytes
+    for key in list(_cache):
+        if _kept[0] <= KEEP_BYTES:
+            break
+        if _cache[key] is not fs:
+            _cache.pop(key).free()
+    fs.transient = _kept[0] > KEEP_BYTES
+
+
+def clear() -> None:
+    """Free every compiled statement (their MPI requests and datatypes)."""
+    for f in _cache.values():
+        f.free()
+    _cache.clear()
+
+
+class FastStatement:
+    """One locale's plan of one statement with its messages as persistent transfers."""
+
+    def __init__(self, plan, key) -> None:
+        self.plan, self.key = plan, key
+        self.built = self.transient = False
+        self.bindings: dict = {}
+        self.nbytes = 0
+
+    def _build(self, low) -> None:
+        plan = self.plan
+        me = plan.locale
+        self.recvs, bufs, sends, self.types, self.xfer = fastgroup.transfers([(low, plan)], me)
+        self.bufs = bufs[0]
+        slot = {id(a): k for k, a in enumerate(low.arrays)}
+        self.sends = [(r, slot[akey], t, tag) for r, akey, t, tag in sends]
+        self.peers = bool(self.recvs or self.sends)
+        W = plan.stmt.write
+        self.early = [i for i, t in enumerate(plan.tasks) if all(r.msg < 0 for k, r in enumerate(t.refs) if k != W)]
+        early = set(self.early)
+        self.late = [i for i in range(len(plan.tasks)) if i not in early]
+        self.built = True
+        self.nbytes = sum(buf.nbytes for _, buf, _ in self.recvs)
+        stats["built"] += 1
+        _keep(self)
+
+    def _bind(self, arrays) -> "_Binding":
+        key = tuple(map(id, arrays))
+        b = self.bindings.get(key)
+        if b is not None and b.same(arrays):
+            return b
+        if b is not None or len(self.bindings) >= BINDINGS:
+            old = self.bindings.pop(key if b is not None else next(iter(self.bindings)))
+            old.free()
+        b = self.bindings[key] = _Binding(self, arrays)
+        return b
+
+    def run(self, low, compute, write) -> None:
+        """Run the statement on ``low``'s arrays (``compute``, ``write``: the generic
+        path's :func:`pgas.exec.run._compute` and ``_write``)."""
+        if not self.built:
+            self._build(low)
+        plan = self.plan
+        b = self._bind(low.arrays)
+        if self.peers:
+            for w in b.wins:                          # my async updates done, my stores visible
+                if w.pending:
+                    w.complete()
+                w.win.Sync()
+        if b.requests:
+            start_all(b.requests, b.counts)
+        results = [None] * len(plan.tasks)
+        inplace = b.inplace and settings.get("fuse") is not False
+        flats = b.flats
+        if self.early:
+            compute(low, plan, self.early, flats, self.bufs, inplace, results, True, b.dtypes)
+        if b.requests:
+            wait(b.requests)                          # my buffers are full, my memory is free
+        if self.late:
+            compute(low, plan, self.late, flats, self.bufs, inplace, results, True, b.dtypes)
+        stmt = plan.stmt
+        slot = stmt.accesses[stmt.write].slot
+        write(plan, low.arrays[slot], flats[slot], results, True, (), ())
+        stats["runs"] += 1
+        if self.transient:                            # too big to keep (KEEP_BYTES)
+            if _cache.get(self.key) is self:
+                del _cache[self.key]
+            self.free()
+
+    def free(self) -> None:
+        for b in self.bindings.values():
+            b.free()
+        self.bindings.clear()
+        if self.built:
+            _kept[0] -= self.nbytes
+            self.xfer.free()
+            for t in self.types:
+                t.free()
+            self.built = False
+
+
+class _Binding:
+    """A compiled statement bound to its arrays: their storage, the send requests."""
+
+    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "dtypes", "inplace")
+
+    def __init__(self, fs: FastStatement, arrays) -> None:
+        from .fuse import in_place
+        self.refs = [weakref.ref(a) for a in arrays]
+        self.flats = [a._storage for a in arrays]
+        self.wins = list({id(a._win): a._win for a in arrays}.values())
+        self.sends = Transfers()
+        for r, slot, t, tag in fs.sends:
+            self.sends.send(r, arrays[slot]._storage, t, tag)
+        self.requests = fs.xfer.requests()[0] + self.sends.requests()[1]   # receives first
+        self.counts = fs.xfer.counts() + self.sends.counts()
+        stmt = fs.plan.stmt
+        self.dtypes = [arrays[x.slot].dtype for x in stmt.accesses]
+        self.inplace = in_place(fs.plan, None, fs.plan.reduce_axes, True)
+
+    def same(self, arrays) -> bool:
+        return len(self.refs) == len(arrays) and all(w() is a for w, a in zip(self.refs, arrays))
+
+    def free(self) -> None:
+        self.sends.free()

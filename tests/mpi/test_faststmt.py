@@ -1,0 +1,240 @@
+"""Statements whose halo moves by persistent two-sided transfers (pgas.exec.faststmt,
+issue 12): the same results as NumPy and as the generic path (notices and one-sided
+gets), the path taken where it should be and not where it should not, on every
+locale alike (a locale on the other path would wait forever)."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+import pgas as pg
+from pgas import calibrate, comm
+from pgas.exec import faststmt, interior
+from util import a_dist, assert_matches, collective_verdict
+
+P = pg.num_locales
+
+
+@pytest.fixture(autouse=True)
+def _defaults():
+    pg.config(protocol="auto")              # the library's default (the suite pins "packed": conftest)
+    yield
+    pg.config()
+    faststmt.ENABLED = True
+
+
+def _runs() -> int:
+    return faststmt.stats["runs"]
+
+
+#: Statements over A, B (read) and T (written), with NumPy's meaning; some read T shifted
+#: (T's old values, also at the borders other locales read), some in place.
+STATEMENTS = [
+    lambda A, B, T: T.__setitem__(slice(1, None), A[:-1] + B[1:]),
+    lambda A, B, T: T.__setitem__(slice(None, -2), 0.5 * (A[2:] - A[:-2]) + T[1:-1]),
+    lambda A, B, T: T.__setitem__(slice(1, -1), T[1:-1] - 0.25 * (A[2:] - B[:-2])),
+    lambda A, B, T: T.__setitem__(slice(1, None), T[:-1] + 1.0),                 # reads T shifted
+    lambda A, B, T: T.__setitem__(slice(None, None, -1), A[:] * 2.0),            # reversed
+    lambda A, B, T: T.__setitem__(slice(None, None, 2), B[1::2] - A[::2]),
+    lambda A, B, T: T.__setitem__(slice(None), A[::-1]),
+]
+
+
+@hsettings(max_examples=40, deadline=None)
+@given(k=st.integers(0, len(STATEMENTS) - 1), n=st.integers(4, 23), da=a_dist(1), db=a_dist(1), dt=a_dist(1),
+       reps=st.integers(1, 3))
+def test_one_d_statements_match_numpy_and_the_generic_path(k, n, da, db, dt, reps):
+    """Each statement ``reps`` times (a repeat reuses the compiled transfers) on arrays of
+    random distributions, with the fast path and without: both equal NumPy bit for bit."""
+    GA, GB, GT = np.arange(n) * 1.5, np.arange(n)[::-1] * 0.25, np.arange(n) % 5 * 1.0
+    want = [GA.copy(), GB.copy(), GT.copy()]
+    for _ in range(reps):
+        STATEMENTS[k](*want)
+    for on in (True, False):
+        faststmt.ENABLED = on
+        A, B, T = pg.from_numpy(GA, dist=da), pg.from_numpy(GB, dist=db), pg.from_numpy(GT, dist=dt)
+        for _ in range(reps):
+            STATEMENTS[k](A, B, T)
+        assert_matches(T, want[2], rtol=0.0)
+        assert_matches(A, want[0], rtol=0.0)
+
+
+@hsettings(max_examples=25, deadline=None)
+@given(n=st.integers(3, 12), m=st.integers(3, 12), d1=a_dist(2, 3), d2=a_dist(2, 3), fuse=st.sampled_from([True, False]))
+def test_fdtd_steps_match_numpy(n, m, d1, d2, fuse):
+    """fdtd-2d's four statements, three steps, on arrays of two random distributions
+    (row fill, reads across locales both ways, in place and not), fused or not."""
+    from pgas.bench.polybench import fdtd_init, fdtd_steps
+    pg.config(fuse=fuse, protocol="auto")
+    init = fdtd_init(n, m, 3)
+    want = [g.copy() for g in init[:3]]
+    fdtd_steps(*want, init[3], 3)
+    got = [pg.from_numpy(init[0], dist=d1), pg.from_numpy(init[1], dist=d2), pg.from_numpy(init[2], dist=d1)]
+    before = _runs()
+    fdtd_steps(*got, init[3], 3)
+    for g, w in zip(got, want):
+        assert_matches(g, w, rtol=0.0)
+    collective_verdict(_runs() - before >= 9, f"{_runs() - before} fast runs")
+
+
+def test_taken_for_stencils_and_same_on_every_locale():
+    """A 5-point stencil runs by this path, repeated runs reuse one compiled statement,
+    and every locale counts the same runs."""
+    G = np.arange(100.0).reshape(10, 10)
+    A, B = pg.from_numpy(G), pg.zeros((10, 10))
+    runs, built = _runs(), faststmt.stats["built"]
+    for _ in range(4):
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[:-2, 1:-1] + A[2:, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:])
+    want = np.zeros((10, 10))
+    want[1:-1, 1:-1] = 0.2 * (G[1:-1, 1:-1] + G[:-2, 1:-1] + G[2:, 1:-1] + G[1:-1, :-2] + G[1:-1, 2:])
+    assert_matches(B, want, rtol=0.0)
+    got = np.array([_runs() - runs, faststmt.stats["built"] - built])
+    lo, hi = comm.allreduce(got, "min"), comm.allreduce(got, "max")
+    collective_verdict(got[0] == 4 and got[1] <= 1 and (lo == hi).all(), f"runs, built: {got}")
+
+
+@pytest.mark.parametrize("setting", [{"protocol": "packed"}, {"strips": 2}, {"nonblocking": False},
+                                     {"buffer_limit": 64}, "interior", "ghosts"])
+def test_generic_path_where_asked(setting):
+    """A pinned protocol or strip count, blocking transfers, a buffer limit the reads may
+    exceed, the interior modes, ghost cells and reductions keep the generic path (and
+    still match NumPy)."""
+    n = 4 * P + 4
+    G = np.arange(n * 1.0)
+    kw = {"ghosts": 1} if setting == "ghosts" else {}
+    if isinstance(setting, dict):
+        pg.config(**{"protocol": "auto", **setting})
+    A, B = pg.from_numpy(G, dist=pg.Block(), **kw), pg.zeros(n, dist=pg.Block())
+    runs = _runs()
+    was = interior.MODE
+    interior.MODE = "auto" if setting == "interior" else was
+    try:
+        B[1:] = A[:-1] + A[1:]
+    finally:
+        interior.MODE = was
+    want = np.zeros(n)
+    want[1:] = G[:-1] + G[1:]
+    assert_matches(B, want, rtol=0.0)
+    collective_verdict(_runs() == runs, f"{_runs() - runs} fast runs under {setting}")
+
+
+def test_a_model_with_overlap_anywhere_keeps_the_generic_path():
+    """A model measuring overlap on locale 0 only: every locale agrees on the generic
+    path (strip-mining may pay), none waits for a transfer the others never start."""
+    calibrate.reset()
+    if comm.here() == 0:
+        calibrate._current.append(calibrate.Model(**{**calibrate.DEFAULTS, "overlap": 0.5}))
+    try:
+        G = np.arange(12.0 * P)
+        A, B = pg.from_numpy(G, dist=pg.Cyclic()), pg.zeros(12 * P, dist=pg.Block())
+        runs = _runs()
+        B[1:] = A[:-1] * 2.0
+        want = np.zeros(12 * P)
+        want[1:] = G[:-1] * 2.0
+        assert_matches(B, want, rtol=0.0)
+        collective_verdict(_runs() == runs or P == 1, f"{_runs() - runs} fast runs")
+    finally:
+        calibrate.reset()
+
+
+def test_other_arrays_of_the_same_layouts_and_a_small_cache():
+    """One statement on more sets of arrays than a compiled statement keeps, in turn, with
+    a cache of one compiled statement: each run reads its own arrays."""
+    keep = (faststmt.CACHE, faststmt.BINDINGS)
+    faststmt.CACHE, faststmt.BINDINGS = 1, 2
+    try:
+        n = 5 * P + 3
+        sets = [(pg.from_numpy(np.arange(n) * (k + 1.0), dist=pg.Cyclic()), pg.zeros(n, dist=pg.Block()))
+                for k in range(5)]
+        for rnd in range(2):
+            for k, (A, B) in enumerate(sets):
+                B[:-1] = A[1:] + rnd
+                C = pg.zeros(n, dist=pg.Block())
+                C[1:] = B[:-1] * 3.0                      # another plan: evicts the first
+                want = np.zeros(n)
+                want[:-1] = np.arange(n)[1:] * (k + 1.0) + rnd
+                assert_matches(B, want, rtol=0.0)
+                w2 = np.zeros(n)
+                w2[1:] = want[:-1] * 3.0
+                assert_matches(C, w2, rtol=0.0)
+    finally:
+        faststmt.CACHE, faststmt.BINDINGS = keep
+        faststmt.clear()
+
+
+def test_one_sided_writes_before_a_barrier_are_read():
+    """A put into the array a statement reads remotely, then pg.barrier(): the statement
+    reads the put value (the owner's window synchronised before it sends)."""
+    n = 6 * P
+    A, B = pg.from_numpy(np.zeros(n), dist=pg.Block()), pg.zeros(n, dist=pg.Block())
+    for rnd in range(3):
+        if comm.here() == P - 1:
+            for i in range(n):
+                A.put(i, float(i + rnd))
+        pg.barrier()
+        B[1:] = A[:-1]
+        want = np.zeros(n)
+        want[1:] = np.arange(n - 1) + rnd
+        assert_matches(B, want, rtol=0.0)
+
+
+def test_floating_point_errors_raise_on_every_locale():
+    """``np.errstate(divide="raise")`` around a statement by this path: every locale raises
+    FloatingPointError (the zero is on one locale only)."""
+    n = 4 * P
+    G = np.ones(n)
+    G[n - 2] = 0.0
+    A, B = pg.from_numpy(G, dist=pg.Block()), pg.zeros(n, dist=pg.Block())
+    B[:-1] = 1.0 / A[1:]                      # compiled once without errors raised
+    err = None
+    try:
+        with np.errstate(divide="raise"):
+            B[:-1] = 1.0 / A[1:]
+    except FloatingPointError as e:
+        err = e
+    collective_verdict(err is not None, "no FloatingPointError here")
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "int64", "float32", "int8", "float64"), ("int32", "complex128", "bool")])
+def test_same_layouts_other_dtypes(dtypes):
+    """One statement on arrays of the same layouts (one plan) but other dtypes in turn:
+    each run's buffers and datatypes are its arrays' (a plan's compiled transfers made
+    for float64 and reused for int64 read floats' bytes as integers: caught in review by
+    the conformance table under protocol "auto")."""
+    n = 5 * P + 2
+    for dt in dtypes:
+        G = (np.arange(2 * n).reshape(2, n) % 7).astype(dt)
+        A, B = pg.from_numpy(G, dist=pg.Cyclic()), pg.from_numpy(G, dist=pg.BlockCyclic(2))
+        T = pg.zeros((2, n), dtype=dt, dist=pg.Block())
+        T[:, 1:] = A[:, :-1] ^ B[:, 1:] if dt == "bool" else A[:, :-1] + B[:, 1:]
+        want = np.zeros((2, n), dtype=dt)
+        want[:, 1:] = G[:, :-1] ^ G[:, 1:] if dt == "bool" else G[:, :-1] + G[:, 1:]
+        assert_matches(T, want, rtol=0.0)
+
+
+@pytest.mark.parametrize("keep", [0, 200])
+def test_buffers_kept_within_the_budget(keep):
+    """With room for no (or about one) statement's receive buffers, statements are freed
+    after their runs (or the oldest dropped): the results stay NumPy's and the bytes held
+    never exceed the budget once a run ends."""
+    was = faststmt.KEEP_BYTES
+    faststmt.KEEP_BYTES = keep
+    faststmt.clear()
+    try:
+        n = 6 * P + 5
+        G = np.arange(n * 1.0)
+        A, B = pg.from_numpy(G, dist=pg.Cyclic()), pg.zeros(n, dist=pg.Block())
+        held, want = [], np.zeros(n)
+        for rnd in range(3):
+            for s in (1, 2, 3):
+                B[s:] = A[:-s] + rnd
+                want[s:] = G[:-s] + rnd
+                assert_matches(B, want, rtol=0.0)
+                held.append(faststmt._kept[0])
+        collective_verdict(max(held) <= keep, f"held {held}")
+    finally:
+        faststmt.KEEP_BYTES = was
+        faststmt.clear()
+        collective_verdict(faststmt._kept[0] == 0, f"{faststmt._kept[0]} bytes still counted")
