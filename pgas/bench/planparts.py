@@ -7,7 +7,9 @@ its outermost call):
 - ``lower``: lowering a traced statement into the planner's terms
   (:func:`pgas.exec.lower.lower_view`, ``lower_ref`` for ``forall``);
 - ``plan``: :func:`pgas.plan.plan_local` (a cache lookup once planned; the
-  first-time plan on the first step, with the plan cache emptied);
+  first-time plan on the first step, with the plan cache emptied; none for a
+  statement repeated on the same arrays by two-sided transfers, which runs as
+  recorded, :func:`pgas.exec.faststmt.rerun`);
 - ``fetch``: starting and completing the transfers of the reads;
 - ``compute``: evaluating the expression on the pieces;
 - ``write``: the write-back (or accumulate) of the results;
@@ -41,6 +43,7 @@ STAGES = {
     ("pgas.exec.statement", "plan_local"): "plan",
     ("pgas.exec.group", "plan_local"): "plan",
     ("pgas.exec.statement", "run"): "run",
+    ("pgas.exec.faststmt", "rerun"): "run",
     ("pgas.exec.group", "run_together"): "run",
     ("pgas.exec.run", "_fetch"): "fetch",
     ("pgas.exec.run", "_get_elements"): "fetch",
@@ -109,8 +112,9 @@ def _forget_plans() -> None:
     import pkgutil
 
     import pgas.plan
-    from pgas.exec import lower, transfer
+    from pgas.exec import faststmt, lower, transfer
 
+    faststmt.clear()                           # recorded statements (replayed without planning)
     lower._memo.clear()
     transfer._choices.clear()
     for info in pkgutil.iter_modules(pgas.plan.__path__):

@@ -50,6 +50,7 @@ import weakref
 from .. import calibrate, comm
 from ..comm.p2p import MAX_PER_PAIR, Transfers, start_all, wait
 from . import fastgroup, group, interior, settings     # (modules: they import pgas.exec.run, which imports this)
+from .lower import Lowered
 
 #: Off: every statement takes the generic path (for tests of that path, and to compare).
 ENABLED = True
@@ -63,8 +64,9 @@ BINDINGS = 4
 KEEP_BYTES = 32 << 20
 
 _cache: dict = {}
-#: Runs by this path, and compiled statements made (their transfers planned).
-stats = {"runs": 0, "built": 0}
+#: Runs by this path, compiled statements made (their transfers planned), and runs of
+#: recorded statements (:func:`rerun`, counted in ``runs`` too).
+stats = {"runs": 0, "built": 0, "reruns": 0}
 
 #: ``pg.explain``'s strip line for a statement run here.
 STRIPS = ("strips: 1; its messages are persistent two-sided transfers (pgas.exec.faststmt), the tasks "
@@ -154,10 +156,74 @@ def _keep(fs) -> None:
 
 
 def clear() -> None:
-    """Free every compiled statement (their MPI requests and datatypes)."""
+    """Free every compiled statement (their MPI requests and datatypes) and forget the
+    recorded statements."""
     for f in _cache.values():
         f.free()
     _cache.clear()
+    _replays.clear()
+
+
+# -- repeated statements, run again without lowering or planning --------------------
+#: Statements recorded by structure (:func:`pgas.exec.lower.structure`'s key), oldest
+#: dropped first.
+REPLAYS = 256
+_replays: dict = {}
+
+
+class Replay:
+    """A statement that ran by this path, recorded by structure for its repeats on the
+    same arrays (:meth:`pgas.exec.statement.Executor.assign`): its lowered statement and
+    program, its compiled form, and what its choice of path depended on (the settings'
+    version, the calibrated model); ``fs`` None: it does not run by this path (a repeat
+    then takes the usual way without trying to record it again).  The arrays are held
+    weakly."""
+
+    __slots__ = ("refs", "stmt", "prog", "names", "fs", "version", "model")
+
+
+def rerun(r: Replay, bases, compute, write) -> None:
+    """Run recorded statement ``r`` on ``bases`` (its arrays, checked by :func:`replayable`;
+    ``compute``, ``write``: as for :meth:`FastStatement.run`)."""
+    r.fs.run(Lowered(r.stmt, bases, r.prog, r.names), compute, write)
+    comm.statement_done()
+    stats["reruns"] += 1
+
+
+def replayable(key, bases):
+    """The :class:`Replay` recorded under structure ``key`` for exactly the arrays
+    ``bases``, if it is still valid (the same settings, model and switches, its compiled
+    form kept), else None."""
+    r = _replays.get(key)
+    if r is None or r.version != settings.version[0]:
+        return None
+    refs = r.refs
+    if len(refs) != len(bases):
+        return None
+    for w, b in zip(refs, bases):
+        if w() is not b:
+            return None
+    fs = r.fs
+    if fs is not None and (not fs.built or fs.transient or not ENABLED or interior.MODE != "off"
+                           or calibrate.current() is not r.model):
+        return None
+    return r
+
+
+def record(key, low, plan) -> None:
+    """Record the statement ``low`` just run with this locale's ``plan`` (None: not by
+    this path) under structure ``key``."""
+    r = Replay()
+    r.refs = [weakref.ref(a) for a in low.arrays]
+    r.stmt, r.prog, r.names = low.stmt, low.prog, low.names
+    r.fs = None if plan is None else get(low, plan)
+    r.version, r.model = settings.version[0], calibrate.current()
+    if r.fs is not None and not r.fs.built:
+        r.fs = None                                   # (freed at once: too big to keep)
+    _replays.pop(key, None)
+    if len(_replays) >= REPLAYS:
+        del _replays[next(iter(_replays))]
+    _replays[key] = r
 
 
 class FastStatement:
@@ -242,13 +308,18 @@ class FastStatement:
 
 
 class _Binding:
-    """A compiled statement bound to its arrays: their storage, the send requests."""
+    """A compiled statement bound to its arrays: their storage, the send requests.  It
+    holds the arrays only weakly, and lets their storage go (its views and send requests)
+    as soon as one of them is collected, so that their windows are released to the pool
+    (:mod:`pgas.comm.window`) as they would be without it."""
 
-    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "dtypes", "inplace")
+    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "dtypes", "inplace", "__weakref__")
 
     def __init__(self, fs: FastStatement, arrays) -> None:
         from .fuse import in_place
-        self.refs = [weakref.ref(a) for a in arrays]
+        me = weakref.ref(self)
+        gone = lambda _, me=me: (lambda b: b is not None and b.free())(me())     # noqa: E731
+        self.refs = [weakref.ref(a, gone) for a in arrays]
         self.flats = [a._storage for a in arrays]
         self.wins = list({id(a._win): a._win for a in arrays}.values())
         self.sends = Transfers()
@@ -261,7 +332,11 @@ class _Binding:
         self.inplace = in_place(fs.plan, None, fs.plan.reduce_axes, True)
 
     def same(self, arrays) -> bool:
-        return len(self.refs) == len(arrays) and all(w() is a for w, a in zip(self.refs, arrays))
+        return (self.flats is not None and len(self.refs) == len(arrays)
+                and all(w() is a for w, a in zip(self.refs, arrays)))
 
     def free(self) -> None:
-        self.sends.free()
+        """Free the send requests and drop the storage views (idempotent)."""
+        if self.flats is not None:
+            self.sends.free()
+            self.flats = self.wins = self.requests = None

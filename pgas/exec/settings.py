@@ -87,6 +87,7 @@ def config(**kw) -> dict:
     """
     global _settings
     _fingerprint.clear()
+    version[0] += 1
     if not kw:
         _settings = _defaults()
         check.set_enabled(_settings["check"])
@@ -129,6 +130,8 @@ def fingerprint() -> int:
 
 
 _fingerprint: list = []
+#: Counts :func:`config` calls (a cached decision made under other settings is stale).
+version = [0]
 
 
 def get(name: str):

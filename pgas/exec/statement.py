@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import comm
 from ..array import collective, engine, fperr
+from ..comm import check
 from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
@@ -19,6 +20,7 @@ from .domain import resolve
 from .fastgroup import FastGroup
 from .group import fits, groupable, run_together
 from .lower import Lowered, lower_ref, lower_view, structure
+from . import run as _exec_run
 from .run import REDUCE_WITH, accumulable, run
 
 _explaining: list = []
@@ -38,6 +40,14 @@ class Executor:
 
     def assign(self, target: View, value, casting: str) -> None:
         known = structure(target, value)
+        again = None
+        if known is not None and not _explaining and casting == "unsafe":
+            again = faststmt.replayable(known[0], known[1])
+            if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
+                    and not fperr.raising()):
+                before_write(target.base, value)      # a repeat on the same arrays, as it ran before
+                faststmt.rerun(again, known[1], _exec_run._compute, _exec_run._write)
+                return
         dkey = hit = None
         if known is not None and type(value) is Expr and value._dtype is None:
             dkey = (known[0], tuple([a.dtype for a in known[1]]))
@@ -54,7 +64,11 @@ class Executor:
         if casting == "same_kind" and isinstance(value, Expr):
             value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
         before_write(target.base, value)
-        fperr.run(execute, lower_view(target, value, known), not _explaining)   # np.errstate raise: every locale
+        low = lower_view(target, value, known)
+        fperr.run(execute, low, not _explaining)   # np.errstate raise: every locale
+        if again is None and known is not None and not _explaining and casting == "unsafe" and not powers \
+                and not check.enabled:
+            faststmt.record(known[0], low, _fast_plan(low))
 
     def materialise(self, x, dtype=None):
         collective.materialise(x, not _explaining)
@@ -150,6 +164,15 @@ def _run_planned(arg) -> None:
     else:
         for low, p in lows:
             run(low, p, aggregate)
+
+
+def _fast_plan(low):
+    """This locale's plan of ``low`` (just run) if it ran by persistent two-sided transfers
+    (:mod:`pgas.exec.faststmt`), else None."""
+    if not low.stmt.size or not settings.get("aggregate") or _policy(low) != "write":
+        return None
+    p = plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, comm.here())
+    return p if p.kind == "pieces" and faststmt.qualifies(low, p) else None
 
 
 def _leaves(x):

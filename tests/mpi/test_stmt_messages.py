@@ -175,7 +175,8 @@ def test_repeated_statement_is_planned_once():
     for _ in range(3):
         stmt()
     after = _plan.cache_info()
-    check(after.misses == before.misses and after.hits == before.hits + 3, (before, after))
+    # each repeat looks its plan up (a hit), or under "auto" runs as recorded (pgas.exec.faststmt.rerun)
+    check(after.misses == before.misses and after.hits - before.hits in (0, 3), (before, after))
 
 
 def test_explain_any_locale_count():
