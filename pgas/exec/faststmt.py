@@ -182,10 +182,12 @@ class Replay:
     __slots__ = ("refs", "stmt", "prog", "names", "fs", "version", "model")
 
 
-def rerun(r: Replay, bases, compute, write) -> None:
+def rerun(r: Replay, bases, compute, write, fill=None) -> None:
     """Run recorded statement ``r`` on ``bases`` (its arrays, checked by :func:`replayable`;
-    ``compute``, ``write``: as for :meth:`FastStatement.run`)."""
-    r.fs.run(Lowered(r.stmt, bases, r.prog, r.names), compute, write)
+    ``compute``, ``write``: as for :meth:`FastStatement.run`); ``fill``: the scalar of a
+    fill recorded by dtype (its program is that constant)."""
+    prog = r.prog if fill is None else ("const", fill)
+    r.fs.run(Lowered(r.stmt, bases, prog, r.names), compute, write)
     comm.statement_done()
     stats["reruns"] += 1
 

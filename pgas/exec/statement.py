@@ -40,13 +40,18 @@ class Executor:
 
     def assign(self, target: View, value, casting: str) -> None:
         known = structure(target, value)
-        again = None
+        again = rkey = None
+        fill = False
         if known is not None and not _explaining and casting == "unsafe":
-            again = faststmt.replayable(known[0], known[1])
+            rkey = known[0]
+            fill = isinstance(value, np.generic)       # a scalar of the target's dtype (engine.assign):
+            if fill:                                   # recorded by dtype, not value (fict[t] every step)
+                rkey = (*rkey[:3], "fill", value.dtype)
+            again = faststmt.replayable(rkey, known[1])
             if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
                     and not fperr.raising()):
                 before_write(target.base, value)      # a repeat on the same arrays, as it ran before
-                faststmt.rerun(again, known[1], _exec_run._compute, _exec_run._write)
+                faststmt.rerun(again, known[1], _exec_run._compute, _exec_run._write, value if fill else None)
                 return
         dkey = hit = None
         if known is not None and type(value) is Expr and value._dtype is None:
@@ -66,9 +71,9 @@ class Executor:
         before_write(target.base, value)
         low = lower_view(target, value, known)
         fperr.run(execute, low, not _explaining)   # np.errstate raise: every locale
-        if again is None and known is not None and not _explaining and casting == "unsafe" and not powers \
-                and not check.enabled:
-            faststmt.record(known[0], low, _fast_plan(low))
+        if again is None and rkey is not None and not powers and not check.enabled and (
+                not fill or low.prog[0] == "const"):
+            faststmt.record(rkey, low, _fast_plan(low))
 
     def materialise(self, x, dtype=None):
         collective.materialise(x, not _explaining)

@@ -333,3 +333,20 @@ def test_repeats_of_a_statement_on_new_arrays_each_time():
         fdtd_steps(*got, init[3], 4)
         for g, w in zip(got, want):
             assert_matches(g, w, rtol=0.0)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int8", "bool", "complex64"])
+def test_fills_with_a_new_scalar_each_step(dtype):
+    """``ey[0, :] = fict[t]`` with another scalar every step (fdtd-2d's row fill) runs as
+    recorded by the target's dtype, each step storing its own value, as NumPy does."""
+    n = 3 * P + 2
+    G = np.zeros((n, 5), dtype=dtype)
+    A = pg.from_numpy(G, dist=pg.Block())
+    values = [1, 0, 3, -2, 7, 5, 1, 0] if dtype != "bool" else [1, 0, 0, 1, 1, 0, 1, 1]
+    before = _reruns()
+    for k, v in enumerate(values):
+        r = (k % 2) * (n - 1)                     # the first row and the last, in turn
+        A[r, :] = np.asarray(v).astype(dtype)[()] if k % 2 else v
+        G[r, :] = v
+        assert_matches(A, G, rtol=0.0)
+    collective_verdict(_reruns() - before >= 4, f"{_reruns() - before} reruns")
