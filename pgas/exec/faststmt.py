@@ -59,9 +59,11 @@ ENABLED = True
 CACHE = 256
 #: Bindings (sets of arrays) kept per compiled statement.
 BINDINGS = 4
-#: Bytes of receive buffers the kept compiled statements may hold together (the oldest
-#: dropped first); a statement whose own buffers exceed it is freed after each run.
-KEEP_BYTES = 32 << 20
+#: Bytes of messages the kept compiled statements may hold together, received and sent
+#: (the receive buffers, and whatever MPI keeps per persistent send of a non-contiguous
+#: datatype); the oldest dropped first, and a statement whose own messages exceed it is
+#: freed after each run.  A halo's messages are small; a redistribution's are not kept.
+KEEP_BYTES = 4 << 20
 
 _cache: dict = {}
 #: Runs by this path, compiled statements made (their transfers planned), and runs of
@@ -250,7 +252,8 @@ class FastStatement:
         early = set(self.early)
         self.late = [i for i in range(len(plan.tasks)) if i not in early]
         self.built = True
-        self.nbytes = sum(buf.nbytes for _, buf, _ in self.recvs)
+        self.nbytes = (sum(buf.nbytes for _, buf, _ in self.recvs)     # MPI may keep a packing buffer
+                       + sum(t.nbytes for _, _, t, _ in self.sends))    # per persistent send: counted too
         stats["built"] += 1
         _keep(self)
 
@@ -307,6 +310,8 @@ class FastStatement:
             for t in self.types:
                 t.free()
             self.built = False
+            self.recvs = self.bufs = self.sends = self.types = self.xfer = None   # the buffers go now (a
+            # recorded statement may still hold this object: it finds it not built)
 
 
 class _Binding:
