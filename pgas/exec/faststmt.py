@@ -147,8 +147,14 @@ _kept = [0]                     # bytes of receive buffers the cached compiled s
 
 
 def _keep(fs) -> None:
-    """Count a newly built ``fs``'s buffers; drop the oldest others beyond :data:`KEEP_BYTES`."""
+    """Count a newly built ``fs``'s buffers; drop the oldest others beyond :data:`KEEP_BYTES`.
+    A statement whose own buffers exceed the budget is freed after its run (transient) and
+    drops nothing: dropping every other statement for it would not bring the count within
+    the budget, only rebuild them all on every step of a loop that runs it (review s26)."""
     _kept[0] += fs.nbytes
+    if fs.nbytes > KEEP_BYTES:
+        fs.transient = True
+        return
     for key in list(_cache):
         if _kept[0] <= KEEP_BYTES:
             break
@@ -310,8 +316,10 @@ class FastStatement:
             for t in self.types:
                 t.free()
             self.built = False
-            self.recvs = self.bufs = self.sends = self.types = self.xfer = None   # the buffers go now (a
-            # recorded statement may still hold this object: it finds it not built)
+            # let the buffers go: a recorded statement (Replay.fs) may still name this object,
+            # and would otherwise hold them beyond KEEP_BYTES (review s26); a run rebuilds
+            self.recvs = self.bufs = self.sends = self.types = self.xfer = None
+            self.nbytes = 0
 
 
 class _Binding:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import pgas as pg
 from pgas import calibrate, comm
+from pgas.comm import check
 from pgas.exec import faststmt, interior
 from util import a_dist, assert_matches, collective_verdict
 
@@ -322,6 +323,8 @@ def test_repeats_run_as_recorded_until_something_they_depend_on_changes():
     assert_matches(B, want, rtol=0.0)
     got = E2.eval() if hasattr(E2, "eval") else E2
     collective_verdict(np.array_equal(got.to_numpy(), old), "a pending expression read the new values")
+    if check.enabled:
+        return                                     # recorded statements are not used under checking
     counts = np.diff([0] + seen)
     lo, hi = comm.allreduce(np.array(seen), "min"), comm.allreduce(np.array(seen), "max")
     collective_verdict(counts[0] >= 2 and seen[1] == seen[0] and seen[2] - seen[1] == 1 and seen[3] == seen[2]
@@ -356,4 +359,4 @@ def test_fills_with_a_new_scalar_each_step(dtype):
         A[r, :] = np.asarray(v).astype(dtype)[()] if k % 2 else v
         G[r, :] = v
         assert_matches(A, G, rtol=0.0)
-    collective_verdict(_reruns() - before >= 4, f"{_reruns() - before} reruns")
+    collective_verdict(_reruns() - before >= 4 or check.enabled, f"{_reruns() - before} reruns")
