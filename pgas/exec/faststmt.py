@@ -49,7 +49,7 @@ import weakref
 
 from .. import calibrate, comm
 from ..comm.p2p import MAX_PER_PAIR, Transfers, start_all, wait
-from . import fastgroup, group, interior, settings     # (modules: they import pgas.exec.run, which imports this)
+from . import fastgroup, fuse, group, interior, settings   # (modules: some import pgas.exec.run, which imports this)
 from .lower import Lowered
 
 #: Off: every statement takes the generic path (for tests of that path, and to compare).
@@ -143,7 +143,11 @@ def get(low, plan) -> "FastStatement":
     return got
 
 
-_kept = [0]                     # bytes of receive buffers the cached compiled statements hold
+_kept = [0]                     # bytes of messages the cached compiled statements hold (KEEP_BYTES)
+#: ``(id of the lowered statement, compiled statement)`` of the last run by this path (set by
+#: :meth:`FastStatement.run`, cleared by the statement engine before each statement), for
+#: :func:`record`: it records what ran instead of working the choice out again.
+ran: list = [None, None]
 
 
 def _keep(fs) -> None:
@@ -160,7 +164,6 @@ def _keep(fs) -> None:
             break
         if _cache[key] is not fs:
             _cache.pop(key).free()
-    fs.transient = _kept[0] > KEEP_BYTES
 
 
 def clear() -> None:
@@ -220,16 +223,17 @@ def replayable(key, bases):
     return r
 
 
-def record(key, low, plan) -> None:
-    """Record the statement ``low`` just run with this locale's ``plan`` (None: not by
-    this path) under structure ``key``."""
+def record(key, low, replay: bool = True) -> None:
+    """Record the statement ``low`` just run under structure ``key``: with the compiled
+    statement it ran by (:data:`ran`), or as not run by this path (also when that one
+    was freed at once, too big to keep, or ``replay`` is false: its owner was chosen by
+    an agreement that every locale must take part in)."""
     r = Replay()
     r.refs = [weakref.ref(a) for a in low.arrays]
     r.stmt, r.prog, r.names = low.stmt, low.prog, low.names
-    r.fs = None if plan is None else get(low, plan)
+    fs = ran[1] if replay and ran[0] == id(low) else None
+    r.fs = fs if fs is not None and fs.built else None
     r.version, r.model = settings.version[0], calibrate.current()
-    if r.fs is not None and not r.fs.built:
-        r.fs = None                                   # (freed at once: too big to keep)
     _replays.pop(key, None)
     if len(_replays) >= REPLAYS:
         del _replays[next(iter(_replays))]
@@ -257,6 +261,8 @@ class FastStatement:
         self.early = [i for i, t in enumerate(plan.tasks) if all(r.msg < 0 for k, r in enumerate(t.refs) if k != W)]
         early = set(self.early)
         self.late = [i for i in range(len(plan.tasks)) if i not in early]
+        self.dtypes = [low.arrays[x.slot].dtype for x in plan.stmt.accesses]    # (part of the cache key)
+        self.inplace = fuse.in_place(plan, None, plan.reduce_axes, True)
         self.built = True
         self.nbytes = (sum(buf.nbytes for _, buf, _ in self.recvs)     # MPI may keep a packing buffer
                        + sum(t.nbytes for _, _, t, _ in self.sends))    # per persistent send: counted too
@@ -289,18 +295,19 @@ class FastStatement:
         if b.requests:
             start_all(b.requests, b.counts)
         results = [None] * len(plan.tasks)
-        inplace = b.inplace and settings.get("fuse") is not False
+        inplace = self.inplace and settings.get("fuse") is not False
         flats = b.flats
         if self.early:
-            compute(low, plan, self.early, flats, self.bufs, inplace, results, True, b.dtypes)
+            compute(low, plan, self.early, flats, self.bufs, inplace, results, True, self.dtypes)
         if b.requests:
             wait(b.requests)                          # my buffers are full, my memory is free
         if self.late:
-            compute(low, plan, self.late, flats, self.bufs, inplace, results, True, b.dtypes)
+            compute(low, plan, self.late, flats, self.bufs, inplace, results, True, self.dtypes)
         stmt = plan.stmt
         slot = stmt.accesses[stmt.write].slot
         write(plan, low.arrays[slot], flats[slot], results, True, (), ())
         stats["runs"] += 1
+        ran[0], ran[1] = id(low), self
         if self.transient:                            # too big to keep (KEEP_BYTES)
             if _cache.get(self.key) is self:
                 del _cache[self.key]
@@ -328,10 +335,9 @@ class _Binding:
     as soon as one of them is collected, so that their windows are released to the pool
     (:mod:`pgas.comm.window`) as they would be without it."""
 
-    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "dtypes", "inplace", "__weakref__")
+    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "__weakref__")
 
     def __init__(self, fs: FastStatement, arrays) -> None:
-        from .fuse import in_place
         me = weakref.ref(self)
         gone = lambda _, me=me: (lambda b: b is not None and b.free())(me())     # noqa: E731
         self.refs = [weakref.ref(a, gone) for a in arrays]
@@ -342,9 +348,6 @@ class _Binding:
             self.sends.send(r, arrays[slot]._storage, t, tag)
         self.requests = fs.xfer.requests()[0] + self.sends.requests()[1]   # receives first
         self.counts = fs.xfer.counts() + self.sends.counts()
-        stmt = fs.plan.stmt
-        self.dtypes = [arrays[x.slot].dtype for x in stmt.accesses]
-        self.inplace = in_place(fs.plan, None, fs.plan.reduce_axes, True)
 
     def same(self, arrays) -> bool:
         return (self.flats is not None and len(self.refs) == len(arrays)

@@ -70,10 +70,11 @@ class Executor:
             value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
         before_write(target.base, value)
         low = lower_view(target, value, known)
+        faststmt.ran[0] = None                         # set if it runs by two-sided transfers
         fperr.run(execute, low, not _explaining)   # np.errstate raise: every locale
         if again is None and rkey is not None and not powers and not check.enabled and (
                 not fill or low.prog[0] == "const"):
-            faststmt.record(rkey, low, _fast_plan(low))
+            faststmt.record(rkey, low, _policy(low) == "write")   # (a cost owner: chosen by agreement)
 
     def materialise(self, x, dtype=None):
         collective.materialise(x, not _explaining)
@@ -169,15 +170,6 @@ def _run_planned(arg) -> None:
     else:
         for low, p in lows:
             run(low, p, aggregate)
-
-
-def _fast_plan(low):
-    """This locale's plan of ``low`` (just run) if it ran by persistent two-sided transfers
-    (:mod:`pgas.exec.faststmt`), else None."""
-    if not low.stmt.size or not settings.get("aggregate") or _policy(low) != "write":
-        return None
-    p = plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, comm.here())
-    return p if p.kind == "pieces" and faststmt.qualifies(low, p) else None
 
 
 def _leaves(x):

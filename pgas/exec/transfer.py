@@ -192,13 +192,11 @@ def describe(m, itemsize: int, write: bool, two_sided: bool = False) -> str:
     (``two_sided``: a persistent two-sided transfer, :mod:`pgas.exec.faststmt`)."""
     runs, n, lo, hi = shape_of(m.regions)
     more = f"; ... {len(m.regions) - 3} more" if len(m.regions) > 3 else ""
-    lm = "; ".join(lmad.text(r) for r in m.regions[:3]) + more
+    head = f"LMADs {'; '.join(lmad.text(r) for r in m.regions[:3]) + more}; {runs} run{'s' if runs != 1 else ''}; "
     if two_sided:
-        return (f"LMADs {lm}; {runs} run{'s' if runs != 1 else ''}; two-sided (the owner sends it from its "
-                "storage in one datatype, into a buffer kept with the plan)")
+        return head + "two-sided (the owner sends it from its storage in one datatype, into a buffer kept with the plan)"
     proto = protocol(m, itemsize, write)
     _, times = choose(m.regions, itemsize, write)
     pred = ", ".join(f"{p} {t * 1e6:.1f}" for p, t in sorted(times.items(), key=lambda kv: kv[1]))
     how = "model's choice" if settings.get("protocol") == "auto" else "pinned by pg.config"
-    return (f"LMADs {lm}; {runs} run{'s' if runs != 1 else ''}; {proto} ({how}; "
-            f"predicted us: {pred})")
+    return head + f"{proto} ({how}; predicted us: {pred})"
