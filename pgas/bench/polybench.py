@@ -20,8 +20,9 @@ shortens the stencils (the ratio to the C code is then per step).
 
 ``--reference DIR`` runs PolyBench's serial C (``DIR/pb_KERNEL``, built with
 ``-O3 -march=native -DPOLYBENCH_TIME -DLARGE_DATASET`` by
-the reference build described in ``docs/benchmarks.md`` (Reference codes)) on locale 0 while the others wait, and reports
-its time beside pgas's.
+the reference build described in ``docs/benchmarks.md`` (Reference codes)) on locale 0 while the others wait,
+once after each timed trial, and reports the median of the paired ratios (each
+trial's time per step over the C run right after it) with every pair in the JSON.
 """
 
 from __future__ import annotations
@@ -78,19 +79,27 @@ def _dist(G):
     return pg.from_numpy(G, dist=pg.Block())
 
 
-def _timed(fn) -> float:
-    comm.barrier()
-    t = time.perf_counter()
-    fn()
-    return float(comm.allreduce(time.perf_counter() - t, "max"))
+def _timer(between=None):
+    """``timed(fn)``: the seconds ``fn()`` takes on the slowest locale, then ``between()``."""
+    def timed(fn) -> float:
+        comm.barrier()
+        t = time.perf_counter()
+        fn()
+        took = float(comm.allreduce(time.perf_counter() - t, "max"))
+        if between is not None:
+            between()
+        return took
+    return timed
 
 
-def run_kernel(name: str, steps: int, verify: bool, sizes: dict = LARGE, trials: int = 1) -> dict:
+def run_kernel(name: str, steps: int, verify: bool, sizes: dict = LARGE, trials: int = 1, between=None) -> dict:
     """Collective: warm-up, ``trials`` timed runs (each from PolyBench's initial values)
     and verification of the last one, for one kernel (``sizes``: its problem size and
     PolyBench steps, LARGE's by default).  ``seconds`` is the median of the trials
-    (slowest locale each), ``trial_seconds`` all of them."""
+    (slowest locale each), ``trial_seconds`` all of them.  ``between``: called
+    (collectively) after each trial, untimed: the reference's run beside it."""
     times = []
+    _timed = _timer(between)
     if name == "jacobi-2d":
         n = sizes[name][0]
         GA, GB = jacobi_init(n)
@@ -146,6 +155,22 @@ def run_reference(folder: str, name: str) -> dict:
     return dict(res, seconds=reference.number(r"^\s*([0-9.]+)\s*$", res["stdout"].strip()))
 
 
+def pair_ratios(r: dict, refs: list, full: int) -> None:
+    """Add the reference's runs ``refs`` (one after each of ``r``'s trials, ``full`` steps
+    each) to kernel result ``r``: ``reference`` (the last run, its ``seconds`` the median
+    of the runs, ``trial_seconds`` all), ``trial_ratios`` (each trial's time per step
+    over the run after it) and ``ratio_to_c``, their median: ratios of runs taken side
+    by side, so that a change in the machine's load between a trial and the reference
+    moves one ratio, not the figure."""
+    secs = [x["seconds"] for x in refs]
+    ok = [x for x in secs if x]
+    r["reference"] = dict(refs[-1], seconds=float(np.median(ok)) if ok else None, trial_seconds=secs)
+    pairs = [(t / r["steps"]) / (c / full) for t, c in zip(r["trial_seconds"], secs) if c]
+    r["trial_ratios"] = pairs
+    if pairs:
+        r["ratio_to_c"] = float(np.median(pairs))
+
+
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
     p = parser("polybench", __doc__.split("\n\n")[0], warmup=False)
@@ -167,21 +192,20 @@ def main(argv: list[str]) -> int:
     for name in args.kernels:
         steps = args.steps or LARGE[name][1]
         progress(f"{name}: {steps if name != 'mvt' else 1} steps")
-        r = run_kernel(name, steps, not args.no_verify, trials=args.trials)
-        if args.reference:
-            ref = run_reference(args.reference, name)
-            full = LARGE[name][1]
-            r["reference"] = ref
-            if ref["seconds"]:
-                r["ratio_to_c"] = (r["seconds"] / r["steps"]) / (ref["seconds"] / full)
+        refs: list = []
+        between = (lambda: refs.append(run_reference(args.reference, name))) if args.reference else None
+        r = run_kernel(name, steps, not args.no_verify, trials=args.trials, between=between)
+        if refs:
+            pair_ratios(r, refs, LARGE[name][1])
         results.append(r)
         rows.append([name, r["steps"], r["seconds"], r.get("reference", {}).get("seconds") or float("nan"),
                      r.get("ratio_to_c", float("nan")), "yes" if r["verified"] else "NO"])
     ok = all(r["verified"] for r in results)
     path = write_result("polybench", {"kernels": results, "locales": pg.num_locales, "verified": ok}, args.out)
     if comm.here() == 0:
-        print(f"PolyBench LARGE on {pg.num_locales} locales (pgas: median of {args.trials} trials; pgas / C: "
-              "time per step, C serial at full LARGE, one run)")
+        print(f"PolyBench LARGE on {pg.num_locales} locales (pgas: median of {args.trials} trials; C serial at "
+              "full LARGE, one run after each trial, median; pgas / C: median of each trial's time per step "
+              "over the C run after it)")
     print_table(["kernel", "steps", "pgas s", "C s (LARGE)", "pgas / C", "verified"], rows)
     if comm.here() == 0:
         print(f"results written to {path}")

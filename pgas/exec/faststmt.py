@@ -31,6 +31,15 @@ step 2 writes an array that no other locale reads in the statement
 (:func:`pgas.exec.fuse.in_place`); a written array that others read is stored
 after step 3.
 
+A repeat on the same arrays (a binding, :class:`_Binding`) skips laying its tasks out
+where it can: a run whose every task a fused row kernel stored in place keeps its
+kernel calls, whose arguments name only the binding's storage and the statement's
+buffers, and the next run of the same program object (a recorded statement's, with its
+constants) under the same settings makes those calls again; a scalar fill of the
+target's dtype (no reads) stores into views of its tasks kept with the binding.  Both
+give the values the generic steps give (the same kernels and arguments, the same
+stores).
+
 Which path runs is decided from replicated facts only (the statement, the
 arrays' layouts and the settings), so every locale takes the same one: see
 :func:`qualifies`.  Where the calibrated model measures overlap (a network that
@@ -47,10 +56,17 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from .. import calibrate, comm
+from ..array import fperr
 from ..comm.p2p import MAX_PER_PAIR, Transfers, start_all, wait
 from . import fastgroup, fuse, group, interior, settings   # (modules: some import pgas.exec.run, which imports this)
 from .lower import Lowered
+from .run import strided
+
+#: The scalars a fill of the target's own dtype stores as they are (NumPy's scalar types).
+_SCALARS = frozenset(type(np.zeros(1, c)[0]) for c in "?bBhHiIlLqQefdgFDG")
 
 #: Off: every statement takes the generic path (for tests of that path, and to compare).
 ENABLED = True
@@ -66,9 +82,10 @@ BINDINGS = 4
 KEEP_BYTES = 4 << 20
 
 _cache: dict = {}
-#: Runs by this path, compiled statements made (their transfers planned), and runs of
-#: recorded statements (:func:`rerun`, counted in ``runs`` too).
-stats = {"runs": 0, "built": 0, "reruns": 0}
+#: Runs by this path, compiled statements made (their transfers planned), runs of
+#: recorded statements (:func:`rerun`), runs that made their last run's kernel calls again
+#: (``calls``) and scalar fills into kept views (``fills``), all counted in ``runs`` too.
+stats = {"runs": 0, "built": 0, "reruns": 0, "calls": 0, "fills": 0}
 
 #: ``pg.explain``'s strip line for a statement run here.
 STRIPS = ("strips: 1; its messages are persistent two-sided transfers (pgas.exec.faststmt), the tasks "
@@ -294,18 +311,54 @@ class FastStatement:
                 w.win.Sync()
         if b.requests:
             start_all(b.requests, b.counts)
-        results = [None] * len(plan.tasks)
-        inplace = self.inplace and settings.get("fuse") is not False
-        flats = b.flats
-        if self.early:
-            compute(low, plan, self.early, flats, self.bufs, inplace, results, True, self.dtypes)
-        if b.requests:
-            wait(b.requests)                          # my buffers are full, my memory is free
-        if self.late:
-            compute(low, plan, self.late, flats, self.bufs, inplace, results, True, self.dtypes)
-        stmt = plan.stmt
-        slot = stmt.accesses[stmt.write].slot
-        write(plan, low.arrays[slot], flats[slot], results, True, (), ())
+        prog = low.prog
+        if prog[0] == "const" and not self.peers and type(prog[1]) in _SCALARS and prog[1].dtype == self.dtypes[plan.stmt.write]:
+            fills = b.fills                           # a scalar fill (no reads): its tasks' views
+            if fills is None:
+                W = plan.stmt.write
+                flat = b.flats[plan.stmt.accesses[W].slot]
+                fills = b.fills = [strided(flat, t.refs[W].offset, t.refs[W].strides, t.shape) for t in plan.tasks]
+            for target in fills:
+                target[...] = prog[1]
+            stats["fills"] += 1
+            stats["runs"] += 1
+            ran[0], ran[1] = id(low), self
+            return
+        calls = b.calls
+        if calls is not None and (calls[0] is not low.prog or calls[4] != (settings.version[0], fuse.generation[0])
+                                  or fperr.numpy_only):
+            calls = None                              # another program (its constants), or settings
+        if calls is not None:                         # a repeat: the kernel calls its last run made
+            for kernel, args in calls[1]:
+                fperr.compiled(kernel, args)
+            if b.requests:
+                wait(b.requests)
+            for kernel, args in calls[2]:
+                fperr.compiled(kernel, args)
+            fuse.stats["fused"] += calls[3]
+            fuse.stats["rows"] += calls[3]
+            stats["calls"] += 1
+        else:
+            results = [None] * len(plan.tasks)
+            inplace = self.inplace and settings.get("fuse") is not False
+            flats = b.flats
+            got = fuse.capture = [] if inplace and not fperr.numpy_only else None
+            try:
+                if self.early:
+                    compute(low, plan, self.early, flats, self.bufs, inplace, results, True, self.dtypes)
+                early = None if got is None else list(got)
+                if b.requests:
+                    wait(b.requests)                  # my buffers are full, my memory is free
+                if self.late:
+                    compute(low, plan, self.late, flats, self.bufs, inplace, results, True, self.dtypes)
+            finally:
+                fuse.capture = None
+            stmt = plan.stmt
+            slot = stmt.accesses[stmt.write].slot
+            write(plan, low.arrays[slot], flats[slot], results, True, (), ())
+            if (got is not None and len(got) == len(plan.tasks) and None not in got
+                    and all(r is None for r in results)):  # every task stored in place by a kernel
+                b.calls = (low.prog, early, got[len(early):], len(got), (settings.version[0], fuse.generation[0]))
         stats["runs"] += 1
         ran[0], ran[1] = id(low), self
         if self.transient:                            # too big to keep (KEEP_BYTES)
@@ -335,7 +388,7 @@ class _Binding:
     as soon as one of them is collected, so that their windows are released to the pool
     (:mod:`pgas.comm.window`) as they would be without it."""
 
-    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "__weakref__")
+    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "calls", "fills", "__weakref__")
 
     def __init__(self, fs: FastStatement, arrays) -> None:
         me = weakref.ref(self)
@@ -348,6 +401,16 @@ class _Binding:
             self.sends.send(r, arrays[slot]._storage, t, tag)
         self.requests = fs.xfer.requests()[0] + self.sends.requests()[1]   # receives first
         self.counts = fs.xfer.counts() + self.sends.counts()
+        #: ``(program, early calls, late calls, count, (settings version, fuse generation))``:
+        #: the ``(kernel, args)`` of a run of ``program`` whose every task a fused kernel
+        #: stored in place (:data:`pgas.exec.fuse.capture`; its constants immutable, converted
+        #: into the arguments).  The arguments name only this binding's storage and the
+        #: statement's buffers, so a repeat of the same program object (a recorded statement,
+        #: :func:`rerun`) under the same settings makes the same calls without laying the
+        #: tasks out.
+        self.calls = None
+        #: The views of a scalar fill's tasks in this binding's storage.
+        self.fills = None
 
     def same(self, arrays) -> bool:
         return (self.flats is not None and len(self.refs) == len(arrays)
@@ -357,4 +420,4 @@ class _Binding:
         """Free the send requests and drop the storage views (idempotent)."""
         if self.flats is not None:
             self.sends.free()
-            self.flats = self.wins = self.requests = None
+            self.flats = self.wins = self.requests = self.calls = self.fills = None

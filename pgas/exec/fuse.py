@@ -76,12 +76,15 @@ _UNSET = object()
 _NUMBA = _UNSET
 _kernels: dict = {}
 _seen: dict = {}
+#: Bumped by :func:`reset`: kernel calls recorded before it (:data:`capture`) are not made again.
+generation = [0]
 
 
 def reset() -> None:
     """Forget the loaded compiler and kernels (tests simulate numba's absence with it)."""
     global _NUMBA
     _NUMBA = _UNSET
+    generation[0] += 1
     _kernels.clear()
     _seen.clear()
     _programs.clear()
@@ -259,6 +262,11 @@ def wanted(size: int) -> bool:
 #: What :func:`evaluate` returns when the kernel stored the values in the target itself.
 WRITTEN = object()
 
+#: A list while a compiled statement records the kernel calls of its run
+#: (:mod:`pgas.exec.faststmt`): each fused task appends ``(kernel, args)``, or None when its
+#: arguments are not the same on a repeat (a constant converted per call).
+capture = None
+
 
 def in_place(plan, dtypes, axes, structure_only: bool = False) -> bool:
     """True if a statement's kernels may store straight into the written array's local
@@ -304,6 +312,8 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
     args = None if bound is None else bound.arguments(ctx, out)
     if args is not None:                              # a repeat of this task: its row layout as bound
         fperr.compiled(bound.kernel, args)          # NumPy's warnings from the processor's flags
+        if capture is not None:
+            capture.append((bound.kernel, args) if direct and P.keep else None)
         stats["fused"] += 1
         stats["rows"] += 1
         return WRITTEN if direct else out
@@ -328,6 +338,9 @@ def evaluate(prog, ctx, shape, dtypes, target=None):
         stats["numpy"] += 1
         return None
     fperr.compiled(kernel, args)
+    if capture is not None:
+        capture.append((kernel, args) if direct and P.keep and lay is not None
+                       and all(n[0] == "acc" for n in P.arrays) else None)
     stats["fused"] += 1
     stats["rows"] += lay is not None
     return WRITTEN if direct else out

@@ -36,3 +36,18 @@ def test_trials_are_run():
     ok = len(r["trial_seconds"]) == 3 and r["verified"] and min(r["trial_seconds"]) <= r["seconds"]
     collective_verdict(ok, f"{r}")
     assert polybench.make_parser().parse_args([]).trials == 3
+
+
+def test_reference_runs_beside_each_trial():
+    """``--reference``: the C code runs once after each timed trial (``between``), and the
+    ratio is the median of each trial's time per step over the run beside it."""
+    calls = []
+    r = polybench.run_kernel("jacobi-2d", 2, True, TINY, trials=3, between=lambda: calls.append(len(calls)))
+    collective_verdict(len(calls) == 3 and len(r["trial_seconds"]) == 3, f"{calls} {r}")
+    r = {"steps": 2, "trial_seconds": [1.0, 2.0, 3.0]}
+    polybench.pair_ratios(r, [{"seconds": 10.0}, {"seconds": None}, {"seconds": 30.0}], 10)
+    assert r["trial_ratios"] == [0.5, 0.5] and r["ratio_to_c"] == 0.5
+    assert r["reference"]["seconds"] == 20.0 and r["reference"]["trial_seconds"] == [10.0, None, 30.0]
+    r = {"steps": 2, "trial_seconds": [1.0]}
+    polybench.pair_ratios(r, [{"seconds": None}], 10)
+    assert "ratio_to_c" not in r and r["reference"]["seconds"] is None
