@@ -49,7 +49,35 @@ def run(fn, arg, collective: bool = True):
 def raising() -> bool:
     """True if NumPy's error handling has a category set to ``"raise"`` (:func:`run` would
     report and agree)."""
-    return "raise" in np.geterr().values()
+    return _state()[1]
+
+
+try:                     # NumPy 2: the error state is an immutable object in a context variable
+    from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
+except ImportError:      # pragma: no cover - another NumPy: ask it every time
+    _EXTOBJ = None
+_cached: list = [None, None]
+
+
+def _state():
+    """``(np.geterr(), any "raise", mask of the categories a kernel must report)`` for the
+    current error state (a statement asks two or three times: ``np.geterr`` builds a
+    dict each time, so the answer is kept while the state object is the same one;
+    ``np.errstate`` and ``np.seterr`` set a new one)."""
+    obj = None if _EXTOBJ is None else _EXTOBJ.get()
+    if obj is not None and _cached[0] is obj:
+        return _cached[1]
+    err = np.geterr()
+    fe = _fenv()
+    mask = 0
+    if fe is not None:
+        for cat, bit in fe[2].items():
+            if err[cat] != "ignore":
+                mask |= bit
+    got = (err, "raise" in err.values(), mask)
+    if obj is not None:
+        _cached[0], _cached[1] = obj, got
+    return got
 
 
 def agreeing(fn):
@@ -191,19 +219,11 @@ def compiled(kernel, args) -> None:
     The flags are cleared before and read after the call (two C calls, about 0.4 µs);
     nothing is read where every category is ``"ignore"`` or the machine's flag bits are
     not known.  An integer division by zero sets no flag, so it is not reported."""
-    fe = _fenv()
-    if fe is None:
+    mask = _state()[2]
+    if not mask:                          # (also where the flag bits are not known)
         kernel(*args)
         return
-    clear, test, bits = fe
-    err = np.geterr()
-    mask = 0
-    for cat, bit in bits.items():
-        if err[cat] != "ignore":
-            mask |= bit
-    if not mask:
-        kernel(*args)
-        return
+    clear, test, bits = _fenv()
     clear(mask)
     kernel(*args)
     got = test(mask)
