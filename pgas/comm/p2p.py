@@ -42,6 +42,7 @@ class RegionType:
         types = [_region_type(dtype, c, s) for _, c, s in regions]
         self.type = MPI.Datatype.Create_struct([1] * len(regions), [o * item for o, _, _ in regions], types)
         self.type.Commit()
+        self.regions = regions
         self.size = sum(int(np.prod(c)) for _, c, _ in regions)
         self.nbytes = self.size * item
 
@@ -75,6 +76,14 @@ class Transfers:
         c = runtime._notices()
         self._sends.append(c.Send_init([storage, 1, rtype.type], peer, TAG + tag))
         self._counts.append((peer, rtype.nbytes))
+
+    def send_packed(self, peer: int, buf: np.ndarray, tag: int) -> None:
+        """Send contiguous ``buf`` (regions the caller packed into it) to ``peer``, each run;
+        counted as a message of ``buf.nbytes``.  ``buf`` must not change between a run's
+        start and the send's completion; the regions it was packed from may."""
+        c, byte = runtime._notices(), runtime.mpi().BYTE
+        self._sends.append(c.Send_init([buf.reshape(-1).view(np.uint8), byte], peer, TAG + tag))
+        self._counts.append((peer, buf.nbytes))
 
     def send_values(self, peer: int, buf: np.ndarray, tag: int) -> None:
         """Send contiguous ``buf`` (a few values, e.g. a write version) to ``peer``, each run;

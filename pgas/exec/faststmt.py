@@ -9,27 +9,34 @@ run pays two notices, their waits, a get and a flush per peer.
 
 A statement whose every write is local (the owner computes: no reduction, no
 clipped domain, the owning access is the write) can do what a compiled shift
-group does (:mod:`pgas.exec.fastgroup`): every owner sends the regions each
-reader's plan fetches from it straight out of its storage (one persistent send
-per reader and array, one struct datatype: the owner plans its readers'
-fetches with the pure planner, as they do), and every reader receives each
-owner's regions into one buffer kept with the plan (one persistent receive).
-The message says that the owner's data is ready; a completed send that the
-owner's memory may change.  A run:
+group does (:mod:`pgas.exec.fastgroup`): every owner sends each reader the
+regions that reader's plan fetches from it (one persistent send per reader and
+array: the owner plans its readers' fetches with the pure planner, as they do),
+and every reader receives each owner's regions into one buffer kept with the
+plan (one persistent receive).  The message says that the owner's data is
+ready.  A run:
 
-1. starts every receive and send (``MPI_Startall``);
-2. computes the tasks that read no message buffer (the interior, by the fused
+1. packs the regions each reader fetches into a send buffer kept with the
+   compiled statement (first waiting, if need be, for the sends of its last
+   run out of those buffers to be reported complete);
+2. starts every receive and send (``MPI_Startall``);
+3. computes the tasks that read no message buffer (the interior, by the fused
    kernel or NumPy as in the generic path);
-3. waits for its receives and its sends;
-4. computes the border tasks from the buffers, and stores what was not stored
+4. waits for its receives;
+5. computes the border tasks from the buffers, and stores what was not stored
    in place.
 
-So an owner never waits for its readers beyond its own send (an eager
-message completes at once), and when the statement returns every read of its
-memory is complete, as on the generic path.  A task stored in place during
-step 2 writes an array that no other locale reads in the statement
+An owner never waits for its readers: its sends read the packed copies, not its
+memory, so they may complete after the statement returns (a send larger than
+MPI's eager limit, about 8 KB for MPICH's shared memory, completes only when its
+reader has taken it, and a reader behind by a statement would otherwise hold
+its owner back every statement).  Every reader has its data when the statement
+returns there, as on the generic path.  A send still in flight is waited for
+before its buffer is packed again, before its requests are freed, and (for a
+few seconds at most) at exit.  A task stored in place during step 3 writes an
+array that no other locale reads in the statement
 (:func:`pgas.exec.fuse.in_place`); a written array that others read is stored
-after step 3.
+after step 4.
 
 A repeat on the same arrays (a binding, :class:`_Binding`) skips laying its tasks out
 where it can: a run whose every task a fused row kernel stored in place keeps its
@@ -54,6 +61,7 @@ other arrays of the same layouts makes new sends (a few are kept per plan).
 
 from __future__ import annotations
 
+import atexit
 import weakref
 
 import numpy as np
@@ -257,6 +265,32 @@ def record(key, low, replay: bool = True) -> None:
     _replays[key] = r
 
 
+#: Bindings whose sends may be in flight (a run does not wait for them: see FastStatement.run).
+_inflight: "weakref.WeakSet" = weakref.WeakSet()
+atexit.register(lambda: _at_exit())     # Python's exit handlers run before mpi4py finalises MPI
+
+
+def settle() -> None:
+    """Wait for every send still in flight (before MPI finalises, and for tests)."""
+    for b in list(_inflight):
+        b.settle()
+
+
+def _at_exit() -> None:
+    """At exit: the sends in flight completed within a few seconds, else left (a job
+    ending on an error need not have run its readers' statements)."""
+    import time
+
+    from ..comm.p2p import live
+    from ..comm import runtime
+    if not live():
+        return
+    reqs = [r for b in list(_inflight) if b.inflight for r in b.sent]
+    end = time.monotonic() + 5.0
+    while reqs and not runtime.mpi().Request.Testall(reqs) and time.monotonic() < end:
+        time.sleep(0.001)
+
+
 class FastStatement:
     """One locale's plan of one statement with its messages as persistent transfers."""
 
@@ -273,6 +307,10 @@ class FastStatement:
         self.bufs = bufs[0]
         slot = {id(a): k for k, a in enumerate(low.arrays)}
         self.sends = [(r, slot[akey], t, tag) for r, akey, t, tag in sends]
+        # what each send carries, packed here at a run's start: the sends read these
+        # buffers, not the arrays, so a run need not wait for its readers (see run)
+        self.packed = [np.empty(t.size, dtype=low.arrays[k].dtype) for _, k, t, _ in self.sends]
+        self.inflight = None                          # the binding whose sends may still be in flight
         self.peers = bool(self.recvs or self.sends)
         W = plan.stmt.write
         self.early = [i for i, t in enumerate(plan.tasks) if all(r.msg < 0 for k, r in enumerate(t.refs) if k != W)]
@@ -309,8 +347,21 @@ class FastStatement:
                 if w.pending:
                     w.complete()
                 w.win.Sync()
+        if b.packs:
+            last = self.inflight
+            if last is not None:                      # the last run's sends: their buffers are refilled
+                last.settle()
+            for views, dst in b.packs:
+                if len(views) == 1:
+                    np.copyto(dst, views[0])
+                else:
+                    np.concatenate(views, axis=None, out=dst)
         if b.requests:
             start_all(b.requests, b.counts)
+            if b.packs:
+                b.inflight = True
+                self.inflight = b
+                _inflight.add(b)
         prog = low.prog
         if prog[0] == "const" and not self.peers and type(prog[1]) in _SCALARS and prog[1].dtype == self.dtypes[plan.stmt.write]:
             fills = b.fills                           # a scalar fill (no reads): its tasks' views
@@ -331,8 +382,8 @@ class FastStatement:
         if calls is not None:                         # a repeat: the kernel calls its last run made
             for kernel, args in calls[1]:
                 fperr.compiled(kernel, args)
-            if b.requests:
-                wait(b.requests)
+            if b.recvs:
+                wait(b.recvs)
             for kernel, args in calls[2]:
                 fperr.compiled(kernel, args)
             fuse.stats["fused"] += calls[3]
@@ -347,8 +398,8 @@ class FastStatement:
                 if self.early:
                     compute(low, plan, self.early, flats, self.bufs, inplace, results, True, self.dtypes)
                 early = None if got is None else list(got)
-                if b.requests:
-                    wait(b.requests)                  # my buffers are full, my memory is free
+                if b.recvs:
+                    wait(b.recvs)                     # my buffers are full
                 if self.late:
                     compute(low, plan, self.late, flats, self.bufs, inplace, results, True, self.dtypes)
             finally:
@@ -370,6 +421,7 @@ class FastStatement:
         for b in self.bindings.values():
             b.free()
         self.bindings.clear()
+        self.inflight = None
         if self.built:
             _kept[0] -= self.nbytes
             self.xfer.free()
@@ -378,7 +430,7 @@ class FastStatement:
             self.built = False
             # let the buffers go: a recorded statement (Replay.fs) may still name this object,
             # and would otherwise hold them beyond KEEP_BYTES (review s26); a run rebuilds
-            self.recvs = self.bufs = self.sends = self.types = self.xfer = None
+            self.recvs = self.bufs = self.sends = self.types = self.xfer = self.packed = None
             self.nbytes = 0
 
 
@@ -388,7 +440,8 @@ class _Binding:
     as soon as one of them is collected, so that their windows are released to the pool
     (:mod:`pgas.comm.window`) as they would be without it."""
 
-    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "calls", "fills", "__weakref__")
+    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "calls", "fills", "recvs", "packs",
+                 "sent", "inflight", "__weakref__")
 
     def __init__(self, fs: FastStatement, arrays) -> None:
         me = weakref.ref(self)
@@ -397,10 +450,16 @@ class _Binding:
         self.flats = [a._storage for a in arrays]
         self.wins = list({id(a._win): a._win for a in arrays}.values())
         self.sends = Transfers()
-        for r, slot, t, tag in fs.sends:
-            self.sends.send(r, arrays[slot]._storage, t, tag)
-        self.requests = fs.xfer.requests()[0] + self.sends.requests()[1]   # receives first
+        self.packs = []
+        for (r, slot, t, tag), dst in zip(fs.sends, fs.packed):
+            self.sends.send_packed(r, dst, tag)
+            flat = arrays[slot]._storage
+            views = [strided(flat, off, steps, counts) for off, counts, steps in t.regions]
+            self.packs.append((views, dst if len(views) > 1 else dst.reshape(views[0].shape)))
+        self.recvs, self.sent = fs.xfer.requests()[0], self.sends.requests()[1]
+        self.requests = self.recvs + self.sent                  # receives first
         self.counts = fs.xfer.counts() + self.sends.counts()
+        self.inflight = False
         #: ``(program, early calls, late calls, count, (settings version, fuse generation))``:
         #: the ``(kernel, args)`` of a run of ``program`` whose every task a fused kernel
         #: stored in place (:data:`pgas.exec.fuse.capture`; its constants immutable, converted
@@ -416,8 +475,18 @@ class _Binding:
         return (self.flats is not None and len(self.refs) == len(arrays)
                 and all(w() is a for w, a in zip(self.refs, arrays)))
 
+    def settle(self) -> None:
+        """Wait for the sends of this binding's last run (each reader received them in that
+        run, so they only wait to be told; nothing of this locale is needed)."""
+        if self.inflight:
+            wait(self.sent)
+            self.inflight = False
+            _inflight.discard(self)
+
     def free(self) -> None:
         """Free the send requests and drop the storage views (idempotent)."""
         if self.flats is not None:
+            self.settle()
             self.sends.free()
-            self.flats = self.wins = self.requests = self.calls = self.fills = None
+            self.flats = self.wins = self.requests = self.calls = self.fills = self.recvs = self.packs = None
+            self.sent = None

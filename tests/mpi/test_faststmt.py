@@ -458,3 +458,47 @@ def test_fills_into_kept_views(dist):
             assert_matches(A, G, rtol=0.0)
         fills = comm.allreduce(faststmt.stats["fills"] - before, "max")
         collective_verdict(fills >= 3 or check.enabled, f"{fills} fills into kept views")
+
+
+@pytest.mark.parametrize("case", ["rows", "cyclic", "columns"])
+def test_owners_go_on_before_their_readers_and_readers_get_the_values_sent(case):
+    """An owner packs what its readers fetch and goes on without waiting for them: with
+    every other locale late into the statement, the owners overwrite the arrays at once
+    (a fill, then a statement that writes them from another array), and each reader
+    still gets the values of the statement's start; then every send is settled.  The
+    messages exceed MPI's eager limit (about 8 KB for MPICH's shared memory), so a send
+    completes only once its reader has taken it."""
+    import time
+    m = 1100                                          # 8800 bytes of float64 per halo row or column
+    if case == "rows":
+        G = np.arange((3 * P + 2) * m, dtype=np.float64).reshape(3 * P + 2, m)
+        dist = pg.Block(grid=(P, 1)) if P > 1 else pg.Block()
+        shift = lambda X: X[:-1, :]                   # noqa: E731
+        target = (slice(1, None), slice(None))
+    elif case == "columns":
+        G = np.arange(m * (3 * P + 2), dtype=np.float64).reshape(m, 3 * P + 2)
+        dist = pg.Block(grid=(1, P)) if P > 1 else pg.Block()
+        shift = lambda X: X[:, :-1]                   # noqa: E731
+        target = (slice(None), slice(1, None))
+    else:
+        G = np.arange(2 * m * P + 3, dtype=np.float64)
+        dist = pg.Cyclic()
+        shift = lambda X: X[:-1]                      # noqa: E731
+        target = (slice(1, None),)
+    A, T, B = pg.from_numpy(G, dist=dist), pg.zeros(G.shape, dist=dist), pg.from_numpy(-G, dist=dist)
+    g, want_T = G.copy(), np.zeros_like(G)
+    for k in range(5):
+        if pg.here % 2 == 1:
+            time.sleep(0.02)                         # the readers of even locales come late
+        T[target] = shift(A) * 2.0 + 1.0
+        want_T[target] = shift(g) * 2.0 + 1.0
+        A[...] = float(-k)                           # the owners overwrite A at once
+        A[target] = shift(B) - 1.0
+        g[...] = float(-k)
+        g[target] = shift(-G) - 1.0
+        assert_matches(T, want_T, rtol=0.0)
+        assert_matches(A, g, rtol=0.0)
+        g = (G if k % 2 else G[::-1]).copy()
+        A[...] = g
+    faststmt.settle()
+    collective_verdict(not any(b.inflight for b in list(faststmt._inflight)), "sends left in flight")
