@@ -17,6 +17,10 @@ they are matched in the order started (MPI's non-overtaking rule).
 
 from __future__ import annotations
 
+import atexit
+import time
+import weakref
+
 import numpy as np
 
 from . import counters, runtime
@@ -137,6 +141,96 @@ class Transfers:
 #: SPINS 20; 4 one-shift plans in turn 12.1 ms and 3.6 ms.  At 2 locales: 0.8 and 0.5 ms.
 SPINS = 20
 NAP = 5e-5
+
+
+class PackedSends:
+    """Persistent sends of regions of arrays' storage, packed at each start into send
+    buffers, so that the sender need not wait for its readers: the sends read the
+    buffers, never the storage, and may complete after the caller goes on.
+
+    ``sends``: ``[(peer, flat storage, RegionType, tag)]``; ``buffers``: one contiguous
+    array per send (of the storage's dtype, ``RegionType.size`` long) to pack into,
+    shared by several ``PackedSends`` of which at most one is in flight (the caller
+    settles the last before packing), or None to own them.  A run calls :meth:`pack`
+    (which settles this set's last sends first), starts :attr:`requests` with its
+    receives (:func:`start_all`), then :meth:`started`.  A send larger than MPI's
+    eager limit completes only once its reader has taken it; the reader waits for its
+    receive within its own statement, so a send in flight depends on nothing this
+    locale still has to do, and :meth:`settle` never waits on a peer's later work."""
+
+    __slots__ = ("xfer", "packs", "requests", "counts", "inflight", "__weakref__")
+
+    def __init__(self, sends, buffers=None) -> None:
+        self.xfer = Transfers()
+        self.packs = []
+        for k, (peer, flat, rtype, tag) in enumerate(sends):
+            dst = np.empty(rtype.size, dtype=flat.dtype) if buffers is None else buffers[k]
+            self.xfer.send_packed(peer, dst, tag)
+            views = [_view(flat, off, steps, counts) for off, counts, steps in rtype.regions]
+            self.packs.append((views, dst if len(views) != 1 else dst.reshape(views[0].shape)))
+        self.requests = self.xfer.requests()[1]
+        self.counts = self.xfer.counts()
+        self.inflight = False
+
+    def pack(self) -> None:
+        """Copy the regions into the send buffers (after this set's last sends completed)."""
+        self.settle()
+        for views, dst in self.packs:
+            if len(views) == 1:
+                np.copyto(dst, views[0])
+            else:
+                np.concatenate(views, axis=None, out=dst)
+
+    def started(self) -> None:
+        """The sends were started: in flight until :meth:`settle`."""
+        if self.requests:
+            self.inflight = True
+            _inflight.add(self)
+
+    def settle(self) -> None:
+        """Wait until the sends of the last start are complete (their readers took them)."""
+        if self.inflight:
+            wait(self.requests)
+            self.inflight = False
+            _inflight.discard(self)
+
+    def free(self) -> None:
+        """Settle, then free the requests (idempotent)."""
+        self.settle()
+        self.xfer.free()
+        self.packs, self.requests = [], []
+
+
+def _view(flat: np.ndarray, offset: int, strides, counts) -> np.ndarray:
+    """The region ``(offset, counts, strides)`` (elements) of contiguous ``flat``."""
+    item = flat.itemsize
+    return np.ndarray(tuple(counts), flat.dtype, buffer=flat, offset=offset * item,
+                      strides=tuple(s * item for s in strides))
+
+
+#: Sends that may be in flight (:class:`PackedSends`), settled at exit.
+_inflight: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def settle_all() -> None:
+    """Wait for every send still in flight."""
+    for s in list(_inflight):
+        s.settle()
+
+
+def _at_exit() -> None:
+    """At exit, before MPI finalises (Python's exit handlers run first): the sends in
+    flight are waited for a few seconds at most (a job ending on an error need not have
+    run its readers' statements)."""
+    if not live():
+        return
+    reqs = [r for s in list(_inflight) if s.inflight for r in s.requests]
+    end = time.monotonic() + 5.0
+    while reqs and not runtime.mpi().Request.Testall(reqs) and time.monotonic() < end:
+        time.sleep(0.001)
+
+
+atexit.register(_at_exit)
 
 
 def start_all(requests: list, counts: list) -> None:

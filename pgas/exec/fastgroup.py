@@ -8,12 +8,13 @@ and operand.  :class:`FastGroup` does all of that once per plan and once per
 binding (the arrays a run uses):
 
 - every message becomes a persistent two-sided transfer
-  (:class:`pgas.comm.p2p.Transfers`): the owner sends the regions a reader's
-  plan fetches straight out of its storage (one struct datatype, no packing;
-  the owner plans its readers' fetches from it with the pure planner, as its
-  readers do), the reader receives into a buffer kept for the plan.  The data
-  message itself says the owner's data is ready and a completed send that it
-  is no longer needed: no notice at all;
+  (:class:`pgas.comm.p2p.Transfers`): the owner packs the regions a reader's
+  plan fetches into a send buffer kept with the binding and sends it
+  (:class:`pgas.comm.p2p.PackedSends`; the owner plans its readers' fetches
+  from it with the pure planner, as its readers do), the reader receives into
+  a buffer kept for the plan.  The data message itself says the owner's data
+  is ready: no notice at all; and the owner never waits for its readers (a
+  send in flight is waited for before its buffer is packed again);
 - every task is a pair of views made once per binding (destination, source:
   the local storage or the receive buffer), so a run is ``dst[...] = src``;
   the local copies are done while the messages are in flight.
@@ -41,7 +42,7 @@ import numpy as np
 
 from .. import comm
 from ..array import engine
-from ..comm.p2p import MAX_PER_PAIR, RegionType, Transfers, start_all, wait
+from ..comm.p2p import MAX_PER_PAIR, PackedSends, RegionType, Transfers, start_all, wait
 from .copies import Copies
 from ..plan import plan_local
 from .group import groupable
@@ -123,7 +124,7 @@ class FastGroup:
             f"  receives: {_n(len(self.recvs), 'message')} from locales {recv} "
             f"({sum(buf.size for _, buf, _ in self.recvs)} elements, into kept buffers)",
             f"  sends: {_n(len(self.sends), 'message')} to locales {send} "
-            f"({sum(t.size for _, _, t, _ in self.sends)} elements, straight from storage)",
+            f"({sum(t.size for _, _, t, _ in self.sends)} elements, packed at each run's start)",
             f"  local moves: {early} while the messages travel, {late} from the receive buffers, "
             f"{evals} evaluated per run; moved {how}",
             ("  a repeated call on the same arrays reuses its views (FastGroup.rerun); " if self.keep else "  ")
@@ -157,9 +158,7 @@ class FastGroup:
                 early.append((dst, x))
             else:
                 evals.append((k, task, dst))
-        sends = Transfers()
-        for r, akey, t, tag in self.sends:
-            sends.send(r, real[akey]._storage, t, tag)
+        sends = PackedSends([(r, real[akey]._storage, t, tag) for r, akey, t, tag in self.sends])
         wins = list({id(a._win): a._win for a in arrays}.values())
         b = _Binding(arrays, early, late, evals, sends, wins, self.xfer)
         if self.keep:
@@ -235,11 +234,15 @@ class FastGroup:
                 if w.pending:                         # (pgas.exec.run._sync, inlined)
                     w.complete()
                 w.win.Sync()
+        sends = b.sends
+        if sends.packs:
+            sends.pack()                              # (after its last sends completed)
         start_all(b.requests, b.counts)
+        sends.started()                               # read from the packed copies: never waited for here
         b.early()                                     # local moves while the messages travel
-        if b.requests:                                # one polling loop for receives and sends (every
-            wait(b.requests)                          # locale starts all before it waits, so none
-        b.late()                                      # waits on another's wait): one Testall less
+        if b.recvs:
+            wait(b.recvs)
+        b.late()
         for k, task, dst in b.evals:
             low, plan = lows[k]
             flats = [a._storage for a in low.arrays]
@@ -314,15 +317,15 @@ def _n(k: int, word: str) -> str:
 class _Binding:
     """A compiled group bound to its arrays: the views of its tasks, its send requests."""
 
-    __slots__ = ("refs", "early", "late", "evals", "sends", "wins", "requests", "counts", "recvs", "sends_r")
+    __slots__ = ("refs", "early", "late", "evals", "sends", "wins", "requests", "counts", "recvs")
 
     def __init__(self, arrays, early, late, evals, sends, wins, xfer) -> None:
         self.refs = [weakref.ref(a) for a in arrays]
         self.early, self.late = Copies(early), Copies(late)
         self.evals, self.sends, self.wins = evals, sends, wins
-        self.recvs, self.sends_r = xfer.requests()[0], sends.requests()[1]
-        self.requests = self.recvs + self.sends_r        # receives first: started in one call
-        self.counts = xfer.counts() + sends.counts()
+        self.recvs = xfer.requests()[0]
+        self.requests = self.recvs + sends.requests      # receives first: started in one call
+        self.counts = xfer.counts() + sends.counts
 
     def same(self, arrays) -> bool:
         return len(self.refs) == len(arrays) and all(w() is a for w, a in zip(self.refs, arrays))

@@ -61,14 +61,13 @@ other arrays of the same layouts makes new sends (a few are kept per plan).
 
 from __future__ import annotations
 
-import atexit
 import weakref
 
 import numpy as np
 
 from .. import calibrate, comm
 from ..array import fperr
-from ..comm.p2p import MAX_PER_PAIR, Transfers, start_all, wait
+from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import fastgroup, fuse, group, interior, settings   # (modules: some import pgas.exec.run, which imports this)
 from .lower import Lowered
 from .run import strided
@@ -265,32 +264,6 @@ def record(key, low, replay: bool = True) -> None:
     _replays[key] = r
 
 
-#: Bindings whose sends may be in flight (a run does not wait for them: see FastStatement.run).
-_inflight: "weakref.WeakSet" = weakref.WeakSet()
-atexit.register(lambda: _at_exit())     # Python's exit handlers run before mpi4py finalises MPI
-
-
-def settle() -> None:
-    """Wait for every send still in flight (before MPI finalises, and for tests)."""
-    for b in list(_inflight):
-        b.settle()
-
-
-def _at_exit() -> None:
-    """At exit: the sends in flight completed within a few seconds, else left (a job
-    ending on an error need not have run its readers' statements)."""
-    import time
-
-    from ..comm.p2p import live
-    from ..comm import runtime
-    if not live():
-        return
-    reqs = [r for b in list(_inflight) if b.inflight for r in b.sent]
-    end = time.monotonic() + 5.0
-    while reqs and not runtime.mpi().Request.Testall(reqs) and time.monotonic() < end:
-        time.sleep(0.001)
-
-
 class FastStatement:
     """One locale's plan of one statement with its messages as persistent transfers."""
 
@@ -310,7 +283,7 @@ class FastStatement:
         # what each send carries, packed here at a run's start: the sends read these
         # buffers, not the arrays, so a run need not wait for its readers (see run)
         self.packed = [np.empty(t.size, dtype=low.arrays[k].dtype) for _, k, t, _ in self.sends]
-        self.inflight = None                          # the binding whose sends may still be in flight
+        self.inflight = None                          # the sends (a binding's) last packed into them
         self.peers = bool(self.recvs or self.sends)
         W = plan.stmt.write
         self.early = [i for i, t in enumerate(plan.tasks) if all(r.msg < 0 for k, r in enumerate(t.refs) if k != W)]
@@ -347,21 +320,16 @@ class FastStatement:
                 if w.pending:
                     w.complete()
                 w.win.Sync()
-        if b.packs:
+        sends = b.sends
+        if sends.packs:
             last = self.inflight
-            if last is not None:                      # the last run's sends: their buffers are refilled
+            if last is not None and last is not sends:    # the buffers are shared by the bindings
                 last.settle()
-            for views, dst in b.packs:
-                if len(views) == 1:
-                    np.copyto(dst, views[0])
-                else:
-                    np.concatenate(views, axis=None, out=dst)
+            sends.pack()
+            self.inflight = sends
         if b.requests:
             start_all(b.requests, b.counts)
-            if b.packs:
-                b.inflight = True
-                self.inflight = b
-                _inflight.add(b)
+            sends.started()
         prog = low.prog
         if prog[0] == "const" and not self.peers and type(prog[1]) in _SCALARS and prog[1].dtype == self.dtypes[plan.stmt.write]:
             fills = b.fills                           # a scalar fill (no reads): its tasks' views
@@ -440,8 +408,7 @@ class _Binding:
     as soon as one of them is collected, so that their windows are released to the pool
     (:mod:`pgas.comm.window`) as they would be without it."""
 
-    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "calls", "fills", "recvs", "packs",
-                 "sent", "inflight", "__weakref__")
+    __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "calls", "fills", "recvs", "__weakref__")
 
     def __init__(self, fs: FastStatement, arrays) -> None:
         me = weakref.ref(self)
@@ -449,17 +416,10 @@ class _Binding:
         self.refs = [weakref.ref(a, gone) for a in arrays]
         self.flats = [a._storage for a in arrays]
         self.wins = list({id(a._win): a._win for a in arrays}.values())
-        self.sends = Transfers()
-        self.packs = []
-        for (r, slot, t, tag), dst in zip(fs.sends, fs.packed):
-            self.sends.send_packed(r, dst, tag)
-            flat = arrays[slot]._storage
-            views = [strided(flat, off, steps, counts) for off, counts, steps in t.regions]
-            self.packs.append((views, dst if len(views) > 1 else dst.reshape(views[0].shape)))
-        self.recvs, self.sent = fs.xfer.requests()[0], self.sends.requests()[1]
-        self.requests = self.recvs + self.sent                  # receives first
-        self.counts = fs.xfer.counts() + self.sends.counts()
-        self.inflight = False
+        self.sends = PackedSends([(r, arrays[slot]._storage, t, tag) for r, slot, t, tag in fs.sends], fs.packed)
+        self.recvs = fs.xfer.requests()[0]
+        self.requests = self.recvs + self.sends.requests          # receives first
+        self.counts = fs.xfer.counts() + self.sends.counts
         #: ``(program, early calls, late calls, count, (settings version, fuse generation))``:
         #: the ``(kernel, args)`` of a run of ``program`` whose every task a fused kernel
         #: stored in place (:data:`pgas.exec.fuse.capture`; its constants immutable, converted
@@ -475,18 +435,8 @@ class _Binding:
         return (self.flats is not None and len(self.refs) == len(arrays)
                 and all(w() is a for w, a in zip(self.refs, arrays)))
 
-    def settle(self) -> None:
-        """Wait for the sends of this binding's last run (each reader received them in that
-        run, so they only wait to be told; nothing of this locale is needed)."""
-        if self.inflight:
-            wait(self.sent)
-            self.inflight = False
-            _inflight.discard(self)
-
     def free(self) -> None:
         """Free the send requests and drop the storage views (idempotent)."""
         if self.flats is not None:
-            self.settle()
-            self.sends.free()
-            self.flats = self.wins = self.requests = self.calls = self.fills = self.recvs = self.packs = None
-            self.sent = None
+            self.sends.free()                         # (waits for sends still in flight)
+            self.flats = self.wins = self.requests = self.calls = self.fills = self.recvs = None

@@ -500,5 +500,6 @@ def test_owners_go_on_before_their_readers_and_readers_get_the_values_sent(case)
         assert_matches(A, g, rtol=0.0)
         g = (G if k % 2 else G[::-1]).copy()
         A[...] = g
-    faststmt.settle()
-    collective_verdict(not any(b.inflight for b in list(faststmt._inflight)), "sends left in flight")
+    from pgas.comm import p2p
+    p2p.settle_all()
+    collective_verdict(not any(s.inflight for s in list(p2p._inflight)), "sends left in flight")
