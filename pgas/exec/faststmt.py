@@ -375,8 +375,11 @@ class FastStatement:
             stmt = plan.stmt
             slot = stmt.accesses[stmt.write].slot
             write(plan, low.arrays[slot], flats[slot], results, True, (), ())
-            if (got is not None and len(got) == len(plan.tasks) and None not in got
+            if (got and len(got) == len(plan.tasks) and None not in got
                     and all(r is None for r in results)):  # every task stored in place by a kernel
+                # (not where this locale has no task: nothing then says that the program is
+                # one a kernel keeps, and holding it would keep its replicated NumPy operands
+                # and 0-d arrays alive on this locale alone; review s27)
                 b.calls = (low.prog, early, got[len(early):], len(got), (settings.version[0], fuse.generation[0]))
         stats["runs"] += 1
         ran[0], ran[1] = id(low), self

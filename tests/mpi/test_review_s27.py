@@ -6,6 +6,7 @@ on changed between the steps; every verdict is collective."""
 
 import gc
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -194,6 +195,25 @@ def test_kept_calls_are_made_and_follow_a_mutated_0d_array_and_replicated_operan
         exact(E.eval(), GE, f"pending expression at step {k}")
     seen = _calls_seen(before)
     collective_verdict(seen >= 4 or check.enabled or fuse._numba() is None, f"{seen} runs by kept calls")
+
+
+def test_no_task_here_keeps_no_program():
+    """A locale that owns no element of the written box (no task) keeps no kernel calls:
+    they would hold the program, and with it its replicated NumPy operand, alive there
+    alone after the statement (the program of an operand like that is lowered afresh on
+    every run, so it is never run again).  Before the fix locales 1.. kept ``W`` alive."""
+    pg.config(protocol="auto", fuse=True)
+    n, m = 4 * P, 64
+    T = pg.zeros((n, m), dist=pg.Block())
+    W = np.full((1, m), 3.0)
+    gone = weakref.ref(W)
+    T[0:1, :] = T[0:1, :] + W
+    del W
+    gc.collect()
+    collective_verdict(gone() is None, "the replicated operand is still alive after the statement")
+    want = np.zeros((n, m))
+    want[0] = 3.0
+    exact(T, want, "T")
 
 
 def test_floating_point_errors_after_kept_calls():
