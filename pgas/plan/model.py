@@ -119,7 +119,7 @@ class Statement:
             raise PlanError("a written A[i + j] (several loop variables in one subscript) may write one "
                             "element from several iterations: reduce into it (+=, *=, np.minimum(..., out=)) "
                             "or write with separable subscripts")
-        if self.reduced_vars and self.reduce is None:
+        if self.reduced_vars and self.reduce is None and self.size:    # (empty: A[None][0:0] = v writes nothing)
             raise PlanError("the write ignores loop variable(s) "
                             f"{list(self.reduced_vars)}: use an in-place operator (+=, *=, ...) to reduce over them")
 
