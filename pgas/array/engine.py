@@ -116,8 +116,17 @@ def assign(target, value, casting: str = "unsafe") -> None:
 def _python_value(target, value):
     """A Python or NumPy scalar or a list converted to the target's dtype as NumPy converts
     it (``2**40`` or ``np.int64(2**40)`` into int32 raises OverflowError, ``1j`` into float
-    TypeError)."""
+    TypeError).  A scalar is converted by NumPy's own element assignment, which a slice
+    assignment shares (``np.float64(300.0)`` or a NaN into int8 raise, ``np.int64(-1)``
+    into uint8 is 255), as ``A[i] = v`` and ``A.fill(v)`` convert it."""
     from .index import convert
+    if isinstance(value, (int, float, complex, np.generic)):
+        out = np.empty((), target.dtype)
+        try:
+            out[()] = value
+        except (TypeError, ValueError, OverflowError) as e:
+            raise type(e)(f"{target.base.label}: cannot store {value!r} in a {target.dtype} array: {e}") from None
+        return out[()]
     out = convert(value, target.dtype, target.base)
     return out[()] if out.ndim == 0 else out
 

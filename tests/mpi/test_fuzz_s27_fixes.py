@@ -1,11 +1,13 @@
 """Defects found by fuzzing statements against NumPy (session s27, tests/mpi/test_fuzz_s27.py),
 each with the NumPy behaviour the fix restores."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import pgas as pg
-from util import assert_matches
+from util import assert_matches, collective_verdict
 
 DISTS = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
 
@@ -26,3 +28,66 @@ def test_empty_slice_of_a_new_axis_writes_nothing(dist):
     B[:, None][1:, 0:0, ::2] = 7
     B[None][0:0] = B[None]
     assert_matches(B, G2)
+
+
+def _numpy_or_error(call):
+    """``call()``'s result, or the type of the exception it raised."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return call()
+    except (TypeError, ValueError, OverflowError) as e:
+        return type(e)
+
+
+#: NumPy scalars whose conversion into an integer array depends on the array's dtype:
+#: NumPy's element assignment (which slice assignment shares) raises for a float or
+#: complex scalar out of a signed target's range (or NaN), and wraps an integer scalar
+#: into an unsigned one.
+SCALARS = [np.float64(300.0), np.float64("nan"), np.float32("inf"), np.float16(65504), np.complex128(300),
+           np.float64(-1.5), np.int64(-1), np.int64(300), np.uint64(2**64 - 1), np.int8(-128), np.int16(300),
+           np.int64(2**40), np.float64(2.7), np.bool_(True)]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint32, np.bool_, np.float32])
+@pytest.mark.parametrize("key", [slice(None), slice(1, None, 2), slice(0, 0)])
+def test_numpy_scalar_written_to_a_slice_is_converted_as_numpy_does(dtype, key):
+    # np.float64(300.0) into int8 stored 44 and a NaN into int64 stored INT_MIN (NumPy raises);
+    # np.int64(-1) into uint8 raised OverflowError (NumPy stores 255)
+    for v in SCALARS:
+        def numpy_write():
+            g = np.zeros(5, dtype)
+            g[key] = v
+            return g
+        want = _numpy_or_error(numpy_write)
+        A = pg.zeros(5, dtype=dtype, dist=pg.Cyclic())
+        got = _numpy_or_error(lambda: A.__setitem__(key, v) or A.to_numpy())
+        if isinstance(want, type) or isinstance(got, type):
+            collective_verdict(got is want, f"{np.dtype(dtype)}[{key}] = {v!r}: got {got}, NumPy {want}")
+        else:
+            collective_verdict(np.array_equal(got, want, equal_nan=True),
+                               f"{np.dtype(dtype)}[{key}] = {v!r}: got {got!r}, NumPy {want!r}")
+
+
+@pytest.mark.parametrize("dist", DISTS)
+def test_float_scalar_out_of_range_into_int_raises_on_every_locale(dist):
+    A = pg.arange(6, dtype=np.int8, dist=dist)
+    for v, err in [(np.float64(300.0), OverflowError), (np.float32("nan"), ValueError)]:
+        try:
+            A[1:] = v
+            raised = None
+        except Exception as e:              # noqa: BLE001
+            raised = type(e)
+        collective_verdict(raised is err, f"A[1:] = {v!r}: raised {raised}, NumPy {err.__name__}")
+    assert_matches(A, np.arange(6, dtype=np.int8))
+
+
+@pytest.mark.parametrize("dist", DISTS)
+def test_integer_scalar_wraps_into_unsigned_slice(dist):
+    A = pg.zeros(7, dtype=np.uint8, dist=dist)
+    A[::2] = np.int64(-1)
+    A[1::2] = np.int16(300)
+    want = np.zeros(7, np.uint8)
+    want[::2] = np.int64(-1)
+    want[1::2] = np.int16(300)
+    assert_matches(A, want)
