@@ -383,7 +383,7 @@ def arg(a, op: str, axis=None, out=None, keepdims=False):
     single = normalize_axes(axis, A.ndim, single=True) if axis is not None else None
     axes = single if single is not None else tuple(range(A.ndim))
     n_out = int(np.prod([A.shape[d] for d in range(A.ndim) if d not in axes]))
-    if n_out and (A.size == 0 or any(A.shape[d] == 0 for d in axes)):
+    if any(A.shape[d] == 0 for d in axes):        # NumPy: also when the result is empty (shape (0, 0))
         raise ValueError(f"attempt to get {op} of an empty sequence ({A.label})")
     t = _Target(A, axes, keepdims, out, f"{op} over {A.label}")
     if not n_out:     # an empty result (another axis has length 0): nothing to reduce

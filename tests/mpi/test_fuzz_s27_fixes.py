@@ -91,3 +91,23 @@ def test_integer_scalar_wraps_into_unsigned_slice(dist):
     want[::2] = np.int64(-1)
     want[1::2] = np.int16(300)
     assert_matches(A, want)
+
+
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+@pytest.mark.parametrize("shape, axis", [((0, 0), 0), ((0, 0), -1), ((0, 0, 0), 1), ((3, 0, 0), 2)])
+def test_arg_reduction_over_an_empty_axis_raises_even_for_an_empty_result(op, shape, axis):
+    # pgas returned an empty index array; NumPy raises ValueError whenever the reduced axis is empty
+    A = pg.zeros(shape, dist=pg.Cyclic())
+    with pytest.raises(ValueError):
+        getattr(np, op)(np.zeros(shape), axis=axis)
+    try:
+        getattr(np, op)(A, axis=axis)
+        raised = None
+    except ValueError as e:
+        raised = e
+    collective_verdict(raised is not None, f"{op}(axis={axis}) of shape {shape} ran; NumPy raises ValueError")
+    for ok_shape, ok_axis in [((3, 0), 0), ((0, 4), 1), ((2, 0, 3), 0)]:  # a non-empty axis: an empty result
+        B = pg.zeros(ok_shape, dist=pg.Cyclic())
+        got = getattr(np, op)(B, axis=ok_axis).to_numpy()
+        want = getattr(np, op)(np.zeros(ok_shape), axis=ok_axis)
+        collective_verdict(got.shape == want.shape and got.dtype == want.dtype, f"{got!r} vs {want!r}")
