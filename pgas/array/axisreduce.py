@@ -75,6 +75,21 @@ def like(layout, ndim: int):
     return dataclasses.replace(d, block=block, grid=None)
 
 
+def loop_dtype(ufunc, in_dtype, dtype, out):
+    """The ``dtype`` a sum, product or scan of ``in_dtype`` data computes in: the given one;
+    else, with ``out=``, the loop NumPy resolves with out's dtype where that is out's dtype
+    (``np.prod(ints, out=floats)`` multiplies in float64, not in int64 then cast; a float32
+    sum into float64 adds in float64); else None (the operation's default)."""
+    if dtype is not None or out is None or not hasattr(out, "dtype"):
+        return dtype                          # (an out= of the wrong kind raises later)
+    od = np.dtype(out.dtype)
+    try:
+        loop = ufunc.resolve_dtypes((od, np.dtype(in_dtype), None), reduction=True)[0]
+    except (TypeError, ValueError):           # an unsafe cast into out: the default, then cast
+        return None
+    return loop if loop == od else None
+
+
 def source(a):
     """``a`` as a DistArray: views and expressions are materialised (collective)."""
     from .core import DistArray
@@ -238,6 +253,8 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     ufunc, local_fn = _OPS[op]
+    if op in ("sum", "prod"):
+        dtype = loop_dtype(ufunc, A.dtype, dtype, out)
     what = f"{op} over {A.label}"
     if op in ("any", "all", "count_nonzero"):
         probe_dtype = np.dtype(bool) if op != "count_nonzero" else np.dtype(np.intp)
@@ -284,8 +301,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     """Collective: NumPy's ``mean`` along ``axis`` (see :func:`reduce`)."""
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
-    sdt = np.dtype(dtype) if dtype is not None else (
-        np.dtype(np.float64) if A.dtype.kind in "biu" else A.dtype)
+    sdt = np.dtype(dtype) if dtype is not None else (       # (NumPy sums floats with out= as sum does)
+        np.dtype(np.float64) if A.dtype.kind in "biu" else loop_dtype(np.add, A.dtype, None, out) or A.dtype)
     if where is True and not np.prod([A.shape[d] for d in axes]):      # NumPy's warning, alike (rev22)
         _empty_mean()
     if where is True and out is None and not keepdims and len(axes) == A.ndim:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import comm
 from . import fperr
-from .axisreduce import normalize_axes, source
+from .axisreduce import loop_dtype, normalize_axes, source
 from .index import check_dtype
 
 _FNS = {"cumsum": (np.cumsum, np.add), "cumprod": (np.cumprod, np.multiply)}
@@ -45,12 +45,13 @@ def scan(a, op: str, axis=None, dtype=None, out=None):
     if axis is None and A.ndim > 1:
         A = ravel(A)
     ax = 0 if axis is None else normalize_axes(axis, A.ndim, single=True)[0]
-    rdt = check_dtype(fn(np.zeros(1, A.dtype), dtype=dtype).dtype)
     if out is not None:
         if not isinstance(out, DistArray):
             raise TypeError(f"{op}: out= must be a DistArray, got {type(out).__name__}")
         if out.shape != A.shape:
             raise ValueError(f"{op}: out= has shape {out.shape}, the result has shape {A.shape}")
+    dtype = loop_dtype(ufunc, A.dtype, dtype, out)
+    rdt = check_dtype(fn(np.zeros(1, A.dtype), dtype=dtype).dtype)
     me = comm.here()
     m = A.layout.maps[ax]
     b, p, q = m.b, m.p, A.layout.coords(me)[ax]

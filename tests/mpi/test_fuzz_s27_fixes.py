@@ -111,3 +111,40 @@ def test_arg_reduction_over_an_empty_axis_raises_even_for_an_empty_result(op, sh
         got = getattr(np, op)(B, axis=ok_axis).to_numpy()
         want = getattr(np, op)(np.zeros(ok_shape), axis=ok_axis)
         collective_verdict(got.shape == want.shape and got.dtype == want.dtype, f"{got!r} vs {want!r}")
+
+
+@pytest.mark.parametrize("dist", DISTS)
+def test_reduction_into_a_wider_out_computes_in_out_dtype(dist):
+    # NumPy resolves a reduction's loop with out's dtype: np.prod(int64, axis=0, out=float64)
+    # multiplies in float64 and a float32 sum, mean or cumsum into float64 adds in float64;
+    # pgas computed in the input's dtype and then cast (int64 products wrapped to 0, the
+    # float32 sum lost the 1)
+    gi = np.array([[2**40, 3], [2**40, 5], [7, 2**62]], np.int64)
+    gf = np.array([[1e8, 1], [1, 2], [-1e8, 3]], np.float32)
+    cases = [(gi, lambda X, o: np.prod(X, axis=0, out=o), (2,)),
+             (gi, lambda X, o: X.prod(axis=0, out=o), (2,)),
+             (gi, lambda X, o: np.cumprod(X, axis=0, out=o), (3, 2)),
+             (gf, lambda X, o: np.sum(X, axis=0, out=o), (2,)),
+             (gf, lambda X, o: np.mean(X, axis=0, out=o), (2,)),
+             (gf, lambda X, o: np.cumsum(X, axis=0, out=o), (3, 2))]
+    for k, (g, f, shape) in enumerate(cases):
+        want = np.zeros(shape, np.float64)
+        f(g, want)
+        A = pg.from_numpy(g, dist=dist)
+        out = pg.zeros(shape, dtype=np.float64, dist=pg.Block())
+        f(A, out)
+        got = out.to_numpy()
+        collective_verdict(np.array_equal(got, want), f"case {k}: got {got!r}, NumPy {want!r}")
+
+
+def test_reduction_into_a_narrower_or_same_out_is_unchanged():
+    g = np.arange(-6, 6, dtype=np.int32).reshape(4, 3) * 50
+    A = pg.from_numpy(g, dist=pg.Cyclic())
+    for odt, fn in [(np.int8, np.sum), (np.int64, np.sum), (np.int8, np.prod), (np.int32, np.cumsum)]:
+        shape = (4, 3) if fn is np.cumsum else (3,)
+        want = np.zeros(shape, odt)
+        fn(g, axis=0, out=want)
+        out = pg.zeros(shape, dtype=odt)
+        fn(A, axis=0, out=out)
+        got = out.to_numpy()
+        collective_verdict(np.array_equal(got, want), f"{fn.__name__} -> {np.dtype(odt)}: got {got!r}, NumPy {want!r}")
