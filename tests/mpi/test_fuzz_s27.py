@@ -419,7 +419,7 @@ def _cast_out_of_range(case) -> bool:
     return False
 
 
-@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 60)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 25)), deadline=None)
 @given(case=a_case())
 def test_random_statements_match_numpy(case):
     check_case(case)
@@ -574,7 +574,7 @@ def run_loop(loop, distributed: bool):
     return None, arrays
 
 
-@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 60)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 25)), deadline=None)
 @given(loop=a_loop())
 def test_stencil_loops_match_numpy(loop):
     """Loops of 1-3 stencil statements (operands shifted views of 1-3 arrays of one dtype,
@@ -689,7 +689,7 @@ def a_view_case(draw):
                 reduce=None, seed=draw(st.integers(0, 1000)))
 
 
-@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 40)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 15)), deadline=None)
 @given(case=a_view_case())
 def test_statements_through_transformed_views_match_numpy(case):
     """Targets and operands through transposes, swapped axes, flips, None / Ellipsis /
@@ -807,7 +807,7 @@ def _ghost_step(op, A, B, numpy: bool, layout=None):
         pg.barrier()
 
 
-@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 40)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 15)), deadline=None)
 @given(case=a_ghost_case())
 def test_ghost_cell_sequences_match_numpy(case):
     """Arrays with ghost cells through random sequences of update_ghosts, stencils reading
@@ -901,7 +901,7 @@ def _reduce(case, X, mask):
     return getattr(np, op)(X, axis=case["axis"], **kw)
 
 
-@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 60)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 25)), deadline=None)
 @given(case=a_reduction())
 def test_reductions_and_scans_match_numpy(case):
     """NumPy's reductions and scans (axis None, one, several, negative; keepdims, dtype,
@@ -1005,7 +1005,7 @@ def _domain(case):
     return tuple(r)
 
 
-@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 40)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_FUZZ_EXAMPLES", 15)), deadline=None)
 @given(case=a_forall())
 def test_forall_bodies_match_python_loops(case):
     """A forall assignment with random affine subscripts (coefficients +-1..3, transposed,
