@@ -222,9 +222,11 @@ def rerun(r: Replay, bases, compute, write, fill=None) -> None:
     ``compute``, ``write``: as for :meth:`FastStatement.run`); ``fill``: the scalar of a
     fill recorded by dtype (its program is that constant)."""
     prog = r.prog if fill is None else ("const", fill)
-    r.fs.run(Lowered(r.stmt, bases, prog, r.names), compute, write)
-    comm.statement_done()
-    stats["reruns"] += 1
+    try:
+        r.fs.run(Lowered(r.stmt, bases, prog, r.names), compute, write)
+    finally:                        # (an error raised on this locale alone: see pgas.exec.run.run)
+        comm.statement_done()
+        stats["reruns"] += 1        # (counted alike on every locale)
 
 
 def replayable(key, bases):
@@ -343,6 +345,24 @@ class FastStatement:
             stats["runs"] += 1
             ran[0], ran[1] = id(low), self
             return
+        waits = [b.recvs] if b.recvs else []
+        try:
+            self._tasks(low, b, compute, write, waits)
+        finally:
+            if waits:               # an error raised before the wait (a warning made an error by
+                wait(waits.pop())   # a filter, an error callback): no receive left active (review s27)
+            stats["runs"] += 1      # (counted alike on every locale)
+        ran[0], ran[1] = id(low), self
+        if self.transient:                            # too big to keep (KEEP_BYTES)
+            if _cache.get(self.key) is self:
+                del _cache[self.key]
+            self.free()
+
+    def _tasks(self, low, b, compute, write, waits) -> None:
+        """Steps 3-5 of a run on binding ``b`` (its requests started): the tasks, by the
+        kept kernel calls where they apply; ``waits``: the receives to wait for before the
+        tasks that read their buffers (emptied once waited for)."""
+        plan = self.plan
         calls = b.calls
         if calls is not None and (calls[0] is not low.prog or calls[4] != (settings.version[0], fuse.generation[0])
                                   or fperr.numpy_only):
@@ -350,8 +370,8 @@ class FastStatement:
         if calls is not None:                         # a repeat: the kernel calls its last run made
             for kernel, args in calls[1]:
                 fperr.compiled(kernel, args)
-            if b.recvs:
-                wait(b.recvs)
+            if waits:
+                wait(waits.pop())
             for kernel, args in calls[2]:
                 fperr.compiled(kernel, args)
             fuse.stats["fused"] += calls[3]
@@ -366,8 +386,8 @@ class FastStatement:
                 if self.early:
                     compute(low, plan, self.early, flats, self.bufs, inplace, results, True, self.dtypes)
                 early = None if got is None else list(got)
-                if b.recvs:
-                    wait(b.recvs)                     # my buffers are full
+                if waits:
+                    wait(waits.pop())                 # my buffers are full
                 if self.late:
                     compute(low, plan, self.late, flats, self.bufs, inplace, results, True, self.dtypes)
             finally:
@@ -381,12 +401,6 @@ class FastStatement:
                 # one a kernel keeps, and holding it would keep its replicated NumPy operands
                 # and 0-d arrays alive on this locale alone; review s27)
                 b.calls = (low.prog, early, got[len(early):], len(got), (settings.version[0], fuse.generation[0]))
-        stats["runs"] += 1
-        ran[0], ran[1] = id(low), self
-        if self.transient:                            # too big to keep (KEEP_BYTES)
-            if _cache.get(self.key) is self:
-                del _cache[self.key]
-            self.free()
 
     def free(self) -> None:
         for b in self.bindings.values():

@@ -167,7 +167,11 @@ def run(low, plan, aggregate: bool) -> None:
         from .inspected import run_inspector
         run_inspector(low, plan, aggregate)
     elif aggregate and faststmt.qualifies(low, plan):
-        faststmt.get(low, plan).run(low, _compute, _write)     # persistent two-sided transfers
+        try:
+            faststmt.get(low, plan).run(low, _compute, _write)     # persistent two-sided transfers
+        finally:            # an error raised here alone (a warning made an error): its transfers are
+            comm.statement_done()     # complete, so it is done, as on the others (review s27)
+        return
     else:
         _run_pieces(low, plan, aggregate)
     comm.statement_done()                 # one-sided operations towards here may now proceed
