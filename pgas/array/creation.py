@@ -184,6 +184,10 @@ def copyto(dst, src, casting="same_kind", where=True):
         raise TypeError(f"Cannot cast array data from {sdt} to {dst.dtype} according to the rule {casting!r}")
     if weak and casting != "unsafe" and not np.can_cast(np.result_type(dst.dtype, src), dst.dtype, casting):
         raise TypeError(f"Cannot cast scalar {src!r} to {dst.dtype} according to the rule {casting!r}")
+    if isinstance(src, (int, float, complex, np.generic)):
+        fill = np.empty((), dst.dtype)             # a scalar converted as NumPy's copyto converts it
+        np.copyto(fill, src, casting=casting)      # (np.float64(nan) unsafe into int8 is 0; 300 raises)
+        src = fill[()]
     target = dst if isinstance(dst, View) else View.whole(dst)
     value = src if where is True else _where(where, src, target)
     target[...] = value

@@ -148,3 +148,30 @@ def test_reduction_into_a_narrower_or_same_out_is_unchanged():
         fn(A, axis=0, out=out)
         got = out.to_numpy()
         collective_verdict(np.array_equal(got, want), f"{fn.__name__} -> {np.dtype(odt)}: got {got!r}, NumPy {want!r}")
+
+
+@pytest.mark.parametrize("casting", ["unsafe", "same_kind"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_copyto_converts_a_scalar_as_numpy_copyto(casting, masked):
+    # np.copyto(A_int64, np.uint64(2**64 - 1), where=m) stored INT_MIN (pg.where promoted to
+    # float64) where NumPy stores -1, and np.copyto(A_int8, 300, where=m) stored 44 where
+    # NumPy raises OverflowError; a NumPy float NaN copied unsafe into ints raised
+    g0 = np.arange(5)
+    for dt in [np.int8, np.uint8, np.int64, np.float32]:
+        for v in [np.float64(300.0), np.float64("nan"), np.int64(-1), np.int16(300), np.uint64(2**64 - 1), 300, -1,
+                  2.5, 1e40]:
+            def numpy_copy():
+                g = g0.astype(dt)
+                np.copyto(g, v, casting=casting, **({"where": g0 % 2 == 1} if masked else {}))
+                return g
+            want = _numpy_or_error(numpy_copy)
+            A = pg.from_numpy(g0.astype(dt), dist=pg.Cyclic())
+            kw = {"where": pg.from_numpy(g0 % 2 == 1)} if masked else {}
+            got = _numpy_or_error(lambda: np.copyto(A, v, casting=casting, **kw) or A.to_numpy())
+            what = f"copyto({np.dtype(dt)}, {v!r}, casting={casting}, masked={masked})"
+            if isinstance(want, type) or isinstance(got, type):
+                same = isinstance(want, type) and isinstance(got, type) and (
+                    got is want or issubclass(got, TypeError) and issubclass(want, TypeError))   # (UFuncTypeError)
+                collective_verdict(same, f"{what}: got {got}, NumPy {want}")
+            else:
+                collective_verdict(np.array_equal(got, want, equal_nan=True), f"{what}: got {got!r}, NumPy {want!r}")
