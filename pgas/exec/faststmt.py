@@ -72,8 +72,6 @@ from . import fastgroup, fuse, group, interior, settings   # (modules: some impo
 from .lower import Lowered
 from .run import strided
 
-#: The scalars a fill of the target's own dtype stores as they are (NumPy's scalar types).
-_SCALARS = frozenset(type(np.zeros(1, c)[0]) for c in "?bBhHiIlLqQefdgFDG")
 
 #: Off: every statement takes the generic path (for tests of that path, and to compare).
 ENABLED = True
@@ -333,7 +331,8 @@ class FastStatement:
             start_all(b.requests, b.counts)
             sends.started()
         prog = low.prog
-        if prog[0] == "const" and not self.peers and type(prog[1]) in _SCALARS and prog[1].dtype == self.dtypes[plan.stmt.write]:
+        if (prog[0] == "const" and not self.peers and isinstance(prog[1], np.generic)    # a NumPy scalar of
+                and prog[1].dtype == self.dtypes[plan.stmt.write]):                  # the target's dtype
             fills = b.fills                           # a scalar fill (no reads): its tasks' views
             if fills is None:
                 W = plan.stmt.write
