@@ -6,4 +6,4 @@ from .hdf5 import from_hdf5, to_hdf5
 from .npy import load, save
 from .zarr import from_zarr, to_zarr
 
-__all__ = ["load", "save", "to_zarr", "from_zarr", "to_hdf5", "from_hdf5"]
+__all__ = ["from_hdf5", "from_zarr", "load", "save", "to_hdf5", "to_zarr"]

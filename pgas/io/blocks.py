@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import math
 
-from .. import comm
 from ..array.construct import _layout, empty
 from ..array.core import DistArray
 from ..layout import Block, BlockCyclic

@@ -30,6 +30,7 @@ from ..array.construct import _layout, empty
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Block
+from .atomic import agree_synced, fsync_path, replace, target
 from .blocks import _boxes, _chunked, aligned, direct_layout
 
 _HOW = ("HDF5_MPI=ON HDF5_DIR=/path/to/parallel-hdf5 CC=mpicc pip install --no-binary=h5py h5py "
@@ -53,18 +54,22 @@ def _h5py(serial: bool):
 
 def _each_in_turn(fn) -> None:
     """Collective: call ``fn()`` on locale 0, then 1, ...: each waits for the one before
-    it (one notice), so only one locale has the file open at a time.  Errors are
-    agreed afterwards."""
+    it (one notice), so only one locale has the file open at a time.  The notice says
+    whether a locale before failed; if so the rest skip their turns, and every locale
+    raises that first error alike."""
     me, p = comm.here(), comm.num_locales()
-    err = None
+    err, failed = None, 0
     if me > 0:
-        comm.wait(comm.expect([me - 1], _TURN))
-    try:
-        fn()
-    except Exception as e:            # noqa: BLE001 - raised on every locale below
-        err = e
+        reqs, buf = comm.expect_values([me - 1], _TURN, 1)
+        comm.wait(reqs)
+        failed = int(buf[0, 0])
+    if not failed:
+        try:
+            fn()
+        except Exception as e:            # noqa: BLE001 - raised on every locale below
+            err, failed = e, 1
     if me < p - 1:
-        comm.wait(comm.notify([me + 1], _TURN))
+        comm.wait(comm.notify_values([me + 1], _TURN, np.array([failed])))
     comm.agree(err)
 
 
@@ -84,7 +89,8 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
     A : DistArray
     path : str or os.PathLike
         Seen by every locale alike (a shared file system).  Created if absent; an
-        existing dataset of that name is replaced, other datasets are kept.
+        existing dataset of that name is replaced, other datasets are kept (copied
+        into the new file, which then replaces the old one whole: see the Notes).
     dataset : str, optional
         The dataset's name (default ``"data"``; may contain ``/`` groups).
     chunks : tuple of int, optional
@@ -99,21 +105,50 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
     ------
     ImportError
         h5py is missing, or is a serial build and ``serial`` is False.
+
+    Notes
+    -----
+    The new file is written under a temporary name beside ``path`` (holding a copy
+    of the other objects of ``path``, if it exists), fsynced by every locale and
+    renamed onto ``path`` only once every locale has succeeded
+    (:mod:`pgas.io.atomic`): a write that fails leaves the previous file whole and
+    raises the same error on every locale.
     """
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.to_hdf5 takes a DistArray, got {type(A).__name__}")
     h5py, parallel = _h5py(serial)
     path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
     layout_chunks = chunks is None
     chunks = _chunked(A.layout, A.shape) if chunks is None else tuple(int(c) for c in np.atleast_1d(chunks))
     if len(chunks) != A.ndim or any(c < 1 for c in chunks):
         raise ValueError(f"to_hdf5: chunks {chunks} must be {A.ndim} positive sizes for {A.label}")
     src = aligned(A, chunks)
+    replace(path, lambda tmp: _write(h5py, parallel, tmp, path, dataset, A, src,
+                                      None if layout_chunks or not A.size else chunks))
+
+
+def _write(h5py, parallel: bool, tmp: str, path: str, dataset: str, A: DistArray, src: DistArray, chunks) -> None:
+    """Collective: the new file ``tmp``: what ``path`` holds (if it exists) except
+    ``dataset``, and ``dataset`` written from ``src``, every locale's part fsynced and
+    every locale's success agreed."""
+    err = None
+    if comm.here() == 0:
+        try:
+            old = target(path)
+            if os.path.exists(old):
+                _copy_except(h5py, old, tmp, dataset)
+            else:
+                h5py.File(tmp, "w-").close()
+        except Exception as e:            # noqa: BLE001 - raised on every locale below
+            err = e
+    comm.agree(err)
 
     def create(f) -> None:
         if dataset in f:
             del f[dataset]
-        f.create_dataset(dataset, shape=A.shape, dtype=A.dtype, chunks=None if layout_chunks or not A.size else chunks)
+        f.create_dataset(dataset, shape=A.shape, dtype=A.dtype, chunks=chunks)
 
     def write(f) -> None:
         ds = f[dataset]
@@ -124,21 +159,47 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
     err = None
     if parallel:                      # metadata calls are collective, writes independent
         try:
-            with _open(h5py, True, path, "a") as f:
+            with _open(h5py, True, tmp, "a") as f:
                 create(f)
                 write(f)
         except Exception as e:        # noqa: BLE001
             err = e
-        comm.agree(err)
+        agree_synced(tmp, err)
         return
 
     def turn() -> None:
-        with _open(h5py, False, path, "a") as f:
+        with _open(h5py, False, tmp, "a") as f:
             if comm.here() == 0:
                 create(f)
             write(f)
+        fsync_path(tmp)
 
     _each_in_turn(turn)
+
+
+def _copy_except(h5py, src_path: str, dst_path: str, dataset: str) -> None:
+    """Make the HDF5 file ``dst_path`` hold everything of ``src_path`` but ``dataset``
+    (copied object by object, so the replaced dataset's space is not carried over)."""
+    skip = [p for p in dataset.split("/") if p]
+    with h5py.File(src_path, "r") as src, h5py.File(dst_path, "w-") as dst:
+        _copy_group(h5py, src, dst, skip)
+
+
+def _copy_group(h5py, src, dst, skip) -> None:
+    for k, v in src.attrs.items():
+        dst.attrs[k] = v
+    for name in src:
+        link = src.get(name, getlink=True)
+        if skip and name == skip[0]:
+            if len(skip) == 1:
+                continue                  # the dataset being replaced
+            if isinstance(link, h5py.HardLink) and isinstance(src[name], h5py.Group):
+                _copy_group(h5py, src[name], dst.create_group(name), skip[1:])
+                continue
+        if isinstance(link, (h5py.SoftLink, h5py.ExternalLink)):
+            dst[name] = link
+        else:
+            src.copy(name, dst, name=name)
 
 
 def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):

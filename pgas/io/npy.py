@@ -21,6 +21,7 @@ from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..comm.io import read_darray, write_darray
 from ..layout import Block, Distribution
+from .atomic import fsync_path, replace
 from .blocks import big_blocks
 
 
@@ -68,23 +69,35 @@ def save(path, A: DistArray) -> None:
     Cyclic array, measured), so ``A`` goes out in strips of rows instead: each
     strip is copied to a Block array of about :data:`STRIP_BYTES` per locale
     (one statement) and written, a contiguous range of the file.
+
+    The file is written under a temporary name beside ``path``, fsynced by every
+    locale and renamed onto ``path`` only once every locale has succeeded
+    (:mod:`pgas.io.atomic`): a save that fails leaves the previous file whole and
+    raises the same error on every locale.  Saving to a symbolic link replaces the
+    file it points to; the replaced file's permissions are kept.
     """
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.save takes a DistArray, got {type(A).__name__} (use np.save for NumPy arrays)")
     path = _path(path)
     header = _header(A.shape, A.dtype)
+    replace(path, lambda tmp: _write(tmp, path, header, A))
+
+
+def _write(tmp: str, path: str, header: bytes, A: DistArray) -> None:
+    """Collective: write the whole file ``tmp`` (errors name ``path``), each locale's part
+    fsynced, every locale's success agreed."""
     err = None
     if comm.here() == 0:
         try:
-            with open(path, "wb") as f:
+            with open(tmp, "xb") as f:
                 f.write(header)
                 if A.size:
                     f.truncate(len(header) + A.size * A.dtype.itemsize)
         except OSError as e:
-            err = e
+            err = _named(e, path)
     comm.agree(err)
     if A.size and big_blocks(A.layout, A.shape):
-        _collective(write_darray, path, len(header), A.layout, A.local)
+        _collective(write_darray, tmp, len(header), A.layout, A.local, name=path)
     elif A.size:
         strips = {}                       # one Block array per strip length (at most two)
         for start, stop in _strips(A.shape, A.dtype.itemsize):
@@ -92,8 +105,19 @@ def save(path, A: DistArray) -> None:
                 strips[stop - start] = empty((stop - start,) + A.shape[1:], A.dtype, Block())
             strip = strips[stop - start]
             strip[...] = A[start:stop]
-            _collective(write_darray, path, len(header) + start * _row_bytes(A.shape, A.dtype.itemsize),
-                        strip.layout, strip.local)
+            _collective(write_darray, tmp, len(header) + start * _row_bytes(A.shape, A.dtype.itemsize),
+                        strip.layout, strip.local, name=path)
+    err = None
+    try:
+        fsync_path(tmp)
+    except OSError as e:
+        err = _named(e, path)
+    comm.agree(err)
+
+
+def _named(e: OSError, path: str) -> OSError:
+    """``e`` (about a temporary) as the same kind of OSError about ``path``."""
+    return OSError(e.errno, e.strerror, path) if e.errno else OSError(f"{path}: {e}")
 
 
 #: Per-locale bytes of one strip when tiny blocks go through Block strips.
@@ -110,12 +134,14 @@ def _strips(shape, itemsize: int):
     return [(r, min(r + rows, shape[0])) for r in range(0, shape[0], rows)]
 
 
-def _collective(fn, path, offset, layout, buf, **kw) -> None:
+def _collective(fn, path, offset, layout, buf, name=None, **kw) -> None:
+    """Collective: ``fn`` (read_darray or write_darray) on ``path``; an error on any locale
+    is raised on every locale as OSError naming ``name`` (default ``path``)."""
     err = None
     try:
         fn(path, offset, layout.shape, layout.grid, layout.blocks, buf, **kw)
     except Exception as e:                # noqa: BLE001 - MPI errors, raised on every locale below
-        err = OSError(f"{path}: {e}")
+        err = OSError(f"{name or path}: {e}")
     comm.agree(err)
 
 

@@ -17,6 +17,7 @@ Locale 0 writes the array metadata; the store must be one every locale sees
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import numpy as np
@@ -26,6 +27,7 @@ from ..array.construct import empty
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Distribution
+from .atomic import agree_synced, fsync_path, replace, target
 from .blocks import MIN_CHUNK, _boxes, _chunked, aligned, direct_layout  # noqa: F401 - MIN_CHUNK documented here
 
 
@@ -63,6 +65,13 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
     Chunks that fit inside ``A``'s blocks (each block size a multiple of the
     chunk size) are written straight from ``A.local``; otherwise ``A`` is copied
     to ``BlockCyclic(chunks)`` first (one statement).
+
+    A store that is a directory path is written as a new directory beside it,
+    whose files every locale fsyncs; only once every locale has succeeded does it
+    replace the old store (:mod:`pgas.io.atomic`), so a write that fails leaves
+    the previous store whole and raises the same error on every locale.  Other
+    stores (URLs, store objects) and ``overwrite=False`` onto an existing path
+    are written in place.
     """
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.to_zarr takes a DistArray, got {type(A).__name__}")
@@ -72,23 +81,58 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
     if len(chunks) != A.ndim or any(c < 1 for c in chunks):
         raise ValueError(f"to_zarr: chunks {chunks} must be {A.ndim} positive sizes for {A.label}")
     src = aligned(A, chunks)
-    err = None
-    if comm.here() == 0:
+
+    def write(path, fsync: bool) -> None:
+        """Collective: the array at ``path``; with ``fsync``, each locale's chunk files and
+        locale 0's metadata fsynced and every locale's success agreed."""
+        err = None
+        if comm.here() == 0:
+            try:
+                zarr.create_array(path, shape=A.shape, chunks=chunks, dtype=A.dtype, fill_value=0,
+                                  overwrite=overwrite, **kwargs)
+            except Exception as e:            # noqa: BLE001 - raised on every locale below
+                err = e
+        comm.agree(err)
+        err = None
         try:
-            zarr.create_array(store, shape=A.shape, chunks=chunks, dtype=A.dtype, fill_value=0,
-                              overwrite=overwrite, **kwargs)
-        except Exception as e:            # noqa: BLE001 - raised on every locale below
+            z = zarr.open_array(path, mode="r+")
+            if src.size:
+                for glob, loc in _boxes(src.layout, comm.here()):
+                    z[glob] = src.local[loc]
+        except Exception as e:                # noqa: BLE001
             err = e
-    comm.agree(err)
-    err = None
-    try:
-        z = zarr.open_array(store, mode="r+")
-        if src.size:
-            for glob, loc in _boxes(src.layout, comm.here()):
-                z[glob] = src.local[loc]
-    except Exception as e:                # noqa: BLE001
-        err = e
-    comm.agree(err)
+        if fsync:
+            agree_synced(path, err, lambda: _fsync_written(z, path, src))
+        else:
+            comm.agree(err)
+
+    if _local(store) and (overwrite or not os.path.lexists(store)) and (
+            os.path.isdir(target(store)) or not os.path.lexists(store)):
+        replace(store, lambda tmp: write(tmp, True))
+    else:                                     # a URL or store object, or a path zarr may refuse: in place
+        write(store, False)
+
+
+def _local(store) -> bool:
+    """Whether ``store`` names a directory of the local (or shared) file system."""
+    return isinstance(store, str) and "://" not in store
+
+
+def _fsync_written(z, path: str, src: DistArray) -> None:
+    """fsync the chunk files this locale wrote into the store directory ``path`` (and, on
+    locale 0, the array metadata)."""
+    if comm.here() == 0:
+        fsync_path(os.path.join(path, "zarr.json"))
+    if not src.size:
+        return
+    grid = z.shards or z.chunks
+    encode = z.metadata.chunk_key_encoding.encode_chunk_key
+    for glob, _ in _boxes(src.layout, comm.here()):
+        ranges = [range(s.start // c, -(-s.stop // c)) for s, c in zip(glob, grid)]
+        for coords in itertools.product(*ranges):
+            f = os.path.join(path, *encode(coords).split("/"))
+            if os.path.exists(f):             # chunks equal to the fill value are not written
+                fsync_path(f)
 
 
 def from_zarr(store, dist: Distribution | None = None, name: str | None = None) -> DistArray:
