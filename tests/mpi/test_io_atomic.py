@@ -102,7 +102,8 @@ def no_leftovers(directory: str, want) -> None:
 
 def old_new(seed: int = 0):
     rng = np.random.default_rng(seed)
-    return rng.standard_normal(MIB // 8), rng.standard_normal(8 * MIB // 8)   # 1 MiB, then 8 MiB
+    # 1 MiB, then 4 MiB per locale (at least 8 MiB): every locale's part passes the 2 MiB limit
+    return rng.standard_normal(MIB // 8), rng.standard_normal(max(2, P) * 4 * MIB // 8)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
