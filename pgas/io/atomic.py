@@ -117,13 +117,15 @@ def _into_place(tmp: str, final: str) -> None:
     fsync_path(parent)
 
 
-def replace(path: str, write) -> None:
+def replace(path: str, write, before=None, after=None) -> None:
     """Collective: ``write(tmp)`` on every locale (itself collective, raising its errors
     on every locale alike, and leaving each locale's part flushed and fsynced), then
     ``tmp`` atomically becomes ``path`` (a symbolic link's target, see :func:`target`).
+    ``before(final)`` and ``after(final)``, if given, run on locale 0 just before and
+    just after that rename (``final`` being the file replaced).
 
-    On any error the temporary is removed, ``path`` is untouched, and every locale
-    raises the same error."""
+    On any error the temporary is removed, ``path`` is untouched (unless ``after``
+    failed), and every locale raises the same error."""
     final = target(path)
     tmp = _beside(final, "tmp")
     try:
@@ -131,7 +133,11 @@ def replace(path: str, write) -> None:
         err = None
         if comm.here() == 0:
             try:
+                if before is not None:
+                    before(final)
                 _into_place(tmp, final)
+                if after is not None:
+                    after(final)
             except Exception as e:            # noqa: BLE001 - raised on every locale below
                 err = e
         comm.agree(err)
@@ -139,6 +145,30 @@ def replace(path: str, write) -> None:
         if comm.here() == 0:
             _remove(tmp)
         raise
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Replace the small file ``path`` by ``data`` atomically, from this locale alone:
+    a temporary beside it, fsynced, renamed into place, the directory fsynced."""
+    head, tail = os.path.split(path)
+    tmp = os.path.join(head, f".{tail}.pgas-tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+    fsync_path(head or ".")
+
+
+def remove_file(path: str) -> None:
+    """Remove ``path`` if it exists, and fsync its directory."""
+    if os.path.lexists(path):
+        os.unlink(path)
+        fsync_path(os.path.dirname(path) or ".")
 
 
 def agree_synced(path: str, error: BaseException | None = None, fsync=None) -> None:

@@ -5,13 +5,17 @@ collective MPI-IO (:mod:`pgas.comm.io`), each locale writing or reading only
 its own blocks through a block-cyclic file view.  The file is byte-identical
 to ``np.save`` of the global array, so ``np.load`` reads it, and any ``.npy``
 file of a supported dtype (written by NumPy, or by pgas at any locale count)
-loads into any distribution.
+loads into any distribution.  :func:`save` replaces the file only once it is
+whole (:mod:`pgas.io.atomic`) and leaves the CRC-32 of each part beside it,
+which :func:`load` checks.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
+import zlib
 
 import numpy as np
 
@@ -21,7 +25,7 @@ from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..comm.io import read_darray, write_darray
 from ..layout import Block, Distribution
-from .atomic import fsync_path, replace
+from .atomic import fsync_path, remove_file, replace, target, write_file
 from .blocks import big_blocks
 
 
@@ -74,18 +78,24 @@ def save(path, A: DistArray) -> None:
     locale and renamed onto ``path`` only once every locale has succeeded
     (:mod:`pgas.io.atomic`): a save that fails leaves the previous file whole and
     raises the same error on every locale.  Saving to a symbolic link replaces the
-    file it points to; the replaced file's permissions are kept.
+    file it points to; the replaced file's permissions are kept.  The CRC-32 of
+    each part of the data goes into ``path + ".pgas.json"`` (see :data:`SUMS`),
+    replaced the same way; a locale whose storage is not its part's rows reads
+    them back to sum them.
     """
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.save takes a DistArray, got {type(A).__name__} (use np.save for NumPy arrays)")
     path = _path(path)
     header = _header(A.shape, A.dtype)
-    replace(path, lambda tmp: _write(tmp, path, header, A))
+    sums = {}
+    replace(path, lambda tmp: sums.update(_write(tmp, path, header, A)),
+            before=lambda final: remove_file(final + SUMS),
+            after=lambda final: write_file(final + SUMS, json.dumps(sums).encode()))
 
 
-def _write(tmp: str, path: str, header: bytes, A: DistArray) -> None:
+def _write(tmp: str, path: str, header: bytes, A: DistArray) -> dict:
     """Collective: write the whole file ``tmp`` (errors name ``path``), each locale's part
-    fsynced, every locale's success agreed."""
+    fsynced, every locale's success agreed; returns the checksums (see :data:`SUMS`)."""
     err = None
     if comm.here() == 0:
         try:
@@ -107,12 +117,63 @@ def _write(tmp: str, path: str, header: bytes, A: DistArray) -> None:
             strip[...] = A[start:stop]
             _collective(write_darray, tmp, len(header) + start * _row_bytes(A.shape, A.dtype.itemsize),
                         strip.layout, strip.local, name=path)
-    err = None
+    parts = _parts(A.shape)
+    err, crc = None, None
     try:
+        if comm.here() < len(parts):
+            r0, r1 = parts[comm.here()]
+            if _rows_are_local(A.layout, A.shape, parts):
+                crc = zlib.crc32(np.ascontiguousarray(A.local))
+            else:                         # read back this locale's rows (just written: cached)
+                rb = _row_bytes(A.shape, A.dtype.itemsize)
+                crc = _crc_of(tmp, len(header) + r0 * rb, len(header) + r1 * rb)
         fsync_path(tmp)
     except OSError as e:
         err = _named(e, path)
     comm.agree(err)
+    crcs = comm.allgather(crc)
+    return {"format": "pgas .npy checksums", "version": 1, "algorithm": "crc32",
+            "shape": list(A.shape), "descr": A.dtype.str, "offset": len(header), "locales": comm.num_locales(),
+            "parts": [{"rows": [r0, r1], "crc32": c} for (r0, r1), c in zip(parts, crcs)]}
+
+
+#: Suffix of the checksum file :func:`save` writes beside ``path`` (``path + SUMS``):
+#: JSON holding the zlib CRC-32 of each part of the data, a part being the rows the
+#: saving locale held in ``Block`` along axis 0; :func:`load` verifies them.
+SUMS = ".pgas.json"
+
+
+def _parts(shape, p: int | None = None) -> list[tuple[int, int]]:
+    """The row ranges of the checksummed parts: axis 0 split as Block splits it over ``p``
+    locales (default: this job's), empty parts left out."""
+    p = comm.num_locales() if p is None else p
+    if not shape or not int(np.prod(shape)):
+        return []
+    b = -(-shape[0] // p)
+    return [(k * b, min(shape[0], (k + 1) * b)) for k in range(p) if k * b < shape[0]]
+
+
+def _rows_are_local(layout, shape, parts) -> bool:
+    """Whether each locale's storage in ``layout`` is exactly its part's rows, in file order."""
+    p = comm.num_locales()
+    return (len(shape) == len(layout.grid) and tuple(layout.grid) == (p,) + (1,) * (len(shape) - 1)
+            and bool(parts) and layout.blocks[0] == parts[0][1] - parts[0][0]
+            and all(b >= n for b, n in zip(layout.blocks[1:], shape[1:])))
+
+
+def _crc_of(path: str, start: int, stop: int) -> int:
+    """CRC-32 of bytes ``start:stop`` of ``path``, read :data:`STRIP_BYTES` at a time."""
+    crc, left = 0, stop - start
+    buf = memoryview(bytearray(max(1, min(left, STRIP_BYTES))))
+    with open(path, "rb") as f:
+        f.seek(start)
+        while left:
+            n = f.readinto(buf[:min(left, len(buf))])
+            if not n:
+                raise OSError(f"{path}: ends before byte {stop}")
+            crc = zlib.crc32(buf[:n], crc)
+            left -= n
+    return crc
 
 
 def _named(e: OSError, path: str) -> OSError:
@@ -192,19 +253,27 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
     big-endian files are
     byte-swapped in place.  Errors (missing file, bad header, unsupported dtype,
     truncated data) are raised on every locale alike.
+
+    Where :func:`save` left checksums beside the file (``path + ".pgas.json"``)
+    they are checked: a part whose CRC-32 differs, or a header that no longer
+    matches them, is raised as ValueError on every locale, naming the part, its
+    rows and the locale that wrote it.  Each locale checks the parts it read
+    whole (same locale count, rows in Block along axis 0), or else reads back
+    parts ``here(), here() + num_locales(), ...`` of the file.
     """
     path = _path(path)
     info = None
     if comm.here() == 0:
         try:
             info = _read_header(path)
+            info = info + (_read_sums(path, *info),)
         except Exception as e:            # noqa: BLE001 - shared below, raised on every locale
             info = e
     info = comm.bcast(info if not isinstance(info, Exception) else (type(info).__name__, str(info)), 0)
     if len(info) == 2:
         kind, text = info
         raise {"FileNotFoundError": FileNotFoundError, "TypeError": TypeError}.get(kind, ValueError)(text)
-    shape, fortran, dstr, offset = info
+    shape, fortran, dstr, offset, sums = info
     if not shape:
         raise ValueError(f"{path}: holds a 0-d array; pgas arrays have at least one dimension")
     file_dtype = np.dtype(dstr)
@@ -222,6 +291,7 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
                 strip.local.byteswap(inplace=True)
             comm.barrier([strip._win])
             A[start:stop] = strip
+        _verify(path, sums, A, offset, False)
         return A
     if A.size:
         buf = np.empty(A.local.shape, native, order="F") if fortran else A.local
@@ -231,4 +301,60 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
         if not file_dtype.isnative:
             A.local.byteswap(inplace=True)
     comm.barrier([A._win])
+    _verify(path, sums, A, offset, not fortran and file_dtype.isnative)
     return A
+
+
+def _read_sums(path: str, shape, fortran: bool, dstr: str, offset: int):
+    """The checksums :func:`save` wrote beside ``path`` (None if there are none), checked
+    against the header just read."""
+    spath = target(path) + SUMS
+    try:
+        with open(spath, "rb") as f:
+            sums = json.loads(f.read())
+    except FileNotFoundError:
+        return None
+    except ValueError as e:
+        raise ValueError(f"{spath}: not a pgas checksum file ({e})") from None
+    try:
+        ok = (sums["algorithm"] == "crc32" and tuple(sums["shape"]) == tuple(shape) and not fortran
+              and np.dtype(sums["descr"]) == np.dtype(dstr) and sums["offset"] == offset)
+        parts = [(int(q["rows"][0]), int(q["rows"][1]), int(q["crc32"])) for q in sums["parts"]]
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise ValueError(f"{spath}: not a pgas checksum file ({type(e).__name__}: {e})") from None
+    if not ok:
+        raise ValueError(f"{path}: its header (shape {tuple(shape)}, dtype {dstr}) does not match its checksum "
+                         f"file {spath} (shape {tuple(sums['shape'])}, dtype {sums['descr']}): the file is damaged, "
+                         f"or was rewritten by something other than pg.save (then remove the checksum file)")
+    return {"locales": int(sums["locales"]), "parts": parts}
+
+
+def _verify(path: str, sums, A: DistArray, offset: int, in_place: bool) -> None:
+    """Collective: check the CRC-32 of each part of ``path``'s data against ``sums``; a
+    mismatch is raised as ValueError on every locale alike, naming the damaged parts.
+    Each locale checks the parts it holds whole (``in_place``: the file's bytes, as read
+    into ``A.local``), or else reads back parts ``here, here + num_locales, ...``."""
+    if sums is None:
+        return
+    parts, me, p = sums["parts"], comm.here(), comm.num_locales()
+    rb = _row_bytes(A.shape, A.dtype.itemsize)
+    bad, err = [], None
+    try:
+        if in_place and sums["locales"] == p and _rows_are_local(A.layout, A.shape, [q[:2] for q in parts]):
+            if me < len(parts) and zlib.crc32(np.ascontiguousarray(A.local)) != parts[me][2]:
+                bad.append(me)
+        else:
+            for k in range(me, len(parts), p):
+                r0, r1, crc = parts[k]
+                if _crc_of(path, offset + r0 * rb, offset + r1 * rb) != crc:
+                    bad.append(k)
+    except OSError as e:
+        err = OSError(f"{path}: {e}")
+    comm.agree(err)
+    bad = sorted(k for mine in comm.allgather(bad) for k in mine)
+    if bad:
+        what = "; ".join(f"part {k} (rows {parts[k][0]}:{parts[k][1]}, file bytes "
+                         f"{offset + parts[k][0] * rb}:{offset + parts[k][1] * rb}, written by locale {k} "
+                         f"of {sums['locales']})" for k in bad[:4])
+        more = f" and {len(bad) - 4} more" if len(bad) > 4 else ""
+        raise ValueError(f"{path}: checksum mismatch in {what}{more}: the data is damaged")

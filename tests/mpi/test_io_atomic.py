@@ -1,14 +1,20 @@
-"""A save that fails never destroys the file it was replacing.
+"""A save that fails never destroys the file it was replacing; a damaged .npy is refused.
 
 For ``.npy`` (``pg.save``), HDF5 (``pg.to_hdf5``) and zarr (``pg.to_zarr``): a good
 file is written, then a later save of other data to the same path fails (the file-size
 limit is hit on every locale or on one, or an exception is raised on one locale after
 its part is written).  Every locale must raise the same error, the old file must still
 load with its old contents, and no temporary may be left beside it.
+
+``pg.save`` also writes the CRC-32 of each locale's part beside the file
+(``NAME.pgas.json``); ``pg.load`` refuses a file whose data no longer matches, or
+whose header no longer matches the checksums, on every locale alike.
 """
 
 import contextlib
+import json
 import os
+import pathlib
 import re
 import resource
 import signal
@@ -118,10 +124,10 @@ def test_npy_failed_save_keeps_old_file(shared_dir, fault):
     assert_matches(pg.load(path), old, rtol=0)
     ok = np.array_equal(np.load(path), old) if ME == 0 else True
     collective_verdict(ok, "np.load of the old file")
-    no_leftovers(shared_dir, ["a.npy"])
+    no_leftovers(shared_dir, ["a.npy", "a.npy.pgas.json"])
     pg.save(path, A)                                            # and a good save still replaces it
     assert_matches(pg.load(path), new, rtol=0)
-    no_leftovers(shared_dir, ["a.npy"])
+    no_leftovers(shared_dir, ["a.npy", "a.npy.pgas.json"])
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -181,4 +187,68 @@ def test_save_keeps_mode_and_writes_through_a_symlink(shared_dir):
     ok = (os.path.islink(link) and np.array_equal(np.load(real), np.ones(7))
           and (os.stat(real).st_mode & 0o777) == 0o640) if ME == 0 else True
     collective_verdict(ok, "the symlink was replaced, or the mode changed")
-    no_leftovers(shared_dir, ["link.npy", "real.npy"])
+    no_leftovers(shared_dir, ["link.npy", "real.npy", "real.npy.pgas.json"])
+
+
+def on_zero(fn):
+    """Run ``fn`` on locale 0 only; its error (if any) is raised on every locale."""
+    err = None
+    if ME == 0:
+        try:
+            fn()
+        except Exception as e:            # noqa: BLE001
+            err = e
+    pg.comm.agree(err)
+
+
+def damage_dists():
+    return [pg.Block(), pg.Cyclic(), pg.BlockCyclic(5), pg.Block(grid=(1, P))]
+
+
+@pytest.mark.parametrize("shape", [(37, 6), (2, 6)])
+def test_npy_checksums_refuse_a_bit_flip(shared_dir, shape):
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    path = os.path.join(shared_dir, "a.npy")
+    for src in damage_dists():
+        pg.save(path, pg.from_numpy(x, dist=src))
+        for dst in damage_dists():
+            assert_matches(pg.load(path, dist=dst), x, rtol=0)
+    sums = pg.comm.bcast(json.loads(pathlib.Path(path + ".pgas.json").read_text()) if ME == 0 else None, 0)
+    collective_verdict(sums["algorithm"] == "crc32" and len(sums["parts"]) == min(P, shape[0]), str(sums))
+    k = len(sums["parts"]) - 1                                  # the last part: rows held by the last locale
+    r0, r1 = sums["parts"][k]["rows"]
+    at = sums["offset"] + (r0 * shape[1] + 3) * 8 + 2
+
+    def flip():
+        with open(path, "r+b") as f:
+            f.seek(at)
+            b = f.read(1)
+            f.seek(at)
+            f.write(bytes([b[0] ^ 0x10]))
+    on_zero(flip)
+    for dst in damage_dists():
+        with pytest.raises(ValueError, match=rf"checksum mismatch in part {k} \(rows {r0}:{r1}, .*written by locale {k} of {P}"):
+            pg.load(path, dist=dst)
+    on_zero(flip)                                               # repaired: loads again
+    assert_matches(pg.load(path, dist=pg.Cyclic()), x, rtol=0)
+
+
+def test_npy_checksums_refuse_truncated_and_rewritten_files(shared_dir):
+    x = np.arange(300.0)
+    path = os.path.join(shared_dir, "a.npy")
+    pg.save(path, pg.from_numpy(x))
+
+    def truncate():
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) - 8)
+    on_zero(truncate)
+    with pytest.raises(ValueError, match="bytes"):
+        pg.load(path)
+    on_zero(lambda: np.save(path, np.arange(10.0)))             # rewritten by another tool
+    with pytest.raises(ValueError, match="does not match its checksum file"):
+        pg.load(path)
+    on_zero(lambda: os.remove(path + ".pgas.json"))             # without checksums: loaded as it is
+    assert_matches(pg.load(path), np.arange(10.0), rtol=0)
+    on_zero(lambda: pathlib.Path(path + ".pgas.json").write_text("{not json"))
+    with pytest.raises(ValueError, match="not a pgas checksum file"):
+        pg.load(path)
