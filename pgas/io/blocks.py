@@ -11,8 +11,13 @@ the array goes through one copy (one statement) to ``BlockCyclic(chunks)``.
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import zlib
 
+import numpy as np
+
+from .. import comm
 from ..array.construct import _layout, empty
 from ..array.core import DistArray
 from ..layout import Block, BlockCyclic
@@ -62,3 +67,68 @@ def direct_layout(shape, dist, chunks):
     if big_blocks(layout, shape):
         return layout, True
     return _layout(shape, BlockCyclic(chunks)), False
+
+
+#: Attribute (JSON) in which :func:`pgas.to_zarr` and :func:`pgas.to_hdf5` keep the
+#: CRC-32 of each writing locale's blocks, checked by the readers.
+CRC_ATTR = "pgas_crc32"
+
+
+def _crc_of_blocks(layout, locale: int, block) -> int:
+    """CRC-32 of ``locale``'s blocks in ``layout``, in :func:`_boxes` order, each block's
+    elements in C order; ``block(glob, loc)`` gives one block."""
+    crc = 0
+    if math.prod(layout.shape):
+        for glob, loc in _boxes(layout, locale):
+            crc = zlib.crc32(np.ascontiguousarray(block(glob, loc)), crc)
+    return crc
+
+
+def block_sums(src: DistArray) -> dict:
+    """Collective: the checksums of ``src`` as written block by block (:data:`CRC_ATTR`):
+    its layout and the CRC-32 of each locale's blocks."""
+    L = src.layout
+    crcs = comm.allgather(_crc_of_blocks(L, comm.here(), lambda glob, loc: src.local[loc]))
+    return {"algorithm": "crc32", "shape": list(L.shape), "grid": list(L.grid), "blocks": list(L.blocks),
+            "crc32": crcs}
+
+
+def check_block_sums(name: str, sums, tmp: DistArray, read) -> None:
+    """Collective: check ``tmp`` (just read from ``name``) against the checksums ``sums``
+    (:func:`block_sums`, as JSON text; None: nothing to check).  Where ``tmp`` has the
+    writer's layout each locale sums its own storage; else locale ``j`` reads back the
+    blocks of writing locales ``j, j + num_locales(), ...`` with ``read(glob)``, one
+    block at a time.  A mismatch is raised as ValueError on every locale alike."""
+    if sums is None:
+        return
+    err, bad = None, []
+    try:
+        d = json.loads(sums)
+        shape, grid, blocks, crcs = tuple(d["shape"]), tuple(d["grid"]), tuple(d["blocks"]), list(d["crc32"])
+        p = math.prod(grid)
+        if d["algorithm"] != "crc32" or len(crcs) != p or shape != tuple(tmp.shape):
+            raise ValueError("does not describe this array")
+    except (ValueError, KeyError, TypeError) as e:
+        err = ValueError(f"{name}: attribute {CRC_ATTR!r} is not valid pgas checksums ({e}); delete it to read "
+                         f"the data unchecked")
+    if err is None:
+        me, q = comm.here(), comm.num_locales()
+        L = tmp.layout
+        try:
+            if p == q and (tuple(L.shape), tuple(L.grid), tuple(L.blocks)) == (shape, grid, blocks):
+                if _crc_of_blocks(L, me, lambda glob, loc: tmp.local[loc]) != crcs[me]:
+                    bad.append(me)
+            else:
+                saved = BlockCyclic(blocks, grid=grid).bind(shape, p)
+                for k in range(me, p, q):
+                    if _crc_of_blocks(saved, k, lambda glob, loc: read(glob)) != crcs[k]:
+                        bad.append(k)
+        except Exception as e:        # noqa: BLE001 - raised on every locale below
+            err = e
+    comm.agree(err)
+    bad = sorted(k for mine in comm.allgather(bad) for k in mine)
+    if bad:
+        raise ValueError(f"{name}: checksum mismatch in the blocks written by locale{'s' if len(bad) > 1 else ''} "
+                         f"{', '.join(map(str, bad[:8]))}{' ...' if len(bad) > 8 else ''} of {p} (blocks of "
+                         f"{blocks} over a {'x'.join(map(str, grid))} grid): the data is damaged, or was changed "
+                         f"by another tool (then delete the attribute {CRC_ATTR!r})")

@@ -21,6 +21,7 @@ No locale ever holds more than its own blocks (plus that copy).
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -31,7 +32,15 @@ from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Block
 from .atomic import agree_synced, fsync_path, replace, target
-from .blocks import _boxes, _chunked, aligned, direct_layout
+from .blocks import (
+    CRC_ATTR,
+    _boxes,
+    _chunked,
+    aligned,
+    block_sums,
+    check_block_sums,
+    direct_layout,
+)
 
 _HOW = ("HDF5_MPI=ON HDF5_DIR=/path/to/parallel-hdf5 CC=mpicc pip install --no-binary=h5py h5py "
         "(h5py.get_config().mpi must be True); or pass serial=True (the locales take turns: slow at "
@@ -112,7 +121,9 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
     of the other objects of ``path``, if it exists), fsynced by every locale and
     renamed onto ``path`` only once every locale has succeeded
     (:mod:`pgas.io.atomic`): a write that fails leaves the previous file whole and
-    raises the same error on every locale.
+    raises the same error on every locale.  The CRC-32 of each locale's blocks
+    is kept in the dataset's attribute ``pgas_crc32`` and checked by
+    :func:`from_hdf5`.
     """
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.to_hdf5 takes a DistArray, got {type(A).__name__}")
@@ -125,14 +136,16 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
     if len(chunks) != A.ndim or any(c < 1 for c in chunks):
         raise ValueError(f"to_hdf5: chunks {chunks} must be {A.ndim} positive sizes for {A.label}")
     src = aligned(A, chunks)
+    sums = json.dumps(block_sums(src))
     replace(path, lambda tmp: _write(h5py, parallel, tmp, path, dataset, A, src,
-                                      None if layout_chunks or not A.size else chunks))
+                                      None if layout_chunks or not A.size else chunks, sums))
 
 
-def _write(h5py, parallel: bool, tmp: str, path: str, dataset: str, A: DistArray, src: DistArray, chunks) -> None:
+def _write(h5py, parallel: bool, tmp: str, path: str, dataset: str, A: DistArray, src: DistArray, chunks,
+           sums: str) -> None:
     """Collective: the new file ``tmp``: what ``path`` holds (if it exists) except
-    ``dataset``, and ``dataset`` written from ``src``, every locale's part fsynced and
-    every locale's success agreed."""
+    ``dataset``, and ``dataset`` written from ``src`` with its checksums ``sums``,
+    every locale's part fsynced and every locale's success agreed."""
     err = None
     if comm.here() == 0:
         try:
@@ -148,7 +161,7 @@ def _write(h5py, parallel: bool, tmp: str, path: str, dataset: str, A: DistArray
     def create(f) -> None:
         if dataset in f:
             del f[dataset]
-        f.create_dataset(dataset, shape=A.shape, dtype=A.dtype, chunks=chunks)
+        f.create_dataset(dataset, shape=A.shape, dtype=A.dtype, chunks=chunks).attrs[CRC_ATTR] = sums
 
     def write(f) -> None:
         ds = f[dataset]
@@ -221,6 +234,10 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
     -----
     Reading needs no parallel build: read-only opens coexist, so with a serial
     h5py every locale opens the file itself and reads its own blocks.
+
+    The checksums :func:`to_hdf5` left (attribute ``pgas_crc32``) are checked as
+    :func:`pgas.from_zarr` checks them; a mismatch is raised as ValueError on
+    every locale.
     """
     h5py, parallel = _h5py(True)
     path = os.fspath(path)
@@ -231,14 +248,15 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
                 raise KeyError(f"{path}: no dataset {dataset!r}")
             ds = f[dataset]
             dt = ds.dtype if ds.dtype.isnative else ds.dtype.newbyteorder("=")   # HDF5 converts on reading
-            meta = (tuple(ds.shape), dt, ds.chunks)
+            sums = ds.attrs.get(CRC_ATTR)
+            meta = (tuple(ds.shape), dt, ds.chunks, sums.decode() if isinstance(sums, bytes) else sums)
             check_dtype(meta[1])
             if not meta[0]:
                 raise ValueError(f"{path}:{dataset} holds a 0-d array; pgas arrays have at least one dimension")
     except Exception as e:            # noqa: BLE001
         err = e
     comm.agree(err)
-    shape, dtype, chunks = meta
+    shape, dtype, chunks, sums = meta
     layout, direct = direct_layout(shape, dist, chunks or _layout(shape, Block()).blocks)
     tmp = DistArray._create(layout, dtype, name)
 
@@ -248,13 +266,18 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
             for glob, loc in _boxes(tmp.layout, comm.here()):
                 ds.read_direct(tmp.local, source_sel=glob, dest_sel=loc)     # no intermediate block
 
-    err = None
+    err, f = None, None
     try:
-        with _open(h5py, parallel, path, "r") as f:
-            read(f)
+        f = _open(h5py, parallel, path, "r")
+        read(f)
     except Exception as e:            # noqa: BLE001
         err = e
-    comm.agree(err)
+    try:                              # the checksums are checked with the file open, to read blocks back
+        comm.agree(err)
+        check_block_sums(f"{path}:{dataset}", sums, tmp, lambda glob: np.asarray(f[dataset][glob], dtype))
+    finally:
+        if f is not None:
+            f.close()
     comm.barrier([tmp._win])
     if direct:
         return tmp

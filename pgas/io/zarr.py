@@ -18,6 +18,7 @@ Locale 0 writes the array metadata; the store must be one every locale sees
 from __future__ import annotations
 
 import itertools
+import json
 import os
 
 import numpy as np
@@ -28,7 +29,16 @@ from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Distribution
 from .atomic import agree_synced, fsync_path, replace, target
-from .blocks import MIN_CHUNK, _boxes, _chunked, aligned, direct_layout  # noqa: F401 - MIN_CHUNK documented here
+from .blocks import (  # noqa: F401 - MIN_CHUNK documented here
+    CRC_ATTR,
+    MIN_CHUNK,
+    _boxes,
+    _chunked,
+    aligned,
+    block_sums,
+    check_block_sums,
+    direct_layout,
+)
 
 
 def _zarr():
@@ -71,7 +81,8 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
     replace the old store (:mod:`pgas.io.atomic`), so a write that fails leaves
     the previous store whole and raises the same error on every locale.  Other
     stores (URLs, store objects) and ``overwrite=False`` onto an existing path
-    are written in place.
+    are written in place.  The CRC-32 of each locale's blocks is kept in the
+    attribute ``pgas_crc32`` and checked by :func:`from_zarr`.
     """
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.to_zarr takes a DistArray, got {type(A).__name__}")
@@ -81,6 +92,8 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
     if len(chunks) != A.ndim or any(c < 1 for c in chunks):
         raise ValueError(f"to_zarr: chunks {chunks} must be {A.ndim} positive sizes for {A.label}")
     src = aligned(A, chunks)
+    attributes = dict(kwargs.pop("attributes", None) or {})
+    attributes[CRC_ATTR] = json.dumps(block_sums(src))
 
     def write(path, fsync: bool) -> None:
         """Collective: the array at ``path``; with ``fsync``, each locale's chunk files and
@@ -89,7 +102,7 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
         if comm.here() == 0:
             try:
                 zarr.create_array(path, shape=A.shape, chunks=chunks, dtype=A.dtype, fill_value=0,
-                                  overwrite=overwrite, **kwargs)
+                                  overwrite=overwrite, attributes=attributes, **kwargs)
             except Exception as e:            # noqa: BLE001 - raised on every locale below
                 err = e
         comm.agree(err)
@@ -155,6 +168,11 @@ def from_zarr(store, dist: Distribution | None = None, name: str | None = None) 
     If ``dist``'s blocks hold at least :data:`MIN_CHUNK` elements each locale
     reads its own blocks; otherwise each reads whole chunks into
     ``BlockCyclic(chunks)`` and one statement copies that to ``dist``.
+
+    The checksums :func:`to_zarr` left (attribute ``pgas_crc32``) are checked:
+    each locale sums the blocks it read if they are the writer's, or else reads
+    back the blocks of some writing locales; a mismatch is raised as ValueError
+    on every locale, naming the writing locales whose blocks differ.
     """
     zarr = _zarr()
     store = _store(store)
@@ -177,6 +195,7 @@ def from_zarr(store, dist: Distribution | None = None, name: str | None = None) 
     except Exception as e:                # noqa: BLE001
         err = e
     comm.agree(err)
+    check_block_sums(str(store), z.attrs.get(CRC_ATTR), tmp, lambda glob: z[glob])
     comm.barrier([tmp._win])
     if direct:
         return tmp

@@ -219,17 +219,11 @@ def test_npy_checksums_refuse_a_bit_flip(shared_dir, shape):
     r0, r1 = sums["parts"][k]["rows"]
     at = sums["offset"] + (r0 * shape[1] + 3) * 8 + 2
 
-    def flip():
-        with open(path, "r+b") as f:
-            f.seek(at)
-            b = f.read(1)
-            f.seek(at)
-            f.write(bytes([b[0] ^ 0x10]))
-    on_zero(flip)
+    on_zero(lambda: flip_byte(path, at))
     for dst in damage_dists():
         with pytest.raises(ValueError, match=rf"checksum mismatch in part {k} \(rows {r0}:{r1}, .*written by locale {k} of {P}"):
             pg.load(path, dist=dst)
-    on_zero(flip)                                               # repaired: loads again
+    on_zero(lambda: flip_byte(path, at))                        # repaired: loads again
     assert_matches(pg.load(path, dist=pg.Cyclic()), x, rtol=0)
 
 
@@ -252,3 +246,46 @@ def test_npy_checksums_refuse_truncated_and_rewritten_files(shared_dir):
     on_zero(lambda: pathlib.Path(path + ".pgas.json").write_text("{not json"))
     with pytest.raises(ValueError, match="not a pgas checksum file"):
         pg.load(path)
+
+
+def flip_byte(path: str, at: int) -> None:
+    with open(path, "r+b") as f:
+        f.seek(at)
+        b = f.read(1)
+        f.seek(at)
+        f.write(bytes([b[0] ^ 0x10]))
+
+
+@pytest.mark.parametrize("fmt", ["hdf5", "zarr"])
+def test_chunked_checksums_refuse_a_bit_flip(shared_dir, fmt):
+    """The last element belongs to the last locale's block; a flipped bit there is named
+    on loading, whether the reader sums its own blocks (Block) or reads them back."""
+    n = max(P, 2) * 5000
+    x = np.arange(n, dtype=np.float64)
+    readers = [pg.Block(), pg.BlockCyclic(4096), pg.Cyclic()]
+    if fmt == "hdf5":
+        h5py = pytest.importorskip("h5py")
+        path = os.path.join(shared_dir, "a.h5")
+        pg.to_hdf5(pg.from_numpy(x), path, serial=not h5py.get_config().mpi)
+        read = pg.from_hdf5
+
+        def where():
+            with h5py.File(path, "r") as f:
+                return path, f["data"].id.get_offset() + (n - 1) * 8 + 3
+    else:
+        zarr = pytest.importorskip("zarr", minversion="3")
+        path = os.path.join(shared_dir, "a.zarr")
+        pg.to_zarr(pg.from_numpy(x), path, compressors=None)
+        read = pg.from_zarr
+
+        def where():
+            z = zarr.open_array(path, mode="r")
+            return os.path.join(path, "c", str((n - 1) // z.chunks[0])), ((n - 1) % z.chunks[0]) * 8 + 3
+    for dist in readers:
+        assert_matches(read(path, dist=dist), x, rtol=0)
+    on_zero(lambda: flip_byte(*where()))
+    for dist in readers:
+        with pytest.raises(ValueError, match=rf"checksum mismatch in the blocks written by locale {P - 1} of {P}"):
+            read(path, dist=dist)
+    on_zero(lambda: flip_byte(*where()))
+    assert_matches(read(path, dist=pg.Cyclic()), x, rtol=0)
