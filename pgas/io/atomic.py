@@ -27,7 +27,8 @@ from .. import comm
 
 def target(path: str) -> str:
     """The file that saving to ``path`` replaces: a symbolic link's target (so the
-    link itself stays), else ``path``."""
+    link itself stays), else ``path`` (without a trailing separator)."""
+    path = path.rstrip(os.sep) or path
     return os.path.realpath(path) if os.path.islink(path) else path
 
 

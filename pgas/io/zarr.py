@@ -28,7 +28,7 @@ from ..array.construct import empty
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Distribution
-from .atomic import agree_synced, fsync_path, replace, target
+from .atomic import agree_synced, fsync_path, fsync_tree, replace, target
 from .blocks import (  # noqa: F401 - MIN_CHUNK documented here
     CRC_ATTR,
     MIN_CHUNK,
@@ -134,12 +134,18 @@ def _local(store) -> bool:
 def _fsync_written(z, path: str, src: DistArray) -> None:
     """fsync the chunk files this locale wrote into the store directory ``path`` (and, on
     locale 0, the array metadata)."""
-    if comm.here() == 0:
-        fsync_path(os.path.join(path, "zarr.json"))
+    if comm.here() == 0:                      # zarr.json (v3), .zarray and .zattrs (v2)
+        for entry in os.scandir(path):
+            if entry.is_file():
+                fsync_path(entry.path)
     if not src.size:
         return
+    encoding = getattr(z.metadata, "chunk_key_encoding", None)
+    if encoding is None:                      # a zarr v2 array: every file of the store
+        fsync_tree(path)
+        return
     grid = z.shards or z.chunks
-    encode = z.metadata.chunk_key_encoding.encode_chunk_key
+    encode = encoding.encode_chunk_key
     for glob, _ in _boxes(src.layout, comm.here()):
         ranges = [range(s.start // c, -(-s.stop // c)) for s, c in zip(glob, grid)]
         for coords in itertools.product(*ranges):
