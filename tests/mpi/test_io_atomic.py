@@ -289,3 +289,54 @@ def test_chunked_checksums_refuse_a_bit_flip(shared_dir, fmt):
             read(path, dist=dist)
     on_zero(lambda: flip_byte(*where()))
     assert_matches(read(path, dist=pg.Cyclic()), x, rtol=0)
+
+
+def test_zarr_store_path_with_trailing_separator(shared_dir):
+    pytest.importorskip("zarr", minversion="3")
+    path = os.path.join(shared_dir, "t.zarr") + os.sep
+    for k in range(2):
+        pg.to_zarr(pg.arange(5000.0) + k, path)
+        assert_matches(pg.from_zarr(path), np.arange(5000.0) + k, rtol=0)
+    no_leftovers(shared_dir, ["t.zarr"])
+
+
+CRASH = """
+import os, sys
+import numpy as np
+import pgas as pg
+import pgas.io.npy as npy
+
+path = sys.argv[1]
+real = npy.write_darray
+
+def dies(*args, **kwargs):
+    real(*args, **kwargs)
+    if pg.here == pg.num_locales - 1:
+        os._exit(3)                                   # this locale dies with its part written
+
+A = pg.from_numpy(np.full(300_000, 7.0))
+npy.write_darray = dies
+pg.save(path, A)
+"""
+
+
+def test_npy_locale_dying_mid_save_keeps_old_file(shared_dir):
+    """A job whose last locale dies while saving: the old file is still whole (a
+    temporary may be left beside it)."""
+    import subprocess
+    import sys
+    path = os.path.join(shared_dir, "a.npy")
+    old = np.arange(1000.0)
+    pg.save(path, pg.from_numpy(old))
+    ok, why = True, ""
+    if ME == 0:
+        script = os.path.join(shared_dir, "crash.py")
+        pathlib.Path(script).write_text(CRASH)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "MPIR_", "MPI_"))}
+        env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(pg.__file__)), env.get("PYTHONPATH", "")])
+        out = subprocess.run([sys.executable, "-m", "pgas.cli", "run", "-n", "2", "--timeout", "120", script, path],
+                             check=False, capture_output=True, text=True, timeout=200, env=env)
+        ok = out.returncode == 3 and np.array_equal(np.load(path), old)      # 3: the locale died there
+        why = f"rc {out.returncode}: {out.stdout[-2000:]} {out.stderr[-2000:]}"
+    collective_verdict(ok, why)
+    assert_matches(pg.load(path), old, rtol=0)                  # its checksums still match too
