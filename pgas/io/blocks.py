@@ -49,7 +49,6 @@ def _chunked(layout, shape) -> tuple[int, ...]:
     return tuple(min(b, max(n, 1)) for b, n in zip(_layout(shape, Block()).blocks, shape))
 
 
-
 def aligned(A: DistArray, chunks) -> DistArray:
     """Collective: ``A`` itself when each of its blocks is a whole number of ``chunks`` (or
     covers its axis), else a copy of ``A`` in ``BlockCyclic(chunks)``."""

@@ -206,7 +206,6 @@ def _collective(fn, path, offset, layout, buf, name=None, **kw) -> None:
     comm.agree(err)
 
 
-
 def _read_header(path: str):
     with open(path, "rb") as f:
         version = np.lib.format.read_magic(f)

@@ -119,8 +119,7 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
         else:
             comm.agree(err)
 
-    if _local(store) and (overwrite or not os.path.lexists(store)) and (
-            os.path.isdir(target(store)) or not os.path.lexists(store)):
+    if _local(store) and (not os.path.lexists(store) or (overwrite and os.path.isdir(target(store)))):
         replace(store, lambda tmp: write(tmp, True))
     else:                                     # a URL or store object, or a path zarr may refuse: in place
         write(store, False)

@@ -340,3 +340,16 @@ def test_npy_locale_dying_mid_save_keeps_old_file(shared_dir):
         why = f"rc {out.returncode}: {out.stdout[-2000:]} {out.stderr[-2000:]}"
     collective_verdict(ok, why)
     assert_matches(pg.load(path), old, rtol=0)                  # its checksums still match too
+
+
+def test_zarr_replaced_without_an_atomic_exchange(shared_dir, monkeypatch):
+    """Where renameat2(RENAME_EXCHANGE) is missing the old store is renamed aside first,
+    then removed."""
+    pytest.importorskip("zarr", minversion="3")
+    from pgas.io import atomic
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    path = os.path.join(shared_dir, "a.zarr")
+    for k in range(2):
+        pg.to_zarr(pg.arange(5000.0) + k, path)
+        assert_matches(pg.from_zarr(path), np.arange(5000.0) + k, rtol=0)
+    no_leftovers(shared_dir, ["a.zarr"])
