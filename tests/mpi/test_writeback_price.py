@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import pgas as pg
-from pgas import calibrate, comm
-from pgas.exec import rates, settings, statement
+from pgas.exec import calibration as calibrate, comm
+from pgas.tools.calibrate import statements as rates, settings, statement
 from util import assert_matches, collective_verdict
 
 P = comm.num_locales()
