@@ -24,8 +24,6 @@ import io
 import pstats
 import time
 
-import numpy as np
-
 import pgas as pg
 from pgas import comm
 from pgas.exec import fuse, interior

@@ -3,11 +3,7 @@
 from . import check
 from .check import CollectiveMismatch
 from .diagnostics import CommDiagnostics, comm_diagnostics
-from .exchange import (  # point-to-point exchanges
-    KnownExchange,
-    exchange,
-    exchange_known,
-)
+from .exchange import KnownExchange, exchange, exchange_known  # point-to-point exchanges
 from .runtime import (
     LocaleError,
     PendingReduction,  # a reduction overlapped with other messages

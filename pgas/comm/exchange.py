@@ -36,16 +36,7 @@ import numpy as np
 
 from .counters import record, record_sync
 from .p2p import live, start_all
-from .runtime import (
-    _notices,
-    _yield,
-    comm,
-    here,
-    mpi,
-    num_locales,
-    raise_agreed,
-    yielding_wait,
-)
+from .runtime import _notices, _yield, comm, here, mpi, num_locales, raise_agreed, yielding_wait
 
 #: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
 #: of known-size exchanges (statements' notices use 11-14, ghost exchanges 21-22).

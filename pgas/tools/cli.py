@@ -26,13 +26,7 @@ import platform
 import re
 import sys
 
-from pgas.tools.launch.launcher import (  # noqa: F401
-    StderrFilter,
-    UsageError,
-    launch,
-    mpiexec_command,
-    under_launcher,
-)
+from pgas.tools.launch.launcher import StderrFilter, UsageError, launch, mpiexec_command, under_launcher  # noqa: F401
 
 
 # -- subcommands ---------------------------------------------------------

@@ -42,21 +42,8 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.exec import settings
-from pgas.tools.bench import (
-    choices,
-    parser,
-    print_table,
-    progress,
-    reference,
-    write_result,
-)
-from pgas.tools.bench.nas_makea import (
-    CLASSES,
-    csr_matvec,
-    makea,
-    power_iterations,
-    verified,
-)
+from pgas.tools.bench import choices, parser, print_table, progress, reference, write_result
+from pgas.tools.bench.nas_makea import CLASSES, csr_matvec, makea, power_iterations, verified
 
 
 class DistCSR:

@@ -40,14 +40,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.array import counting
-from pgas.tools.bench import (
-    choices,
-    parser,
-    print_table,
-    progress,
-    reference,
-    write_result,
-)
+from pgas.tools.bench import choices, parser, print_table, progress, reference, write_result
 
 PHASES = ("bucketize", "offsets", "exchange", "count")
 STYLES = ("spmd", "global")

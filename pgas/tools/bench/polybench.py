@@ -35,14 +35,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.exec import fuse
-from pgas.tools.bench import (
-    choices,
-    parser,
-    print_table,
-    progress,
-    reference,
-    write_result,
-)
+from pgas.tools.bench import choices, parser, print_table, progress, reference, write_result
 
 KERNELS = ("jacobi-2d", "fdtd-2d", "mvt")
 LARGE = {"jacobi-2d": (1300, 500), "fdtd-2d": ((1000, 1200), 500), "mvt": (2000, 1)}

@@ -35,19 +35,10 @@ import pgas as pg
 from pgas import comm
 from pgas.plan import lmad
 from pgas.plan.result import Message
-from pgas.tools.bench import (
-    choices,
-    parser,
-    print_table,
-    progress,
-    time_trials,
-    write_result,
-)
+from pgas.tools.bench import choices, parser, print_table, progress, write_result
+from pgas.tools.calibrate.network import COUNTS, LENGTHS, MAX_ELEMENTS  # the grid pgas calibrate measures
 
 FIXED = ("packed", "pipelined", "bounding")
-LENGTHS = (1, 4, 16, 64, 256, 1024, 4096)
-COUNTS = (1, 4, 16, 64, 256, 1024)
-MAX_ELEMENTS = 1 << 20
 LOCALES = 2
 
 

@@ -52,14 +52,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.layout.distribution import default_grid
-from pgas.tools.bench import (
-    Timing,
-    choices,
-    parser,
-    print_table,
-    progress,
-    write_result,
-)
+from pgas.tools.bench import Timing, choices, parser, print_table, progress, write_result
 
 LOCALES = 4
 #: Local extents per axis, per rank (the paper's Tables 1-4).

@@ -37,14 +37,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.tools.bench import (
-    choices,
-    parser,
-    print_table,
-    progress,
-    reference,
-    write_result,
-)
+from pgas.tools.bench import choices, parser, print_table, progress, reference, write_result
 from pgas.tools.bench.hpcc_rng import RandomStream
 
 VARIANTS = ("getput", "update_one", "aggregated")

@@ -37,14 +37,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.tools.bench import (
-    _positive,
-    choices,
-    parser,
-    print_table,
-    progress,
-    write_result,
-)
+from pgas.tools.bench import _positive, choices, parser, print_table, progress, write_result
 from pgas.tools.bench.kernels import KERNELS, ORIGINAL
 from pgas.tools.bench.measure import timed_steps
 
