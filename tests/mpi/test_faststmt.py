@@ -10,7 +10,8 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 import pgas as pg
-from pgas.exec import calibration as calibrate, comm
+from pgas import comm
+from pgas.exec import calibration as calibrate
 from pgas.comm import check
 from pgas.exec import faststmt, interior
 from util import a_dist, assert_matches, collective_verdict

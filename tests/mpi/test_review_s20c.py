@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 import pgas as pg
-from pgas.exec import calibration as calibrate, comm
+from pgas import comm
+from pgas.exec import calibration as calibrate
 from pgas.exec import group, statement
 from util import assert_matches, collective_verdict
 
