@@ -1,7 +1,7 @@
 /* A minimal STREAM (McCalpin) for one process: copy, scale, add, triad on
  * double arrays of N elements, best of NTIMES trials (the first dropped).
  * Usage: stream N NTIMES.  Prints one JSON object: best seconds per kernel
- * and the check of the final values.  Compiled and run by pgas.bench.stream
+ * and the check of the final values.  Compiled and run by pgas.tools.bench.stream
  * as the C reference, one process per locale. */
 #include <stdio.h>
 #include <stdlib.h>
