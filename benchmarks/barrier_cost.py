@@ -1,6 +1,6 @@
-"""The cost of ``pg.barrier()``, alone and after a one-sided ``put`` (s25).
+"""The cost of ``pg.barrier()``, alone and after a one-sided ``put``.
 
-Since s25 the barrier is a reduction of the windows each locale wrote one-sided
+The barrier is a reduction of the windows each locale wrote one-sided
 (``docs/memory-model.md`` rule 7), so that lazy expressions built before it raise
 ``StaleExpression`` instead of reading the new values.  This times 2000 barriers,
 and 2000 (put to one's own element, barrier) pairs, the least of 7 rounds, on

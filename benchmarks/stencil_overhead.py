@@ -1,6 +1,6 @@
-"""Per-statement run-time overhead of PolyBench's stencil statements (issue 12).
+"""Per-statement run-time overhead of PolyBench's stencil statements.
 
-Runs jacobi-2d's and fdtd-2d's statements (``pgas.bench.polybench``) with
+Runs jacobi-2d's and fdtd-2d's statements (``pgas.tools.bench.polybench``) with
 ``fuse=True`` and reports, per statement, the fastest of many runs (robust to a
 loaded machine): at a small size (``--n 64``) that is almost all Python around
 the kernel; at LARGE (``--n 1300``) compare it with ``--kernel``, the fused kernel
@@ -24,12 +24,10 @@ import io
 import pstats
 import time
 
-import numpy as np
-
 import pgas as pg
 from pgas import comm
-from pgas.bench.polybench import _dist, fdtd_init, fdtd_steps, jacobi_init
 from pgas.exec import fuse, interior
+from pgas.tools.bench.polybench import _dist, fdtd_init, fdtd_steps, jacobi_init
 
 
 def statements(n: int, m: int) -> dict:

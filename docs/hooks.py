@@ -26,7 +26,7 @@ def argv(command: str) -> list[str]:
     if words[0] == "python":
         return [sys.executable] + words[1:]
     if words[:2] == ["pgas", "run"]:
-        return [sys.executable, "-m", "pgas.cli"] + words[1:]
+        return [sys.executable, "-m", "pgas.tools.cli"] + words[1:]
     raise ValueError(f"docs output marker: {command!r} must start with 'python' or 'pgas run'")
 
 

@@ -77,7 +77,7 @@ def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=("tests/mpi",),
     counts = os.path.join(tmp, f"mpi{n}.json")
     env = dict(os.environ, PGAS_TEST_COUNTS=counts, **({"PGAS_CHECK": "1"} if check else {}),
                **({"PGAS_PROTOCOL": "auto"} if auto else {}))
-    cmd = [sys.executable, "-m", "pgas.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
+    cmd = [sys.executable, "-m", "pgas.tools.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
            "-q", "-x", *paths, f"--timeout={per_test}", "--timeout-method=thread"]
     status = _call(cmd, per_run + 30, env)
     got = {"passed": 0, "failed": 0}

@@ -40,7 +40,7 @@ ADVICE = {
     "where": "np.where(cond) with one argument (nonzero) is not available; for choices use pg.where(cond, x, y)",
     "cumsum": "distributed scans are not available; use A.to_numpy()",
     "cumprod": "distributed scans are not available; use A.to_numpy()",
-    "sort": "distributed sorting is not available; use A.to_numpy() (or pgas.bench.isx for an integer sort)",
+    "sort": "distributed sorting is not available; use A.to_numpy() (or pgas.tools.bench.isx for an integer sort)",
     "argsort": "distributed sorting is not available; use A.to_numpy()",
     "unique": "use A.to_numpy()",
     "nonzero": "use A.to_numpy(), or pg.where(cond, x, y) for element-wise choices",

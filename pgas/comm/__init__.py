@@ -3,35 +3,39 @@
 from . import check
 from .check import CollectiveMismatch
 from .diagnostics import CommDiagnostics, comm_diagnostics
+from .exchange import KnownExchange, exchange, exchange_known  # point-to-point exchanges
 from .runtime import (
-                      LocaleError,
-                      abort,
-                      agree,
-                      allgather,
-                      allgatherv,
-                      allreduce,
-                      allreduce_with,
-                      alltoallv,
-                      barrier,
-                      bcast,
-                      bcast_value,
-                      expect,
-                      here,
-                      library_version,
-                      mpi4py_version,
-                      notify,
-                      num_locales,
-                      report_and_abort,
-                      statement_done,
-                      await_target,
-                      wait,
+    LocaleError,
+    PendingReduction,  # a reduction overlapped with other messages
+    abort,
+    agree,
+    allgather,
+    allgatherv,
+    allreduce,
+    allreduce_with,
+    alltoallv,
+    arrived,  # interior computed while the peers are not ready
+    await_target,
+    barrier,
+    barrier_count,  # ghost reads
+    bcast,
+    bcast_value,
+    expect,
+    expect_values,
+    here,
+    iallreduce,
+    library_version,
+    mark_one_sided,  # one-sided writes agreed at pg.barrier()
+    mpi4py_version,
+    notify,
+    notify_values,
+    num_locales,
+    on_barrier,
+    report_and_abort,
+    statement_done,
+    wait,
 )
-from .runtime import barrier_count, expect_values, notify_values          # h11: ghost reads
 from .window import Window, allocate
-from .exchange import KnownExchange, exchange, exchange_known  # h12: point-to-point exchanges
-from .runtime import PendingReduction, iallreduce  # h12c: a reduction overlapped with other messages
-from .runtime import arrived  # h12s: interior computed while the peers are not ready
-from .runtime import mark_one_sided, on_barrier  # s25: one-sided writes agreed at pg.barrier()
 
 __all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce", "allreduce_with",
            "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",

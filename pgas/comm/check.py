@@ -32,8 +32,9 @@ import numpy as np
 
 from . import runtime
 
-#: Whether collective calls are checked (set through ``pg.config(check=...)``).
-enabled = os.environ.get("PGAS_CHECK", "0").strip().lower() not in ("", "0", "false", "no", "off")
+#: Whether collective calls are checked (set through ``pg.config(check=...)``, whose default
+#: :mod:`pgas.exec.settings` reads from ``$PGAS_CHECK`` on import).
+enabled = False
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep      # operators forward through its mixins

@@ -6,8 +6,7 @@ adds a third (:func:`~pgas.comm.runtime.agree`).  On a busy machine each collect
 is a rendezvous of every locale, and in a loop of small exchanges (RandomAccess's
 blocks of 1024 updates, CG's gathers) the rendezvous, not the data, take the time.
 Waits poll and yield the core between polls (with more processes than cores, as
-on a shared machine, a spinning wait takes the time the peers need to send;
-measured 1.7x faster RandomAccess rounds at 2 locales on 2 busy cores):
+on a shared machine, a spinning wait takes the time the peers need to send):
 
 - :func:`exchange`: sizes and senders unknown to the receiver.  Up to
   :data:`DENSE_MAX` locales every pair exchanges one message, empty or not, with a

@@ -136,9 +136,8 @@ class Transfers:
 #: Polls (each followed by a yield of the core) before a wait starts sleeping ``NAP`` seconds
 #: between polls; None: yield only (:func:`pgas.comm.runtime.yielding_wait`).  With more
 #: processes than cores a yielding poller stays runnable and takes the time slices its peers
-#: need to send; a napping one leaves the run queue.  Measured at 4 locales on 2 busy cores
-#: (load 27), a rank-2 pshift plan of 8x8 per locale: 3.6 ms per call yielding, 1.7 ms with
-#: SPINS 20; 4 one-shift plans in turn 12.1 ms and 3.6 ms.  At 2 locales: 0.8 and 0.5 ms.
+#: need to send; a napping one leaves the run queue (small plans in turn ran faster
+#: with a nap after 20 polls than yielding only, with more locales than cores).
 SPINS = 20
 NAP = 5e-5
 

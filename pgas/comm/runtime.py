@@ -45,8 +45,8 @@ def mpi():
 
 def _tune_for_oversubscription() -> None:
     """With more local locales than cores, MPICH's shared-memory collectives spin against each
-    other (a barrier took 8-17 ms at 4 locales on 2 cores, 30 us with the generic algorithms),
-    so use the generic ones unless the user chose.  Other MPIs ignore the variable."""
+    other (a barrier costs milliseconds instead of tens of microseconds with the generic
+    algorithms), so use the generic ones unless the user chose.  Other MPIs ignore the variable."""
     local = int(os.environ.get("MPI_LOCALNRANKS", "1"))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if local > cores:
@@ -67,21 +67,27 @@ def comm():
     return _comm
 
 
-#: Environment variables that set how statements are planned and synchronised (the
-#: defaults of ``pg.config``), each with how its value reads (as
-#: :mod:`pgas.exec.settings` reads it): locales that read different values could
-#: plan one statement differently and wait for each other forever.  (h10)
-PLAN_ENV = {"PGAS_PROTOCOL": lambda v: v or "auto",
-            "PGAS_AGGREGATE": lambda v: v in ("0", "false", "no", "off"),
-            "PGAS_CHECK": lambda v: v not in ("", "0", "false", "no", "off")}
+#: Environment variables every locale must read alike, each with how its value reads
+#: (``{name: reader}``, the reader taking the stripped, lower-cased value, "" when unset),
+#: registered by the layer that reads them (:func:`agree_on_environment`): locales that
+#: read different values could plan one statement differently and wait for each other forever.
+_agreed_env: dict = {}
+
+
+def agree_on_environment(readers: dict) -> None:
+    """Register environment variables (``{name: reader}``) that every locale must read
+    alike; they are compared once, when the library's communicator is made (the first
+    collective), so register them on import."""
+    _agreed_env.update(readers)
 
 
 def _same_environment(c) -> None:
-    """Once, when the library's communicator is made: every locale must see the same
-    :data:`PLAN_ENV` values; otherwise every locale raises the same ``RuntimeError``
-    naming them (one small allreduce per job, nothing per statement)."""
-    raw = [os.environ.get(k, "").strip().lower() for k in PLAN_ENV]
-    mine = [(f(v), v) for f, v in zip(PLAN_ENV.values(), raw)]
+    """Once, when the library's communicator is made: every locale must read the registered
+    variables (:func:`agree_on_environment`) alike; otherwise every locale raises the same
+    ``RuntimeError`` naming them (one small allreduce per job, nothing per statement)."""
+    names = sorted(_agreed_env)
+    raw = [os.environ.get(k, "").strip().lower() for k in names]
+    mine = [(_agreed_env[k](v), v) for k, v in zip(names, raw)]
     key = zlib.crc32(repr([x for x, _ in mine]).encode())
     span = np.array([key, -key], dtype=np.int64)
     c.Allreduce(mpi().IN_PLACE, span, op=mpi().MIN)         # O(log P): the values are gathered only if they differ
@@ -90,7 +96,7 @@ def _same_environment(c) -> None:
     every = c.allgather(mine)
     c.Free()
     diff = []
-    for i, k in enumerate(PLAN_ENV):
+    for i, k in enumerate(names):
         if len({e[i][0] for e in every}) > 1:
             vals = sorted({e[i][1] for e in every})
             where = "; ".join(f"{v or '(unset)'!r} on locales {[r for r, e in enumerate(every) if e[i][1] == v]}"
@@ -394,7 +400,7 @@ _yield = os.sched_yield if hasattr(os, "sched_yield") else (lambda: None)
 def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None:
     """Wait for ``requests``, giving the core away between polls: with more processes
     than cores (a shared machine) a spinning wait takes the time the peers need to
-    get there (h12: 1.7x faster RandomAccess rounds, 2 locales on 2 busy cores).
+    get there.
     On an idle core the yield returns at once.  With ``spins``, after that many
     yielding polls the wait sleeps ``nap`` seconds between polls instead (it leaves
     the run queue; see :data:`pgas.comm.p2p.SPINS`)."""

@@ -345,6 +345,14 @@ class Window:
         self.local = None
         self.win.Free()
 
+    def free(self) -> None:
+        """Collective: free this window now, outside the pool (a window its maker never
+        releases, as ``pgas calibrate``'s scratch window)."""
+        _live.pop(self.id, None)
+        _released.discard(self.id)
+        self.in_use = False
+        self._free()
+
 
 _OPS: dict = {}
 

@@ -50,7 +50,7 @@ stores).
 Which path runs is decided from replicated facts only (the statement, the
 arrays' layouts and the settings), so every locale takes the same one: see
 :func:`qualifies`.  Where the calibrated model measures overlap (a network that
-moves data while the processor computes, :mod:`pgas.calibrate`), the generic
+moves data while the processor computes, :mod:`pgas.exec.calibration`), the generic
 path runs instead, so that the overlap model may strip-mine large reads
 (:mod:`pgas.exec.strip`); whether the model of every locale measures none is
 agreed once per model by one reduction, since locales on different hosts may
@@ -65,9 +65,10 @@ import weakref
 
 import numpy as np
 
-from .. import calibrate, comm
+from .. import comm
 from ..array import fperr
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
+from . import calibration as calibrate
 from . import fastgroup, fuse, group, interior, settings   # (modules: some import pgas.exec.run, which imports this)
 from .lower import Lowered
 from .run import strided

@@ -8,19 +8,33 @@ import zlib
 
 import numpy as np
 
-from ..comm import check
+from ..comm import check, runtime
 from ..plan import OWNER_POLICIES
 
 _OFF = ("0", "false", "no", "off")
 PROTOCOL_CHOICES = ("auto", "packed", "pipelined", "bounding")
 
 
+#: The environment variables that set how statements are planned and synchronised (the
+#: defaults of ``aggregate``, ``protocol`` and ``check``), each with how its value reads
+#: (stripped and lower-cased, "" when unset); every locale must read them alike
+#: (:func:`pgas.comm.runtime.agree_on_environment`).
+PLAN_ENV = {"PGAS_AGGREGATE": lambda v: v not in _OFF,
+            "PGAS_PROTOCOL": lambda v: v or "auto",
+            "PGAS_CHECK": lambda v: v not in _OFF + ("",)}
+runtime.agree_on_environment(PLAN_ENV)
+
+
+def _env(name: str):
+    return PLAN_ENV[name](os.environ.get(name, "").strip().lower())
+
+
 def _defaults() -> dict:
-    return {"aggregate": os.environ.get("PGAS_AGGREGATE", "1").strip().lower() not in _OFF,
+    return {"aggregate": _env("PGAS_AGGREGATE"),
             "owner": "write", "nonblocking": True, "fuse": _fuse_default(),
-            "protocol": os.environ.get("PGAS_PROTOCOL", "auto").strip().lower() or "auto",
+            "protocol": _env("PGAS_PROTOCOL"),
             "buffer_limit": 64 << 20, "burst": 0, "strips": "auto",
-            "check": os.environ.get("PGAS_CHECK", "0").strip().lower() not in _OFF + ("",)}
+            "check": _env("PGAS_CHECK")}
 
 
 def _fuse_default():
@@ -54,7 +68,7 @@ def config(**kw) -> dict:
       (one derived-datatype message), ``"pipelined"`` (one non-blocking contiguous
       get/put per run), ``"bounding"`` (one get of the interval holding the
       regions, then a local gather; writes go packed) or ``"auto"`` (the calibrated
-      model's choice per group, see :mod:`pgas.calibrate` and ``pgas calibrate``).
+      model's choice per group, see :mod:`pgas.exec.calibration` and ``pgas calibrate``).
     - ``buffer_limit`` (bytes, default 64 MiB): bound on one locale's aggregation
       buffers for a statement's reads; a statement needing more is strip-mined
       (fetched and computed in strips, the next strip's transfers started before

@@ -292,7 +292,7 @@ def _weights(low):
     by predicted time; None otherwise (the ``"cost"`` policy's fewest elements).  (h10)"""
     if settings.get("protocol") != "auto":
         return None
-    from .. import calibrate
+    from . import calibration as calibrate
     m = calibrate.current()
     size = max(a.dtype.itemsize for a in low.arrays)
     return np.array([size * min(m.packed_gap, m.gap), m.latency + min(m.packed_fixed, m.issue), m.writeback])

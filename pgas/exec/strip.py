@@ -1,7 +1,7 @@
 """Running a plan in strips (:mod:`pgas.plan.strips`): fetch strip k + 1 while computing strip k.
 
 How many strips: the overlap model's choice (:mod:`pgas.plan.overlap`, with the
-calibrated figures of :mod:`pgas.calibrate`), never fewer than a statement's
+calibrated figures of :mod:`pgas.exec.calibration`), never fewer than a statement's
 reads need under ``pg.config(buffer_limit=...)`` (each strip gets half the limit:
 two are in flight at once); ``pg.config(strips=N)`` pins the count (still never
 fewer than the limit forces).  The choice is made once per plan and cached.
@@ -18,7 +18,7 @@ import dataclasses
 
 import numpy as np
 
-from .. import calibrate
+from . import calibration as calibrate
 from ..comm.window import wait_requests
 from ..plan import overlap
 from ..plan.strips import forced, strips

@@ -15,7 +15,7 @@ the planner laid it out, so computing never knows how the data came:
   predicts every aggregated protocol slower).
 
 The protocol is ``pg.config(protocol=...)`` or, for ``"auto"``, the calibrated
-model's (:mod:`pgas.calibrate`) choice, cached per message.
+model's (:mod:`pgas.exec.calibration`) choice, cached per message.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import calibrate
+from . import calibration as calibrate
 from ..plan import lmad
 from . import settings
 

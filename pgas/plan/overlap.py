@@ -7,7 +7,7 @@ strip's start-up (latency and issue of its messages, and Python bookkeeping);
 coarser ones amortise start-up but overlap less (the paper, section 3).  With
 
 - ``x(k)``: the predicted time of one strip's transfers (each fetch message cut
-  into ``k``, priced by the calibrated transfer model, :class:`pgas.calibrate.Model`),
+  into ``k``, priced by the calibrated transfer model, :class:`pgas.exec.calibration.Model`),
   at least ``x(k_min) * k_min / k``: a measured grid may price ``k`` small messages below one
   large one (often noise), and that is no gain of strip-mining,
 - ``eta``: the fraction of a transfer that proceeds while this locale computes
@@ -28,7 +28,7 @@ so ``T(1)`` is fetch-then-compute.  :func:`choose` picks the ``k`` minimising it
 among a few counts from ``k_min`` (what the buffer limit forces) upwards, and
 keeps ``k_min`` unless another count is predicted at least :data:`MARGIN` faster.
 
->>> from pgas.calibrate import DEFAULTS, Model
+>>> from pgas.exec.calibration import DEFAULTS, Model
 >>> w = Work(messages=((1, 8 << 20, 8 << 20, 8),), elements=1 << 20, ops=2, tasks=1)
 >>> choose(Model(**DEFAULTS), w).k                      # no overlap measured: never strip-mine
 1

@@ -34,7 +34,7 @@ TO_RUN = [p for p in EXAMPLES if p not in BUILT]
 
 
 def _run(path: str):
-    cmd = [sys.executable, "-m", "pgas.cli", "run", "-n", "2", "--timeout", "300", path]
+    cmd = [sys.executable, "-m", "pgas.tools.cli", "run", "-n", "2", "--timeout", "300", path]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=400)
 
 

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PGAS = [sys.executable, "-m", "pgas.cli", "run"]
+PGAS = [sys.executable, "-m", "pgas.tools.cli", "run"]
 GUARD = ["--timeout", "25"]   # if the watchdog failed, --timeout (status 124) would end the job
 BOUND = 45            # seconds: cases run 4 at a time on a small machine; each should take < 15
 

@@ -6,8 +6,8 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import cg
-from pgas.bench.nas_makea import CLASSES, csr_matvec, makea
+from pgas.tools.bench import cg
+from pgas.tools.bench.nas_makea import CLASSES, csr_matvec, makea
 from util import collective_verdict
 
 
@@ -69,7 +69,7 @@ def test_dots_equal_separate_dots():
 
 def _nas_loop_and_steps(fuse):
     """(z, d) of NAS's loop (matvec / dot as in NAS's text) and of :meth:`DistCSR.cg_steps`."""
-    from pgas.bench.nas_makea import _cg_steps
+    from pgas.tools.bench.nas_makea import _cg_steps
     cls = CLASSES["S"]
     A = cg.DistCSR(*makea(cls), cls.na)
     x = np.random.default_rng(11).random(cls.na)[A.vec.layout.owned(pg.here)[0]]

@@ -6,7 +6,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import isx
+from pgas.tools.bench import isx
 from util import collective_verdict
 
 

@@ -4,7 +4,7 @@
 import pytest
 
 import pgas as pg
-from pgas.bench import polybench
+from pgas.tools.bench import polybench
 from util import collective_verdict
 
 TINY = {"jacobi-2d": (17, 3), "fdtd-2d": ((13, 11), 3), "mvt": (19, 1)}

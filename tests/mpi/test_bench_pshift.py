@@ -3,7 +3,7 @@
 import json
 
 from pgas import comm
-from pgas.bench import pshift
+from pgas.tools.bench import pshift
 from util import collective_verdict
 
 

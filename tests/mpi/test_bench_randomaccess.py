@@ -6,7 +6,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import randomaccess as ra
+from pgas.tools.bench import randomaccess as ra
 from util import collective_verdict
 
 
@@ -34,7 +34,7 @@ def test_getput_variant_runs_and_reports_its_errors(tmp_path):
 
 def test_updates_cover_the_whole_stream_once():
     """Running the updates once changes the table like a serial HPCC run does."""
-    from pgas.bench.hpcc_rng import starts, step
+    from pgas.tools.bench.hpcc_rng import starts, step
 
     size = ra.table_size(5, pg.num_locales)
     T = ra.make_table(size)

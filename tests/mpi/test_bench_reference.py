@@ -1,4 +1,4 @@
-"""Running a reference code from a benchmark's job (pgas.bench.reference), and the ISx
+"""Running a reference code from a benchmark's job (pgas.tools.bench.reference), and the ISx
 int32 keys option (no timing asserted)."""
 
 import json
@@ -8,7 +8,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import isx, reference
+from pgas.tools.bench import isx, reference
 from util import collective_verdict
 
 

@@ -5,7 +5,7 @@ import json
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import iobench, sortbench
+from pgas.tools.bench import iobench, sortbench
 from util import collective_verdict
 
 
@@ -29,7 +29,7 @@ def test_io_bench_tiny(tmp_path):
 
 
 def test_redist_bench_tiny(tmp_path):
-    from pgas.bench import redist
+    from pgas.tools.bench import redist
 
     path = comm.bcast(str(tmp_path / "redist.json"), 0)
     status = redist.main(["--size", "1001", "--trials", "1", "--warmup", "0", "--out", path])

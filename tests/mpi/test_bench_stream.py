@@ -6,7 +6,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import stream
+from pgas.tools.bench import stream
 from util import collective_verdict
 
 

@@ -11,9 +11,9 @@ import pytest
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import kernelrun, suite
-from pgas.bench.kernels import KERNELS
-from pgas.bench.measure import measure, planned
+from pgas.tools.bench import kernelrun, suite
+from pgas.tools.bench.kernels import KERNELS
+from pgas.tools.bench.measure import measure, planned
 from util import collective_verdict
 
 
@@ -106,7 +106,7 @@ def test_explain_plot_draws_the_statements_footprints(tmp_path):
 
 
 def test_show_a_kernel_step(capsys):
-    from pgas.cli import main as cli_main
+    from pgas.tools.cli import main as cli_main
 
     status = cli_main(["show", "--kernel", "fdtd-2d", "--size", "8", "--locales", "4", "--locale", "1"])
     out = capsys.readouterr().out

@@ -10,7 +10,8 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 import pgas as pg
-from pgas import calibrate, comm
+from pgas import comm
+from pgas.exec import calibration as calibrate
 from pgas.comm import check
 from pgas.exec import faststmt, interior
 from util import a_dist, assert_matches, collective_verdict
@@ -67,7 +68,7 @@ def test_one_d_statements_match_numpy_and_the_generic_path(k, n, da, db, dt, rep
 def test_fdtd_steps_match_numpy(n, m, d1, d2, fuse):
     """fdtd-2d's four statements, three steps, on arrays of two random distributions
     (row fill, reads across locales both ways, in place and not), fused or not."""
-    from pgas.bench.polybench import fdtd_init, fdtd_steps
+    from pgas.tools.bench.polybench import fdtd_init, fdtd_steps
     pg.config(fuse=fuse, protocol="auto")
     init = fdtd_init(n, m, 3)
     want = [g.copy() for g in init[:3]]
@@ -334,7 +335,7 @@ def test_repeats_run_as_recorded_until_something_they_depend_on_changes():
 def test_repeats_of_a_statement_on_new_arrays_each_time():
     """The time loop of PolyBench's bench: new arrays of the same layouts every trial, the
     same statements repeated on each: every trial equals NumPy."""
-    from pgas.bench.polybench import fdtd_init, fdtd_steps
+    from pgas.tools.bench.polybench import fdtd_init, fdtd_steps
     init = fdtd_init(4 * P + 1, 7, 4)
     want = [g.copy() for g in init[:3]]
     fdtd_steps(*want, init[3], 4)

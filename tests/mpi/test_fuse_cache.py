@@ -101,7 +101,7 @@ def test_row_layout_memo_with_moving_windows(dist):
 
 
 def test_fdtd_steps_with_reallocated_arrays():
-    from pgas.bench.polybench import fdtd_init, fdtd_steps
+    from pgas.tools.bench.polybench import fdtd_init, fdtd_steps
     for nx, ny in ((7, 9), (9, 7), (7, 9)):
         init = fdtd_init(nx, ny, 6)
         arrays = [pg.from_numpy(G) for G in init[:3]]

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 import pgas as pg
 from pgas import comm
 from pgas.array.core import DistArray
-from pgas.bench import isx
-from pgas.bench import randomaccess as ra
-from pgas.bench.nas_makea import CLASSES, verified
+from pgas.tools.bench import isx
+from pgas.tools.bench import randomaccess as ra
+from pgas.tools.bench.nas_makea import CLASSES, verified
 from util import assert_matches, collective_verdict
 
 P = pg.num_locales

@@ -3,7 +3,7 @@
 import pytest
 
 import pgas as pg
-from pgas.bench.kernels import KERNELS
+from pgas.tools.bench.kernels import KERNELS
 from util import check_kernel
 
 

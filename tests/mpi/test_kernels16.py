@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import pgas as pg
-from pgas.bench.handmpi import HAND
-from pgas.bench.kernels import KERNELS, ORIGINAL
+from pgas.tools.bench.handmpi import HAND
+from pgas.tools.bench.kernels import KERNELS, ORIGINAL
 from util import assert_matches, collective_verdict
 
 SIXTEEN = ["2mm", "fw", "trmm", "correlation", "covariance", "cholesky", "lu", "mvt", "syrk", "fdtd-2d",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import pgas as pg
-from pgas.bench.polybench import fdtd_init, fdtd_steps, jacobi_init, jacobi_steps
+from pgas.tools.bench.polybench import fdtd_init, fdtd_steps, jacobi_init, jacobi_steps
 from pgas.exec import interior
 from util import a_dist, assert_matches, collective_verdict
 

@@ -7,7 +7,7 @@ import pytest
 import pgas as pg
 import test_stmt
 from pgas import comm
-from pgas.bench.kernels import KERNELS
+from pgas.tools.bench.kernels import KERNELS
 from pgas.exec import transfer
 from util import assert_matches, check_kernel, collective_verdict
 
@@ -94,7 +94,7 @@ def overlapping_model():
     """A model under which the overlap model strip-mines even tiny statements (slow
     transfers that proceed while computing, as slow a compute, free strips), restored
     afterwards."""
-    from pgas import calibrate
+    from pgas.exec import calibration as calibrate
 
     calibrate.reset()
     slow = {"gap": 1e-7, "packed_gap": 1e-7, "copy_gap": 1e-7, "latency": 0.0}     # 0.8 us per float64
@@ -157,7 +157,7 @@ def test_explain_says_the_strip_count_and_why(overlapping_model):
     pg.config(strips="auto", buffer_limit=200)
     limited = said()
     pg.config()
-    from pgas import calibrate
+    from pgas.exec import calibration as calibrate
 
     calibrate.reset()                       # the defaults: no overlap measured
     none = said()
@@ -169,11 +169,11 @@ def test_explain_says_the_strip_count_and_why(overlapping_model):
 
 
 def test_strip_overhead_is_measured_through_the_runtime():
-    """pgas calibrate's per-strip cost (pgas.exec.rates): finite, non-negative, from a run
+    """pgas calibrate's per-strip cost (pgas.tools.calibrate.statements): finite, non-negative, from a run
     in several strips; nothing at one locale; the settings are left as they were."""
     import math
 
-    from pgas.exec import rates
+    from pgas.tools.calibrate import statements as rates
 
     pg.config(buffer_limit=12345, strips=2)
     got = rates.measure(reps=1)
@@ -227,8 +227,8 @@ def test_calibration_measures_and_statements_load_it(tmp_path, monkeypatch):
     statements then load (each locale writes its own copy under its own cache dir here)."""
     import math
 
-    from pgas import calibrate
-    from pgas.comm import calibrate as measuring
+    from pgas.exec import calibration as calibrate
+    from pgas.tools.calibrate import network as measuring
 
     meas = measuring.measure(reps=1, progress=False)
     figs = measuring.fit(meas)
@@ -248,7 +248,7 @@ def test_calibration_measures_and_statements_load_it(tmp_path, monkeypatch):
 
 
 def test_bench_protocols_runs(tmp_path):
-    from pgas.bench import protocols
+    from pgas.tools.bench import protocols
 
     status = protocols.main(["--lengths", "1,64", "--counts", "1,16", "--trials", "1", "--warmup", "0",
                              "--out", str(tmp_path / "p.json"), "--png", str(tmp_path / "p.png")])
@@ -260,7 +260,7 @@ def test_bench_protocols_strip_sweep_runs(tmp_path):
     correct, the summary's ratios present."""
     import json
 
-    from pgas.bench import protocols
+    from pgas.tools.bench import protocols
 
     out = tmp_path / "s.json"
     status = protocols.main(["--strips", "24", "--trials", "1", "--warmup", "0", "--out", str(out),
@@ -279,7 +279,7 @@ def test_bench_plan_overhead_parts(tmp_path):
     import math
 
     from pgas import comm
-    from pgas.bench import plan
+    from pgas.tools.bench import plan
 
     out = tmp_path / "plan.json"
     status = plan.main(["--skip-scaling", "--kernels", "jacobi1D,mvt", "--kernel-steps", "1", "--trials", "1",

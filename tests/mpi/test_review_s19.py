@@ -378,15 +378,15 @@ def test_bad_strip_settings_raise_alike_and_explain_says_the_count(restore_confi
 # 4. pgas bench suite --resume
 # ---------------------------------------------------------------------------
 def _planned_configs():
-    from pgas.bench import suite
-    from pgas.bench.kernels import KERNELS
+    from pgas.tools.bench import suite
+    from pgas.tools.bench.kernels import KERNELS
 
     jobs = suite.configs("small", 1, ["folding"], ["planned"])
     return [dict(c, n=KERNELS["folding"].tiny) for c in jobs[1] if c["study"] == "planned"][:2]
 
 
 def test_resume_after_a_line_cut_short_keeps_the_next_run(tmp_path):
-    from pgas.bench import suite
+    from pgas.tools.bench import suite
 
     out = comm.bcast(str(tmp_path), 0)
     mine = _planned_configs()
@@ -403,8 +403,8 @@ def test_resume_after_a_line_cut_short_keeps_the_next_run(tmp_path):
 
 
 def test_resume_with_other_steps_does_not_keep_old_rows(tmp_path, monkeypatch):
-    import pgas._launch as launch_mod
-    from pgas.bench import suite
+    import pgas.tools.launch.launcher as launch_mod
+    from pgas.tools.bench import suite
 
     out = comm.bcast(str(tmp_path), 0)
     ran = []
@@ -421,7 +421,7 @@ def test_resume_with_other_steps_does_not_keep_old_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(launch_mod, "under_launcher", lambda: False)
     mine = _planned_configs()
     monkeypatch.setattr(suite, "configs", lambda *a: {1: mine})
-    import pgas.bench.report as report
+    import pgas.tools.bench.report as report
     monkeypatch.setattr(report, "build", lambda *a, **k: [])
     ok, why = True, ""
     if me == 0:                                    # (no collective inside: the jobs are faked)

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 import pgas as pg
-from pgas import calibrate, comm
+from pgas import comm
+from pgas.exec import calibration as calibrate
 from pgas.exec import group, statement
 from util import assert_matches, collective_verdict
 
@@ -242,7 +243,7 @@ def test_grouped_shifts_under_small_limits(limit, protocol, monkeypatch):
 
 @pytest.mark.parametrize("measurements", ["lost", [1, 2], 7, {"grid": 5}, {"grid": "abc"}])
 def test_corrupt_calibration_file_on_one_locale_is_ignored(measurements, tmp_path, monkeypatch):
-    # DEFECT found here and FIXED on this branch (pgas/calibrate.py load: AttributeError
+    # DEFECT found here and FIXED on this branch (pgas/exec/calibration.py load: AttributeError
     # was not caught): a calibration file whose "measurements" section is not a dict raised
     # AttributeError from calibrate.current() on the locale (host) that has it, in its
     # first statement, while the other locales went on into the statement's collectives.

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import pgas as pg
-from pgas import calibrate, comm
-from pgas.exec import rates, settings, statement
+from pgas import comm
+from pgas.exec import calibration as calibrate
+from pgas.exec import settings, statement
+from pgas.tools.calibrate import statements as rates
 from util import assert_matches, collective_verdict
 
 P = comm.num_locales()

@@ -129,7 +129,7 @@ def a_dist(draw, ndim: int, max_block: int = 5):
 
 
 def check_kernel(kernel, dist, steps: int) -> None:
-    """Run a benchmark kernel (:mod:`pgas.bench.kernels`) at its tiny size for ``steps``
+    """Run a benchmark kernel (:mod:`pgas.tools.bench.kernels`) at its tiny size for ``steps``
     steps on ``dist`` and compare every result array with its NumPy reference."""
     state = kernel.setup(kernel.tiny, dist)
     for t in range(steps):

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import textwrap
 
-PGAS = [sys.executable, "-m", "pgas.cli"]
+PGAS = [sys.executable, "-m", "pgas.tools.cli"]
 
 
 def run(tmp_path, body: str, check: str):

@@ -10,13 +10,13 @@ import textwrap
 
 import pytest
 
-import pgas.bench
-import pgas._launch
-import pgas._watch
-import pgas.cli
-from pgas.cli import StderrFilter, UsageError, parse_run
+import pgas.tools.bench
+import pgas.tools.launch.launcher
+import pgas.tools.launch.watch
+import pgas.tools.cli
+from pgas.tools.cli import StderrFilter, UsageError, parse_run
 
-PGAS = [sys.executable, "-m", "pgas.cli"]
+PGAS = [sys.executable, "-m", "pgas.tools.cli"]
 
 
 def pgas_cmd(*args, timeout=60):
@@ -91,8 +91,8 @@ def test_run_nonzero_exit_is_the_jobs_status(script):
 
 
 def test_run_module_and_timeout(script):
-    r = pgas_cmd("run", "-n", "2", "-m", "pgas.bench")
-    assert r.returncode != 0 and "usage: python -m pgas.bench" in r.stderr
+    r = pgas_cmd("run", "-n", "2", "-m", "pgas.tools.bench")
+    assert r.returncode != 0 and "usage: python -m pgas.tools.bench" in r.stderr
     path = script("import time\ntime.sleep(60)\n")
     r = pgas_cmd("run", "-n", "2", "--timeout", "2", path)
     assert r.returncode == 124 and "timed out" in r.stderr
@@ -132,7 +132,7 @@ def test_parse_run_errors(argv, words):
     (["bench", "cg", "--classes", "Z"], "Z"), (["info", "--bogus"], "--bogus"), (["bench", "stream", "-n", "0"], "-n"),
 ])
 def test_usage_errors_exit_2_and_name_the_culprit(args, named, capsys):
-    assert pgas.cli.main(args) == 2
+    assert pgas.tools.cli.main(args) == 2
     err = capsys.readouterr().err
     assert named in err and "usage:" in err and "Traceback" not in err, err
 
@@ -142,15 +142,15 @@ def test_usage_error_from_the_command_line():
     assert r.returncode == 2 and "--bogus" in r.stderr and r.stdout == "", r.stdout + r.stderr
 
 
-HELP = [[], ["run"], ["info"], ["bench"], *(["bench", name] for name in sorted(pgas.bench.BENCHMARKS))]
+HELP = [[], ["run"], ["info"], ["bench"], *(["bench", name] for name in sorted(pgas.tools.bench.BENCHMARKS))]
 
 
 @pytest.mark.parametrize("cmd", HELP, ids=lambda c: " ".join(c) or "pgas")
 def test_help_once_plain_and_complete(cmd, capsys, monkeypatch):
     """``--help`` on every command: exit 0, printed once (no MPI job is started for it),
     no reStructuredText markup, defaults shown."""
-    monkeypatch.setattr(pgas.cli, "launch", lambda *a, **k: pytest.fail("--help started a job"))
-    assert pgas.cli.main([*cmd, "--help"]) == 0
+    monkeypatch.setattr(pgas.tools.cli, "launch", lambda *a, **k: pytest.fail("--help started a job"))
+    assert pgas.tools.cli.main([*cmd, "--help"]) == 0
     out, err = capsys.readouterr()
     assert out.count("usage:") == 1 and err == "", out + err
     assert "``" not in out and ":func:" not in out and ":mod:" not in out, out
@@ -174,10 +174,10 @@ def test_bench_help_once_from_the_command_line():
 def test_bench_help_details(capsys):
     out = {}
     for name in ("cg", "stream", "stmt", "isx"):
-        assert pgas.cli.main(["bench", name, "--help"]) == 0
+        assert pgas.tools.cli.main(["bench", name, "--help"]) == 0
         out[name] = capsys.readouterr().out
-    from pgas.bench.kernels import KERNELS
-    from pgas.bench.nas_makea import CLASSES
+    from pgas.tools.bench.kernels import KERNELS
+    from pgas.tools.bench.nas_makea import CLASSES
     assert "classes S, W, A, B" in out["cg"] and f"from {', '.join(CLASSES)}" in out["cg"]
     assert "--size" in out["stream"] and "elements" in out["stream"]
     assert all(k in out["stmt"] for k in KERNELS)
@@ -185,22 +185,22 @@ def test_bench_help_details(capsys):
 
 
 def test_version(capsys):
-    assert pgas.cli.main(["--version"]) == 0
+    assert pgas.tools.cli.main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("pgas ")
 
 
 def test_bench_list(capsys):
-    assert pgas.cli.main(["bench"]) == 0
+    assert pgas.tools.cli.main(["bench"]) == 0
     out = capsys.readouterr().out
-    for name in pgas.bench.BENCHMARKS:
+    for name in pgas.tools.bench.BENCHMARKS:
         assert name in out
 
 
 def test_mpiexec_override(monkeypatch):
     monkeypatch.setenv("PGAS_MPIEXEC", "mpirun --oversubscribe")
-    assert pgas.cli.mpiexec_command() == ["mpirun", "--oversubscribe"]
+    assert pgas.tools.cli.mpiexec_command() == ["mpirun", "--oversubscribe"]
     monkeypatch.delenv("PGAS_MPIEXEC")
-    assert os.path.basename(pgas.cli.mpiexec_command()[0]).startswith("mpi")
+    assert os.path.basename(pgas.tools.cli.mpiexec_command()[0]).startswith("mpi")
 
 
 def test_stderr_filter_keeps_distinct_tracebacks():
@@ -220,7 +220,7 @@ def test_stderr_filter_shows_mpi_abort_notice_when_nothing_else():
     assert f.finish() == [notice]
 
 
-@pytest.mark.parametrize("module", [pgas.cli, pgas._launch, pgas.bench, pgas._watch])
+@pytest.mark.parametrize("module", [pgas.tools.cli, pgas.tools.launch.launcher, pgas.tools.bench, pgas.tools.launch.watch])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0
@@ -255,20 +255,20 @@ def test_mpi_harness_aborts_the_job_on_a_one_locale_failure(tmp_path):
 
 def test_bench_helpers_on_one_locale(tmp_path):
     calls = []
-    t = pgas.bench.time_trials(lambda: calls.append(1), trials=3, warmup=2)
+    t = pgas.tools.bench.time_trials(lambda: calls.append(1), trials=3, warmup=2)
     assert len(calls) == 5 and len(t.times) == 3 and 0 <= t.min <= t.median <= max(t.times)
-    path = pgas.bench.write_result("demo", {"value": t, "n": 3}, str(tmp_path / "r" / "demo.json"))
+    path = pgas.tools.bench.write_result("demo", {"value": t, "n": 3}, str(tmp_path / "r" / "demo.json"))
     data = json.loads(open(path).read())
     assert data["benchmark"] == "demo" and data["n"] == 3 and len(data["value"]["times"]) == 3
     assert data["environment"]["locales"] == 1
     with pytest.raises(ValueError):
-        pgas.bench.time_trials(lambda: None, trials=0)
+        pgas.tools.bench.time_trials(lambda: None, trials=0)
 
 
 def test_benchmarks_reject_options_they_do_not_use():
     """--trials / --warmup are rejected where a benchmark would ignore them (PolyBench's
     --trials was accepted and ignored once)."""
-    from pgas.bench import cg, domains, kernelrun, polybench, stmt
+    from pgas.tools.bench import cg, domains, kernelrun, polybench, stmt
     for mod, bad in [(cg, "--warmup"), (polybench, "--warmup"),
                      (domains, "--trials"), (kernelrun, "--trials"), (kernelrun, "--warmup")]:
         with pytest.raises(SystemExit):

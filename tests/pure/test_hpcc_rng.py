@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from pgas.bench.hpcc_rng import PERIOD, RandomStream, hpcc_starts_reference, lane_starts, starts, step
+from pgas.tools.bench.hpcc_rng import PERIOD, RandomStream, hpcc_starts_reference, lane_starts, starts, step
 
 
 def test_step_is_the_hpcc_recurrence():

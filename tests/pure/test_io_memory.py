@@ -21,7 +21,7 @@ FIXED = 28 * MIB        # MPI-IO's collective buffer (ROMIO cb_buffer_size: 16 M
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux's /proc/self/clear_refs")
 def test_save_and_load_peak_memory_is_one_block(tmp_path):
     pytest.importorskip("h5py")
-    out = subprocess.run([sys.executable, "-m", "pgas.cli", "run", "-n", "3", "--timeout", "240",
+    out = subprocess.run([sys.executable, "-m", "pgas.tools.cli", "run", "-n", "3", "--timeout", "240",
                           os.path.join(HERE, "prog_io_memory.py"), str(tmp_path)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr

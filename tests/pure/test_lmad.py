@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgas import calibrate
+from pgas.exec import calibration as calibrate
 from pgas.plan import lmad
 from pgas.plan.transfers import MessageBuilder, buffer_view, normalise
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pgas.bench.nas_makea import CLASSES, TRAN, csr_matvec, makea, randlc, serial_cg, verified
+from pgas.tools.bench.nas_makea import CLASSES, TRAN, csr_matvec, makea, randlc, serial_cg, verified
 
 
 def test_randlc_is_the_46_bit_lcg():

@@ -10,12 +10,12 @@ import textwrap
 
 import pytest
 
-PGAS = [sys.executable, "-m", "pgas.cli"]
+PGAS = [sys.executable, "-m", "pgas.tools.cli"]
 
 PROG = """
 import numpy as np
 import pgas as pg
-from pgas.bench.polybench import fdtd_init, fdtd_steps, jacobi_init, jacobi_steps
+from pgas.tools.bench.polybench import fdtd_init, fdtd_steps, jacobi_init, jacobi_steps
 from pgas.exec import interior
 
 bad, P = [], pg.num_locales

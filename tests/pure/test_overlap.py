@@ -8,7 +8,7 @@ import warnings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgas import calibrate
+from pgas.exec import calibration as calibrate
 from pgas.layout import Block, BlockCyclic, Cyclic
 from pgas.plan import overlap
 from pgas.plan.model import Access, Statement

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-PGAS = [sys.executable, "-m", "pgas.cli"]
+PGAS = [sys.executable, "-m", "pgas.tools.cli"]
 
 PROG = """
 import os

@@ -10,12 +10,13 @@ import sys
 import numpy as np
 import pytest
 
-from pgas.bench import report, suite
-from pgas.bench.kernelrun import make_parser
-from pgas.cli import main as cli_main
+from pgas.tools.bench import report, suite
+from pgas.tools.bench.kernelrun import make_parser
+from pgas.tools.cli import main as cli_main
 from pgas.layout import Block, BlockCyclic, Cyclic
 from pgas.plan import plan_local
-from pgas.plot import footprints, jacobi_statement, ownership, ownership_text
+from pgas.plan.draw import footprints, ownership, ownership_text
+from pgas.tools.show import jacobi_statement
 
 
 def _run(study, kernel, dist, block, locales, mode, msgs, secs, n=100, correct=True):
@@ -198,7 +199,7 @@ def test_suite_configurations_cover_every_figure():
 
 
 def test_suite_driver_runs_jobs_merges_and_reports(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "pgas.cli", "bench", "suite", "--out", str(tmp_path), "--locales", "2",
+    out = subprocess.run([sys.executable, "-m", "pgas.tools.cli", "bench", "suite", "--out", str(tmp_path), "--locales", "2",
                           "--kernels", "jacobi1D", "--studies", "kernels,strong", "--steps", "1", "--no-plots",
                           "--timeout", "240"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr

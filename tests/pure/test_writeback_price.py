@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
-from pgas import calibrate
-from pgas.comm import calibrate as measuring
-from pgas.exec import rates
+from pgas.exec import calibration as calibrate
+from pgas.tools.calibrate import network as measuring
+from pgas.tools.calibrate import statements as rates
 from pgas.layout import BlockCyclic, Cyclic
 from pgas.plan import Access, Statement, candidates, choose, plan_local
 
