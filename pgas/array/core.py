@@ -17,8 +17,10 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
+from ..exec import fperr
+from ..exec.ghosts import GhostState, wrote
 from ..layout import Distribution, Layout
-from . import collective, engine, fancy, fperr, ghosts, irregular, npapi, printing, slicing
+from . import collective, engine, fancy, ghosts, irregular, npapi, printing, slicing
 from .index import check_dtype, convert, scalar_index
 from .methods import ArrayMethods
 from .view import _slices as slices
@@ -89,7 +91,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
                                   math.prod(layout.shape) * self.dtype.itemsize)
         self._storage = self._win.storage()           # flat; with ghost cells, the padded block
         self._local = ghosts.interior(self._storage, layout) if layout.ghosts else self._storage.reshape(shape)
-        self._ghost = ghosts.GhostState() if layout.ghosts else None
+        self._ghost = GhostState() if layout.ghosts else None
         self._me = comm.here()
         self._writes = 0                       # collective writes seen (lazy expressions check it)
         self._seq = next(_created)
@@ -267,7 +269,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     def _one_sided(self, what: str) -> None:
         """Hook of every one-sided write (``what``: the method): ghost copies of this array
         stop being current, and lazy expressions learn of it (:func:`engine.one_sided_write`)."""
-        ghosts.wrote(self)
+        wrote(self)
         engine.one_sided_write(self, what)
 
     def get_async(self, index) -> "slicing.Pending":

@@ -66,10 +66,10 @@ import weakref
 import numpy as np
 
 from .. import calibrate, comm
-from ..array import fperr
+from . import fperr
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import fastgroup, fuse, group, interior, settings   # (modules: some import pgas.exec.run, which imports this)
-from .lower import Lowered
+from .lowered import Lowered
 from .run import strided
 
 
@@ -198,7 +198,7 @@ def clear() -> None:
 
 
 # -- repeated statements, run again without lowering or planning --------------------
-#: Statements recorded by structure (:func:`pgas.exec.lower.structure`'s key), oldest
+#: Statements recorded by structure (the key of the front end's lowering memo), oldest
 #: dropped first.
 REPLAYS = 256
 _replays: dict = {}
@@ -206,7 +206,7 @@ _replays: dict = {}
 
 class Replay:
     """A statement that ran by this path, recorded by structure for its repeats on the
-    same arrays (:meth:`pgas.exec.statement.Executor.assign`): its lowered statement and
+    same arrays (the front end's ``assign``): its lowered statement and
     program, its compiled form, and what its choice of path depended on (the settings'
     version, the calibrated model); ``fs`` None: it does not run by this path (a repeat
     then takes the usual way without trying to record it again).  The arrays are held

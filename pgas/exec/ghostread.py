@@ -9,7 +9,7 @@ filled by a periodic wrap, so it holds that image), and those
 cells are provably current:
 
 - no collective write of ``A`` and no global barrier since that update (both
-  counts are replicated, :func:`pgas.array.ghosts.current`), and this locale
+  counts are replicated, :func:`pgas.exec.ghosts.current`), and this locale
   took no ``A.local`` / ``A.local_with_ghosts`` view since;
 - the owner's write version, which the owner sends in the statement's READY
   notice (``len(ghosted(low))`` int64 instead of zero bytes), is the one it sent
@@ -20,7 +20,7 @@ Then the message buffer is filled by a local copy out of the ghost cells and no
 message moves.  The notices stay exactly as the plan says (a served fetch still
 gets its READY and sends its DONE_READ), so the decision never desynchronises
 the peers.  Under ``pg.config(check=True)`` served fetches are ALSO fetched and
-compared, and a difference raises :class:`pgas.array.ghosts.StaleGhosts` on
+compared, and a difference raises :class:`pgas.exec.ghosts.StaleGhosts` on
 every locale.
 """
 
@@ -31,8 +31,8 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import comm
-from ..array.ghosts import StaleGhosts, current
 from ..plan.transfers import expand
+from .ghosts import StaleGhosts, current
 
 
 def ghosted(low) -> list:

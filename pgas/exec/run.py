@@ -37,7 +37,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
-from ..array import fperr
+from . import fperr
 from ..comm import check
 from . import clipped, fuse, ghostread, interior, settings, transfer
 from .interior import _flush_all  # noqa: F401  (pgas.exec.group's)
@@ -92,7 +92,7 @@ def strided(buf: np.ndarray, offset: int, strides, shape) -> np.ndarray:
 
 
 def evaluate(prog, ctx):
-    """Run an expression program (see :mod:`pgas.exec.lower`) with leaf values from ``ctx``."""
+    """Run an expression program (see :mod:`pgas.exec.lowered`) with leaf values from ``ctx``."""
     kind = prog[0]
     if kind == "acc":
         return ctx.access(prog[1])
