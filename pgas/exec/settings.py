@@ -13,6 +13,8 @@ from ..plan import OWNER_POLICIES
 
 _OFF = ("0", "false", "no", "off")
 PROTOCOL_CHOICES = ("auto", "packed", "pipelined", "bounding")
+#: The default of ``check``: ``$PGAS_CHECK`` as :mod:`pgas.comm.check` parsed it at import.
+_CHECK_DEFAULT = check.enabled
 
 
 def _defaults() -> dict:
@@ -20,7 +22,7 @@ def _defaults() -> dict:
             "owner": "write", "nonblocking": True, "fuse": _fuse_default(),
             "protocol": os.environ.get("PGAS_PROTOCOL", "auto").strip().lower() or "auto",
             "buffer_limit": 64 << 20, "burst": 0, "strips": "auto",
-            "check": os.environ.get("PGAS_CHECK", "0").strip().lower() not in _OFF + ("",)}
+            "check": _CHECK_DEFAULT}
 
 
 def _fuse_default():
@@ -116,7 +118,7 @@ def config(**kw) -> dict:
     return dict(_settings)
 
 
-#: The settings that change a statement's plan or its synchronisation (h10).
+#: The settings that change a statement's plan or its synchronisation.
 PLANNING = ("owner", "aggregate", "protocol", "buffer_limit", "strips", "burst", "nonblocking", "check")
 
 
