@@ -368,7 +368,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
         def cast(_):
             res.local[...] = self.local
-        fperr.run(cast, None)                  # a cast's error (nan to int) raises on every locale (rev24)
+        fperr.run(cast, None)                  # a cast's error (nan to int) raises on every locale
         return res
 
     def copy(self) -> "DistArray":
