@@ -166,7 +166,7 @@ def used(e) -> None:
 
 def version(base) -> int:
     """How many collective writes ``base`` has seen (see :func:`before_write`)."""
-    return base._writes
+    return base.store.writes
 
 
 def before_write(base, value) -> None:
@@ -176,7 +176,7 @@ def before_write(base, value) -> None:
     pending set is the same on every locale."""
     if not _pending or (len(_pending) == 1 and type(value) is _expr.Expr
                                               and _pending.get(getattr(value, "_seq", None)) is value):
-        base._writes += 1              # the common case: every expression but the statement's value used
+        base.store.writes += 1              # the common case: every expression but the statement's value used
         return
     mine = set()
     stack = [value]
@@ -193,7 +193,7 @@ def before_write(base, value) -> None:
             _pending.pop(k)            # values are gone; evaluating it raises StaleExpression
             continue
         e.eval()
-    base._writes += 1
+    base.store.writes += 1
 
 
 def _refcounts(items: dict) -> list:
@@ -310,7 +310,7 @@ def _after_barrier(bits: int) -> None:
         for ref in list(_by_bit.get(low.bit_length() - 1, {}).values()):
             a = ref()
             if a is not None:
-                a._writes += 1
+                a.store.writes += 1
 
 
 def _install_sweep() -> None:

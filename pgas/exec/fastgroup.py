@@ -145,11 +145,11 @@ class FastGroup:
             low, plan = lows[k]
             stmt = plan.stmt
             ref = task.refs[stmt.write]
-            dst = strided(low.arrays[stmt.accesses[stmt.write].slot]._storage, ref.offset, ref.strides, task.shape)
+            dst = strided(low.arrays[stmt.accesses[stmt.write].slot].store.storage, ref.offset, ref.strides, task.shape)
             if kind == "copy":
                 src = task.refs[x]
                 if src.msg < 0:
-                    early.append((dst, strided(low.arrays[stmt.accesses[x].slot]._storage, src.offset,
+                    early.append((dst, strided(low.arrays[stmt.accesses[x].slot].store.storage, src.offset,
                                                src.strides, task.shape)))
                 else:
                     late.append((dst, strided(self.bufs[k][src.msg], src.boffset, src.bstrides, task.shape)))
@@ -157,8 +157,8 @@ class FastGroup:
                 early.append((dst, x))
             else:
                 evals.append((k, task, dst))
-        sends = PackedSends([(r, real[akey]._storage, t, tag) for r, akey, t, tag in self.sends])
-        wins = list({id(a._win): a._win for a in arrays}.values())
+        sends = PackedSends([(r, real[akey].store.storage, t, tag) for r, akey, t, tag in self.sends])
+        wins = list({id(a.store.window): a.store.window for a in arrays}.values())
         b = _Binding(arrays, early, late, evals, sends, wins, self.xfer)
         if self.keep:
             self._binding = b
@@ -241,7 +241,7 @@ class FastGroup:
         b.late()
         for k, task, dst in b.evals:
             low, plan = lows[k]
-            flats = [a._storage for a in low.arrays]
+            flats = [a.store.storage for a in low.arrays]
             dst[...] = np.broadcast_to(evaluate(low.prog, _TaskContext(low, plan, task, flats, self.bufs[k], True)),
                                        task.shape)
         comm.statement_done()

@@ -118,7 +118,7 @@ def qualifies(low, plan, agree: bool = True) -> bool:
         return False
     arrays = low.arrays
     for a in arrays:
-        if a._ghost is not None:
+        if a.store.ghost is not None:
             return False
     if len(arrays) > MAX_PER_PAIR or not _fits(low, plan):
         return False
@@ -430,9 +430,9 @@ class _Binding:
         me = weakref.ref(self)
         gone = lambda _, me=me: (lambda b: b is not None and b.free())(me())     # noqa: E731
         self.refs = [weakref.ref(a, gone) for a in arrays]
-        self.flats = [a._storage for a in arrays]
-        self.wins = list({id(a._win): a._win for a in arrays}.values())
-        self.sends = PackedSends([(r, arrays[slot]._storage, t, tag) for r, slot, t, tag in fs.sends], fs.packed)
+        self.flats = [a.store.storage for a in arrays]
+        self.wins = list({id(a.store.window): a.store.window for a in arrays}.values())
+        self.sends = PackedSends([(r, arrays[slot].store.storage, t, tag) for r, slot, t, tag in fs.sends], fs.packed)
         self.recvs = fs.xfer.requests()[0]
         self.requests = self.recvs + self.sends.requests          # receives first
         self.counts = fs.xfer.counts() + self.sends.counts

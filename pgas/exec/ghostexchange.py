@@ -48,19 +48,19 @@ TAGS = (200, 201)
 
 def _padded(A) -> np.ndarray:
     """This locale's padded block of ``A`` (an array with ghost cells)."""
-    return A._storage.reshape(A.layout.storage_shape(A._me))
+    return A.store.storage.reshape(A.layout.storage_shape(comm.here()))
 
 
 def update(A, periodic: tuple, corners: bool) -> None:
     """Collective over the neighbours: fill every ghost cell of ``A`` by one-sided gets
     (``periodic``: one bool per dimension)."""
-    L, me, win = A.layout, A._me, A._win
+    L, me, win = A.layout, comm.here(), A.store.window
     by_source, readers = exchange_plan(L, me, periodic, corners)
     block = _padded(A)
     sources = sorted(q for q in by_source if q != me)
     win.complete()
     win.sync()
-    st = A._ghost
+    st = A.store.ghost
     ready, seen = comm.expect_values(sources, READY, 1)
     done = comm.expect(readers, DONE)
     sent = comm.notify_values(readers, READY, np.array([st.version]))
@@ -87,7 +87,7 @@ def update(A, periodic: tuple, corners: bool) -> None:
         for _, db in parts:
             mask[slices(db)] = True
     st.mask, st.seen = mask.reshape(-1), {q: int(v) for q, v in zip(sources, seen[:, 0])}
-    st.writes, st.barriers = A._writes, comm.barrier_count()
+    st.writes, st.barriers = A.store.writes, comm.barrier_count()
     comm.wait(done)
     comm.wait(sent)
     comm.statement_done()
@@ -96,7 +96,7 @@ def update(A, periodic: tuple, corners: bool) -> None:
 def accumulate(A, periodic: tuple, corners: bool, op: str) -> None:
     """Collective over the neighbours: add (``op``) every ghost cell's value of ``A`` into
     the element it mirrors, on its owner, then set the ghost cells to zero."""
-    L, me, win = A.layout, A._me, A._win
+    L, me, win = A.layout, comm.here(), A.store.window
     by_target, writers = exchange_plan(L, me, periodic, corners)
     block = _padded(A)
     targets = sorted(by_target)
@@ -158,7 +158,7 @@ class Compiled:
         self.version = np.zeros(1, dtype=np.int64)
         self.types = []
         self.xfer = Transfers()
-        storage = A._storage
+        storage = A.store.storage
         for k, (q, regions) in enumerate(recvs):
             t = RegionType(A.dtype, regions)
             self.types.append(t)
@@ -174,15 +174,15 @@ class Compiled:
 
     def run(self, A) -> None:
         """Fill the ghost cells (collective over the neighbours)."""
-        st = A._ghost
-        A._win.complete()
-        A._win.sync()
+        st = A.store.ghost
+        A.store.window.complete()
+        A.store.window.sync()
         self.version[0] = st.version
         self.xfer.start()
         self.wraps()                             # the periodic wrap onto this locale, one call
         self.xfer.wait_all()                     # receives and sends in one polling loop
         st.mask, st.seen = self.mask, {q: int(v) for q, v in zip(self.sources, self.seen[:, 0])}
-        st.writes, st.barriers = A._writes, comm.barrier_count()
+        st.writes, st.barriers = A.store.writes, comm.barrier_count()
         comm.statement_done()
 
     def free(self) -> None:
@@ -200,7 +200,7 @@ class Compiled:
 
 def update_compiled(A, periodic: tuple, corners: bool) -> None:
     """Collective over the neighbours: :func:`update` by ``A``'s compiled exchange."""
-    st = A._ghost
+    st = A.store.ghost
     c = st.compiled
     if c is None or c.args != (periodic, corners):
         if c is not None:

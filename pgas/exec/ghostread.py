@@ -40,7 +40,7 @@ def ghosted(low) -> list:
     (replicated: from the layouts alone)."""
     out, seen = [], set()
     for a in low.arrays:
-        if a._ghost is not None and id(a) not in seen:
+        if a.store.ghost is not None and id(a) not in seen:
             seen.add(id(a))
             out.append(a)
     return out
@@ -48,7 +48,7 @@ def ghosted(low) -> list:
 
 def versions(arrs) -> np.ndarray:
     """This locale's write versions of ``arrs``, for its READY notices."""
-    return np.array([a._ghost.version for a in arrs], dtype=np.int64)
+    return np.array([a.store.ghost.version for a in arrs], dtype=np.int64)
 
 
 #: Padded-block positions per (plan, fetch), bounded like the plan cache.
@@ -107,11 +107,11 @@ def serve(low, plan, sources, vers, arrs=None) -> dict:
     for k, m in enumerate(plan.fetches):
         A = low.arrays[m.slot]
         mask = current(A)
-        if mask is None or A._ghost.seen.get(m.peer) != int(sent[m.peer][slot[id(A)]]):
+        if mask is None or A.store.ghost.seen.get(m.peer) != int(sent[m.peer][slot[id(A)]]):
             continue
         pos = positions(low, plan, k)
         if pos is not None and mask[pos].all():
-            out[k] = A._storage[pos]
+            out[k] = A.store.storage[pos]
     return out
 
 
@@ -146,8 +146,8 @@ def explain(low, plan, at: int, live: bool):
             notes[k] = (f"inside {name}'s ghost width: served from ghost cells (no message) while "
                         "current after update_ghosts()")
             continue
-        mask = current(A) if A._ghost is not None else None
-        if mask is not None and m.peer in A._ghost.seen and mask[positions(low, plan, k, at)].all():
+        mask = current(A) if A.store.ghost is not None else None
+        if mask is not None and m.peer in A.store.ghost.seen and mask[positions(low, plan, k, at)].all():
             notes[k] = ("served from ghost cells, current since update_ghosts(): no message "
                         "(fetched after all if the owner wrote since: its version comes with its READY notice)")
             served += 1

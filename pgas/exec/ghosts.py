@@ -48,13 +48,13 @@ class GhostState:
 def wrote(A) -> None:
     """Hook of every one-sided write, and of taking ``A.local``: ``A``'s ghost cells here
     stop being current, and its owners' readers see a new version."""
-    if A._ghost is not None:
-        A._ghost.touch()
+    if A.store.ghost is not None:
+        A.store.ghost.touch()
 
 
 def current(A):
     """The flat mask of this locale's current ghost cells of ``A``, or None."""
-    st = A._ghost
-    if st is None or st.mask is None or st.writes != A._writes or st.barriers != comm.barrier_count():
+    st = A.store.ghost
+    if st is None or st.mask is None or st.writes != A.store.writes or st.barriers != comm.barrier_count():
         return None
     return st.mask
