@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exec import fperr, fuse
+from ..exec import fperr, fuse, fusecode
 from . import counting
 
 UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
@@ -61,7 +61,7 @@ def _kernel(op: str, dtype: np.dtype, n: int):
     if _compiled is None:
         if fuse._numba() is None:
             return None
-        _compiled = fuse._load_module(_SRC, "apply")
+        _compiled = fusecode.load_module(_SRC, "apply")
     return getattr(_compiled, f"at_{op}")
 
 

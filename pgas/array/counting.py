@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exec import fuse, settings
+from ..exec import fuse, fusecode, settings
 
 _SRC = '''
 import numpy as np
@@ -222,7 +222,7 @@ def _numba(n: int, count: bool = True):
     if not hot(n, count):
         return None
     if _compiled is None:
-        _compiled = fuse._load_module(_SRC, "counting") if fuse._numba() is not None else False
+        _compiled = fusecode.load_module(_SRC, "counting") if fuse._numba() is not None else False
     return _compiled or None
 
 
