@@ -61,6 +61,11 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         are seen by other locales after ``pg.barrier()``.
     name : str or None
         The name given at construction; error messages use it.
+    store : pgas.exec.store.Store
+        What the statement engine runs over on this locale: the storage in the
+        array's MPI window, the ghost-cell state and the count of collective
+        writes.  Internal to the library: read and write elements through
+        ``local`` and indexing instead.
 
     Examples
     --------
