@@ -13,7 +13,7 @@ from __future__ import annotations
 class Store:
     """One distributed array's storage record on this locale (see the module text)."""
 
-    __slots__ = ("layout", "dtype", "window", "storage", "ghost", "writes")
+    __slots__ = ("dtype", "ghost", "layout", "storage", "window", "writes")
 
     def __init__(self, layout, dtype, window, ghost) -> None:
         self.layout = layout
