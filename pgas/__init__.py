@@ -34,7 +34,8 @@ from .array.unique import searchsorted, unique
 from .comm import CollectiveMismatch, CommDiagnostics, LocaleError, comm_diagnostics
 from .comm.check import barrier
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
-from .exec import config, explain, forall
+from .exec import config, explain
+from .array.statements import forall
 from . import random
 from .io import from_hdf5, from_zarr, load, save, to_hdf5, to_zarr
 
@@ -53,7 +54,6 @@ __all__ = [
     "to_zarr", "from_zarr", "to_hdf5", "from_hdf5",
 ]
 
-# h11: polyshift (cshift, eoshift, pshift, pshift_setup)
 from .array.shift import PShiftPlan, cshift, eoshift, pshift, pshift_setup  # noqa: E402
 __all__ += ["cshift", "eoshift", "pshift", "pshift_setup", "PShiftPlan"]
 
@@ -66,6 +66,5 @@ def __getattr__(name: str):
         return comm.num_locales()
     raise AttributeError(f"module 'pgas' has no attribute {name!r}")
 
-# h11: ghost reads (statements read current ghost cells; check mode verifies them)
-from .array.ghosts import StaleGhosts  # noqa: E402
+from .exec.ghosts import StaleGhosts  # noqa: E402
 __all__ += ["StaleGhosts"]

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import counting, fperr
+from ..exec import fperr, fuse, fusecode
+from . import counting
 
 UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
           "min": np.minimum, "max": np.maximum, "replace": None}
@@ -55,13 +56,12 @@ def _kernel(op: str, dtype: np.dtype, n: int):
     :func:`pgas.array.counting.hot`."""
     global _compiled
     if (dtype.kind not in COMPILED.get(op, "") or dtype == np.float16 or fperr.numpy_only
-            or not counting.hot(n)):     # np.errstate raise: NumPy's ufunc.at reports errors (rev24)
+            or not counting.hot(n)):     # np.errstate raise: NumPy's ufunc.at reports errors
         return None
     if _compiled is None:
-        from ..exec import fuse
         if fuse._numba() is None:
             return None
-        _compiled = fuse._load_module(_SRC, "apply")
+        _compiled = fusecode.load_module(_SRC, "apply")
     return getattr(_compiled, f"at_{op}")
 
 

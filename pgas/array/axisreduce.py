@@ -25,7 +25,7 @@ import dataclasses
 import numpy as np
 
 from .. import comm
-from . import fperr
+from ..exec import fperr
 from .index import check_dtype
 
 _NoValue = np._NoValue

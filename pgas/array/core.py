@@ -17,8 +17,11 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
+from ..exec import fperr
+from ..exec.ghosts import GhostState, wrote
+from ..exec.store import Store
 from ..layout import Distribution, Layout
-from . import collective, engine, fancy, fperr, ghosts, irregular, npapi, printing, slicing
+from . import collective, engine, fancy, ghosts, irregular, npapi, printing, slicing
 from .index import check_dtype, convert, scalar_index
 from .methods import ArrayMethods
 from .view import _slices as slices
@@ -58,6 +61,11 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         are seen by other locales after ``pg.barrier()``.
     name : str or None
         The name given at construction; error messages use it.
+    store : pgas.exec.store.Store
+        What the statement engine runs over on this locale: the storage in the
+        array's MPI window, the ghost-cell state and the count of collective
+        writes.  Internal to the library: read and write elements through
+        ``local`` and indexing instead.
 
     Examples
     --------
@@ -71,7 +79,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     (2, array([1, 3, 5, 7]))
     """
 
-    __slots__ = ("layout", "dtype", "name", "_local", "_ghost", "_storage", "_win", "_me", "_writes", "_seq", "__weakref__")
+    __slots__ = ("layout", "dtype", "name", "store", "_local", "_storage", "_win", "_me", "_seq", "__weakref__")
 
     def __init__(self, *args, **kwargs) -> None:
         raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
@@ -85,13 +93,15 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         self.name = name
         shape = layout.local_shape(comm.here())
         size = math.prod(layout.storage_shape(comm.here()))           # the local shape, plus any ghost cells
-        self._win = comm.allocate(size, self.dtype, (layout.key, self.dtype.str),
-                                  math.prod(layout.shape) * self.dtype.itemsize)
-        self._storage = self._win.storage()           # flat; with ghost cells, the padded block
+        win = comm.allocate(size, self.dtype, (layout.key, self.dtype.str),
+                            math.prod(layout.shape) * self.dtype.itemsize)
+        #: What the engine runs over (:class:`pgas.exec.store.Store`): storage, window,
+        #: ghost-cell state, and the collective writes seen (lazy expressions check it).
+        self.store = Store(layout, self.dtype, win, GhostState() if layout.ghosts else None)
+        self._win = win
+        self._storage = self.store.storage            # flat; with ghost cells, the padded block
         self._local = ghosts.interior(self._storage, layout) if layout.ghosts else self._storage.reshape(shape)
-        self._ghost = ghosts.GhostState() if layout.ghosts else None
         self._me = comm.here()
-        self._writes = 0                       # collective writes seen (lazy expressions check it)
         self._seq = next(_created)
         engine.allocated(self)                 # its one-sided writes count as writes at pg.barrier()
         return self
@@ -102,8 +112,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         with ghost cells, the interior of the padded block).  With ghost cells, taking
         this view counts as a write: statements stop reading the ghost cells that mirror
         it until the next ``update_ghosts`` (see ``docs/polyshift.md``)."""
-        if self._ghost is not None:
-            self._ghost.touch()
+        if self.store.ghost is not None:
+            self.store.ghost.touch()
         return self._local
 
     # -- metadata ---------------------------------------------------------
@@ -267,7 +277,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     def _one_sided(self, what: str) -> None:
         """Hook of every one-sided write (``what``: the method): ghost copies of this array
         stop being current, and lazy expressions learn of it (:func:`engine.one_sided_write`)."""
-        ghosts.wrote(self)
+        wrote(self)
         engine.one_sided_write(self, what)
 
     def get_async(self, index) -> "slicing.Pending":
@@ -366,7 +376,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
         def cast(_):
             res.local[...] = self.local
-        fperr.run(cast, None)                  # a cast's error (nan to int) raises on every locale (rev24)
+        fperr.run(cast, None)                  # a cast's error (nan to int) raises on every locale
         return res
 
     def copy(self) -> "DistArray":

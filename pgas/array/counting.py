@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exec import fuse, fusecode, settings
+
 _SRC = '''
 import numpy as np
 from numba import njit
@@ -194,7 +196,6 @@ def locate_1d(g, n, b, p):
 '''
 
 _compiled = None
-_exec = None           # (pgas.exec.fuse, pgas.exec.settings), imported on first use
 _seen = 0              # elements through the irregular paths in this process ("auto" mode)
 
 
@@ -205,15 +206,12 @@ def hot(n: int, count: bool = True) -> bool:
     never starts numba and a loop of small batches (RandomAccess's) soon does.
     Whether numba is installed is not checked here.  ``count=False`` asks without
     counting ``n`` (a pass the same elements go through next counts them)."""
-    global _seen, _exec
-    if _exec is None:
-        from ..exec import fuse, settings
-        _exec = fuse, settings
-    mode = _exec[1].get("fuse")
+    global _seen
+    mode = settings.get("fuse")
     if not mode or n == 0:
         return False
     _seen += n if count else 0
-    return mode is True or _seen >= _exec[0].FUSE_MIN
+    return mode is True or _seen >= fuse.FUSE_MIN
 
 
 def _numba(n: int, count: bool = True):
@@ -224,8 +222,7 @@ def _numba(n: int, count: bool = True):
     if not hot(n, count):
         return None
     if _compiled is None:
-        from ..exec.fuse import _load_module, _numba as have
-        _compiled = _load_module(_SRC, "counting") if have() is not None else False
+        _compiled = fusecode.load_module(_SRC, "counting") if fuse._numba() is not None else False
     return _compiled or None
 
 

@@ -1,10 +1,9 @@
 """The array layer's door to the statement engine.
 
 DistArray and View forward non-scalar indexing, assignment and mixed-layout
-ufuncs here.  The engine that plans and runs statements lives in a layer
-above (:mod:`pgas.exec`), which registers itself with :func:`register` when
-``pgas`` is imported; this module only builds the front-end objects and
-hands them over.  It also keeps the ordered list of *pending* expressions,
+ufuncs here.  This module builds the front-end objects and hands them to
+:mod:`pgas.array.statements`, which lowers them and runs them on the engine
+(:mod:`pgas.exec`).  It also keeps the ordered list of *pending* expressions,
 so an expression is materialised before a statement overwrites its operands.
 
 An expression is pending from its creation until it is used: as an operand of
@@ -32,29 +31,16 @@ from . import expr as _expr
 from . import fancy
 from . import view as _view
 
-_executor = None
 _array_types: tuple = ()
 _pending: dict[int, object] = {}       # sequence number -> pending expression (program order)
 _seq = itertools.count()
 _tracers: list = []
 
 
-def register(executor) -> None:
-    """Install the statement executor (``assign``, ``materialise``, ``run_forall``)."""
-    global _executor
-    _executor = executor
-
-
 def register_array(cls) -> None:
     """Tell the engine which class is the distributed array."""
     global _array_types
     _array_types = (cls,)
-
-
-def executor():
-    if _executor is None:
-        raise RuntimeError("statements need the pgas executor: import pgas (not only pgas.array)")
-    return _executor
 
 
 def is_array(x) -> bool:
@@ -108,7 +94,7 @@ def assign(target, value, casting: str = "unsafe") -> None:
                 if version(b) != v:
                     raise StaleExpression(f"{b.label} was written after this expression was built and used; its "
                                           "old values are gone. Evaluate it first (E = E.eval(), a DistArray)")
-        executor().assign(target, as_operand(value), casting)
+        statements.assign(target, as_operand(value), casting)
     finally:
         used(value)                 # even when the statement raised: it was the value of a write
 
@@ -150,7 +136,7 @@ def ufunc(uf, method, inputs, out, kwargs):
     if not isinstance(target, _view.View):
         raise TypeError(f"{uf.__name__}: out= must be a distributed array or view, got {type(target).__name__}")
     try:
-        executor().assign(target, value, "same_kind")
+        statements.assign(target, value, "same_kind")
     finally:
         used(value)
     return out[0] if isinstance(out, tuple) else out
@@ -158,7 +144,7 @@ def ufunc(uf, method, inputs, out, kwargs):
 
 def materialise(x, dtype=None):
     """Collective: a new DistArray holding the value of view or expression ``x``."""
-    return executor().materialise(x, dtype)
+    return statements.materialise(x, dtype)
 
 
 # -- pending expressions -----------------------------------------------------
@@ -180,7 +166,7 @@ def used(e) -> None:
 
 def version(base) -> int:
     """How many collective writes ``base`` has seen (see :func:`before_write`)."""
-    return base._writes
+    return base.store.writes
 
 
 def before_write(base, value) -> None:
@@ -190,7 +176,7 @@ def before_write(base, value) -> None:
     pending set is the same on every locale."""
     if not _pending or (len(_pending) == 1 and type(value) is _expr.Expr
                                               and _pending.get(getattr(value, "_seq", None)) is value):
-        base._writes += 1              # the common case: every expression but the statement's value used
+        base.store.writes += 1              # the common case: every expression but the statement's value used
         return
     mine = set()
     stack = [value]
@@ -207,7 +193,7 @@ def before_write(base, value) -> None:
             _pending.pop(k)            # values are gone; evaluating it raises StaleExpression
             continue
         e.eval()
-    base._writes += 1
+    base.store.writes += 1
 
 
 def _refcounts(items: dict) -> list:
@@ -324,7 +310,7 @@ def _after_barrier(bits: int) -> None:
         for ref in list(_by_bit.get(low.bit_length() - 1, {}).values()):
             a = ref()
             if a is not None:
-                a._writes += 1
+                a.store.writes += 1
 
 
 def _install_sweep() -> None:
@@ -333,3 +319,8 @@ def _install_sweep() -> None:
 
 
 _install_sweep()
+
+
+# The statements module imports this one (its names are used only at run time); imported
+# last, so that whichever of the two is imported first finds the other complete enough.
+from . import statements  # noqa: E402

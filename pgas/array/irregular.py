@@ -56,7 +56,8 @@ import weakref
 import numpy as np
 
 from .. import comm
-from . import apply, counting, fperr
+from ..exec import fperr
+from . import apply, counting
 
 _UFUNCS = apply.UFUNCS
 _OPS_BY_KIND = {"i": ("add", "xor", "or", "and", "min", "max", "replace"),

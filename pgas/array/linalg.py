@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
-from . import fperr
+from ..exec import fperr
 from .index import check_dtype
 
 PANEL_BYTES = 32 * 2**20

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
-from . import fperr
+from ..exec import fperr
 from .collective import checked
 
 _NoValue = np._NoValue

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
-from . import fperr
+from ..exec import fperr
 from .axisreduce import loop_dtype, normalize_axes, source
 from .index import check_dtype
 

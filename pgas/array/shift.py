@@ -3,7 +3,7 @@
 A shift is a pair of slice statements along one axis: ``cshift(A, s, axis)`` with
 ``0 < s < n`` is ``R[:n-s] = A[s:]; R[n-s:] = A[:s]``.  A polyshift is several
 such statements, for several destinations, whose inter-locale data goes out in
-ONE exchange phase (:meth:`pgas.exec.statement.Executor.run_group`): every
+ONE exchange phase (:func:`pgas.array.statements.run_group`): every
 region one locale needs from one neighbour, over all the shifts, travels in one
 message.  See ``docs/polyshift.md``.
 
@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from . import engine
+from . import engine, statements
 from .collective import checked
 from .shiftspec import _axis, _shift, check_out, parse, run, setup_plans
 
@@ -163,7 +163,7 @@ class PShiftPlan:
         self.label = f"{A.dtype} array of shape {A.shape} with {A.dist}"
         self._proto = A
         self._dests, self._items = setup_plans(A, self.specs)
-        self._fast = engine.executor().compile_group(self._items)
+        self._fast = statements.compile_group(self._items)
         self._live = True
         self._args = tuple(s.key() for s in self.specs)
         self._last = ()                                # weak references to the last checked arrays
@@ -181,14 +181,14 @@ class PShiftPlan:
             order = self._order
             if order:                                  # the compiled group's arrays, in its order
                 arrays = (A, *outs)
-                if engine.executor().rerun(self._fast, [arrays[k] for k in order]):
+                if statements.rerun(self._fast, [arrays[k] for k in order]):
                     return outs
         else:
             outs = self._check(A, out)
             self._last = tuple(weakref.ref(a) for a in [A, *outs]) if isinstance(out, (list, tuple)) else ()
             checked("pshift plan({0})", A, args=self._args)
         rebind = {id(self._proto): A, **{id(d): R for d, R in zip(self._dests, outs)}}
-        engine.executor().run_planned(self._items, rebind, "pg.pshift", self._fast)
+        statements.run_planned(self._items, rebind, "pg.pshift", self._fast)
         if self._order is None and self._fast.ok:
             self._order = self._key_order() or ()
         return outs

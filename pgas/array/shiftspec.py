@@ -10,6 +10,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import engine
+from . import statements as stmts
 from .collective import checked
 from .core import DistArray
 from .expr import Lazy
@@ -206,7 +207,7 @@ def run(A: DistArray, specs: list, outs: list, header: str) -> None:
     if key is None:
         pairs = [p for spec, R in zip(specs, outs) for p in statements(A, R, spec)]
         checked(header + "({0})", A, args=tuple(s.key() for s in specs))
-        engine.executor().run_group(pairs, header)
+        stmts.run_group(pairs, header)
         return
     checked(header + "({0})", A, args=tuple(s.key() for s in specs))
     hit = _templates.get(key)
@@ -214,14 +215,14 @@ def run(A: DistArray, specs: list, outs: list, header: str) -> None:
         src = _Proto(A, 0)
         src.name, src.label = A.name, A.label
         dests, items = setup_plans(src, specs)
-        hit = _templates[key] = (src, dests, items, engine.executor().compile_group(items, keep=False))
+        hit = _templates[key] = (src, dests, items, stmts.compile_group(items, keep=False))
         if len(_templates) > TEMPLATES:
             _templates.popitem(last=False)[1][3].free()
     else:
         _templates.move_to_end(key)
     src, dests, items, fast = hit
     rebind = {id(src): A, **{id(d): R for d, R in zip(dests, outs)}}
-    engine.executor().run_planned(items, rebind, header, fast)
+    stmts.run_planned(items, rebind, header, fast)
 
 
 class _Proto:
@@ -237,4 +238,4 @@ def setup_plans(A: DistArray, specs: list) -> tuple[list, list]:
     ``specs`` (pure: no communication)."""
     protos = [_Proto(A, k) for k in range(len(specs))]
     pairs = [p for R, spec in zip(protos, specs) for p in statements(A, R, spec)]
-    return protos, engine.executor().plan_group(pairs)
+    return protos, stmts.plan_group(pairs)

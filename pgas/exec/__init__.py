@@ -1,12 +1,6 @@
-"""Running statements: lowering front-end objects, executing plans, forall, explain.
+"""The statement engine: running lowered statements, ghost cells, ``pg.config``, ``pg.explain``."""
 
-Importing this package registers the executor with :mod:`pgas.array.engine`.
-"""
-
-from ..array import engine as _engine
 from .settings import config
-from .statement import Executor, execute, explain, forall
+from .statement import explain
 
-_engine.register(Executor())
-
-__all__ = ["config", "explain", "forall", "execute", "Executor"]
+__all__ = ["config", "explain"]

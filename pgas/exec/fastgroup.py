@@ -41,7 +41,6 @@ import weakref
 import numpy as np
 
 from .. import comm
-from ..array import engine
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, RegionType, Transfers, start_all, wait
 from .copies import Copies
 from ..plan import plan_local
@@ -53,7 +52,7 @@ ENABLED = True
 
 
 class FastGroup:
-    """The compiled form of planned items ``[(low, plan), ...]`` (:meth:`Executor.plan_group`).
+    """The compiled form of planned items ``[(low, plan), ...]`` (the front end's ``plan_group``).
 
     ``keep``: hold the views and send requests of the last binding between runs
     (a user's plan, freed with it); otherwise they are made per run and freed."""
@@ -146,11 +145,11 @@ class FastGroup:
             low, plan = lows[k]
             stmt = plan.stmt
             ref = task.refs[stmt.write]
-            dst = strided(low.arrays[stmt.accesses[stmt.write].slot]._storage, ref.offset, ref.strides, task.shape)
+            dst = strided(low.arrays[stmt.accesses[stmt.write].slot].store.storage, ref.offset, ref.strides, task.shape)
             if kind == "copy":
                 src = task.refs[x]
                 if src.msg < 0:
-                    early.append((dst, strided(low.arrays[stmt.accesses[x].slot]._storage, src.offset,
+                    early.append((dst, strided(low.arrays[stmt.accesses[x].slot].store.storage, src.offset,
                                                src.strides, task.shape)))
                 else:
                     late.append((dst, strided(self.bufs[k][src.msg], src.boffset, src.bstrides, task.shape)))
@@ -158,8 +157,8 @@ class FastGroup:
                 early.append((dst, x))
             else:
                 evals.append((k, task, dst))
-        sends = PackedSends([(r, real[akey]._storage, t, tag) for r, akey, t, tag in self.sends])
-        wins = list({id(a._win): a._win for a in arrays}.values())
+        sends = PackedSends([(r, real[akey].store.storage, t, tag) for r, akey, t, tag in self.sends])
+        wins = list({id(a.store.window): a.store.window for a in arrays}.values())
         b = _Binding(arrays, early, late, evals, sends, wins, self.xfer)
         if self.keep:
             self._binding = b
@@ -186,11 +185,12 @@ class FastGroup:
             b.sends.free()
         return True
 
-    def rerun(self, rebind) -> bool:
+    def rerun(self, rebind, before_write) -> bool:
         """Run again on the arrays of the kept binding, if ``rebind`` (prototype array id:
         array) names exactly those (the same objects): the fast path of a repeated call,
-        without lowering, rebinding or views (the caller's checks done).  Counts the writes
-        of the written arrays as :meth:`Executor.run_planned` does (``before_write``).
+        without lowering, rebinding or views (the caller's checks done).  Calls
+        ``before_write(array, None)`` on each written array first (the front end's
+        ``before_write``: pending readers materialised, the write counted).
         False, with nothing done, where the call needs :meth:`run` (another binding, tasks
         evaluated per run, compiled groups off)."""
         b = self._binding
@@ -200,12 +200,12 @@ class FastGroup:
         for k, p in enumerate(self.protos):
             if refs[k]() is not rebind.get(id(p), p):
                 return False
-        self._again(b)
+        self._again(b, before_write)
         return True
 
-    def rerun_arrays(self, arrays) -> bool:
+    def rerun_arrays(self, arrays, before_write) -> bool:
         """:meth:`rerun` with the arrays given in :attr:`keys` order (a caller that knows
-        that order, :class:`pgas.array.shift.PShiftPlan`, saves building the mapping)."""
+        that order, a compiled ``pg.pshift`` plan, saves building the mapping)."""
         b = self._binding
         if b is None or b.evals or not ENABLED:
             return False
@@ -215,17 +215,13 @@ class FastGroup:
         for k, a in enumerate(arrays):
             if refs[k]() is not a:
                 return False
-        self._again(b)
+        self._again(b, before_write)
         return True
 
-    def _again(self, b) -> None:
+    def _again(self, b, before_write) -> None:
         refs = b.refs
         for k in self.written:
-            w = refs[k]()
-            if engine._pending:
-                engine.before_write(w, None)
-            else:                                     # before_write with nothing pending
-                w._writes += 1
+            before_write(refs[k](), None)
         self._go(b, None)
 
     def _go(self, b, lows) -> None:
@@ -245,7 +241,7 @@ class FastGroup:
         b.late()
         for k, task, dst in b.evals:
             low, plan = lows[k]
-            flats = [a._storage for a in low.arrays]
+            flats = [a.store.storage for a in low.arrays]
             dst[...] = np.broadcast_to(evaluate(low.prog, _TaskContext(low, plan, task, flats, self.bufs[k], True)),
                                        task.shape)
         comm.statement_done()

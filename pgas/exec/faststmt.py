@@ -66,11 +66,11 @@ import weakref
 import numpy as np
 
 from .. import comm
-from ..array import fperr
+from . import fperr
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import calibration as calibrate
 from . import fastgroup, fuse, group, interior, settings   # (modules: some import pgas.exec.run, which imports this)
-from .lower import Lowered
+from .lowered import Lowered
 from .run import strided
 
 
@@ -119,7 +119,7 @@ def qualifies(low, plan, agree: bool = True) -> bool:
         return False
     arrays = low.arrays
     for a in arrays:
-        if a._ghost is not None:
+        if a.store.ghost is not None:
             return False
     if len(arrays) > MAX_PER_PAIR or not _fits(low, plan):
         return False
@@ -199,7 +199,7 @@ def clear() -> None:
 
 
 # -- repeated statements, run again without lowering or planning --------------------
-#: Statements recorded by structure (:func:`pgas.exec.lower.structure`'s key), oldest
+#: Statements recorded by structure (the key of the front end's lowering memo), oldest
 #: dropped first.
 REPLAYS = 256
 _replays: dict = {}
@@ -207,7 +207,7 @@ _replays: dict = {}
 
 class Replay:
     """A statement that ran by this path, recorded by structure for its repeats on the
-    same arrays (:meth:`pgas.exec.statement.Executor.assign`): its lowered statement and
+    same arrays (the front end's ``assign``): its lowered statement and
     program, its compiled form, and what its choice of path depended on (the settings'
     version, the calibrated model); ``fs`` None: it does not run by this path (a repeat
     then takes the usual way without trying to record it again).  The arrays are held
@@ -431,9 +431,9 @@ class _Binding:
         me = weakref.ref(self)
         gone = lambda _, me=me: (lambda b: b is not None and b.free())(me())     # noqa: E731
         self.refs = [weakref.ref(a, gone) for a in arrays]
-        self.flats = [a._storage for a in arrays]
-        self.wins = list({id(a._win): a._win for a in arrays}.values())
-        self.sends = PackedSends([(r, arrays[slot]._storage, t, tag) for r, slot, t, tag in fs.sends], fs.packed)
+        self.flats = [a.store.storage for a in arrays]
+        self.wins = list({id(a.store.window): a.store.window for a in arrays}.values())
+        self.sends = PackedSends([(r, arrays[slot].store.storage, t, tag) for r, slot, t, tag in fs.sends], fs.packed)
         self.recvs = fs.xfer.requests()[0]
         self.requests = self.recvs + self.sends.requests          # receives first
         self.counts = fs.xfer.counts() + self.sends.counts

@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from ..array import fperr
+from . import fperr
 from . import fuserows, settings
 from .fusecode import BIN as _BIN, DTYPES as _DTYPES, HELPERS as _HELPERS, UN as _UN
 from .fusecode import cache_dir, load_module as _load_module, source as _source  # noqa: F401
@@ -438,7 +438,7 @@ class _Program:
     def __init__(self, prog, dtypes) -> None:
         self.prog, self.code, self.kernels, self.layouts, self.bound = prog, None, {}, {}, {}
         # a program with a replicated NumPy array or a 0-d array constant is lowered afresh on
-        # every run (pgas.exec.lower): kept here it would only keep those arrays alive
+        # every run (the front end's lowering memo skips it): kept here it would only keep those arrays alive
         self.keep = all(n[0] in ("acc", "aff") or (n[0] == "const" and isinstance(n[1], _IMMUTABLE))
                         for n in _nodes(prog, []))
         try:

@@ -9,7 +9,7 @@ filled by a periodic wrap, so it holds that image), and those
 cells are provably current:
 
 - no collective write of ``A`` and no global barrier since that update (both
-  counts are replicated, :func:`pgas.array.ghosts.current`), and this locale
+  counts are replicated, :func:`pgas.exec.ghosts.current`), and this locale
   took no ``A.local`` / ``A.local_with_ghosts`` view since;
 - the owner's write version, which the owner sends in the statement's READY
   notice (``len(ghosted(low))`` int64 instead of zero bytes), is the one it sent
@@ -20,7 +20,7 @@ Then the message buffer is filled by a local copy out of the ghost cells and no
 message moves.  The notices stay exactly as the plan says (a served fetch still
 gets its READY and sends its DONE_READ), so the decision never desynchronises
 the peers.  Under ``pg.config(check=True)`` served fetches are ALSO fetched and
-compared, and a difference raises :class:`pgas.array.ghosts.StaleGhosts` on
+compared, and a difference raises :class:`pgas.exec.ghosts.StaleGhosts` on
 every locale.
 """
 
@@ -31,8 +31,8 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import comm
-from ..array.ghosts import StaleGhosts, current
 from ..plan.transfers import expand
+from .ghosts import StaleGhosts, current
 
 
 def ghosted(low) -> list:
@@ -40,7 +40,7 @@ def ghosted(low) -> list:
     (replicated: from the layouts alone)."""
     out, seen = [], set()
     for a in low.arrays:
-        if a._ghost is not None and id(a) not in seen:
+        if a.store.ghost is not None and id(a) not in seen:
             seen.add(id(a))
             out.append(a)
     return out
@@ -48,7 +48,7 @@ def ghosted(low) -> list:
 
 def versions(arrs) -> np.ndarray:
     """This locale's write versions of ``arrs``, for its READY notices."""
-    return np.array([a._ghost.version for a in arrs], dtype=np.int64)
+    return np.array([a.store.ghost.version for a in arrs], dtype=np.int64)
 
 
 #: Padded-block positions per (plan, fetch), bounded like the plan cache.
@@ -107,11 +107,11 @@ def serve(low, plan, sources, vers, arrs=None) -> dict:
     for k, m in enumerate(plan.fetches):
         A = low.arrays[m.slot]
         mask = current(A)
-        if mask is None or A._ghost.seen.get(m.peer) != int(sent[m.peer][slot[id(A)]]):
+        if mask is None or A.store.ghost.seen.get(m.peer) != int(sent[m.peer][slot[id(A)]]):
             continue
         pos = positions(low, plan, k)
         if pos is not None and mask[pos].all():
-            out[k] = A._storage[pos]
+            out[k] = A.store.storage[pos]
     return out
 
 
@@ -146,8 +146,8 @@ def explain(low, plan, at: int, live: bool):
             notes[k] = (f"inside {name}'s ghost width: served from ghost cells (no message) while "
                         "current after update_ghosts()")
             continue
-        mask = current(A) if A._ghost is not None else None
-        if mask is not None and m.peer in A._ghost.seen and mask[positions(low, plan, k, at)].all():
+        mask = current(A) if A.store.ghost is not None else None
+        if mask is not None and m.peer in A.store.ghost.seen and mask[positions(low, plan, k, at)].all():
             notes[k] = ("served from ghost cells, current since update_ghosts(): no message "
                         "(fetched after all if the owner wrote since: its version comes with its READY notice)")
             served += 1

@@ -57,9 +57,9 @@ def run_together(items) -> None:
     arrays = {}
     for k, (low, plan) in enumerate(items):
         for a in low.arrays:
-            arrays[id(a._win)] = a._win
+            arrays[id(a.store.window)] = a.store.window
         for j, m in enumerate(plan.fetches):
-            win = low.arrays[m.slot]._win
+            win = low.arrays[m.slot].store.window
             g = groups.setdefault((id(win), m.peer), [win, m.peer, [], 0])
             g[2].append((k, j, g[3], m))
             g[3] += m.size
@@ -98,7 +98,7 @@ def run_together(items) -> None:
     written = {id(low.arrays[low.stmt.accesses[low.stmt.write].slot]) for low, _ in items}
     results = []
     for k, (low, plan) in enumerate(items):
-        flats = [a._storage for a in low.arrays]
+        flats = [a.store.storage for a in low.arrays]
         W = low.stmt.accesses[low.stmt.write].slot
         reads_written = any(id(a) in written for j, a in enumerate(low.arrays) if j != W)
         vals = []
@@ -113,7 +113,7 @@ def run_together(items) -> None:
     comm.wait(readers_done)                           # nobody reads my memory any more
     for (low, plan), vals in zip(items, results):
         stmt = plan.stmt
-        wflat = low.arrays[stmt.accesses[stmt.write].slot]._storage
+        wflat = low.arrays[stmt.accesses[stmt.write].slot].store.storage
         for task, value in zip(plan.tasks, vals):
             ref = task.refs[stmt.write]
             strided(wflat, ref.offset, ref.strides, task.shape)[...] = value
@@ -142,7 +142,7 @@ def _regroup(items, served) -> dict:
         for j, m in enumerate(plan.fetches):
             if j in served[k]:
                 continue
-            win = low.arrays[m.slot]._win
+            win = low.arrays[m.slot].store.window
             g = groups.setdefault((id(win), m.peer), [win, m.peer, [], 0])
             g[2].append((k, j, g[3], m))
             g[3] += m.size

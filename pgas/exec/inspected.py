@@ -19,7 +19,7 @@ from .run import _combine, evaluate
 
 def _barrier(low) -> None:
     """A global barrier that makes earlier writes to this statement's arrays visible."""
-    comm.barrier([a._win for a in low.arrays])
+    comm.barrier([a.store.window for a in low.arrays])
 
 
 class _InspectorContext:
@@ -31,7 +31,7 @@ class _InspectorContext:
         g = self.lp.gathers[k]
         arr = self.low.arrays[self.plan.stmt.accesses[k].slot]
         out = np.empty(self.lp.count, dtype=arr.dtype)
-        out[g.local_pos] = arr._storage[g.local_off]
+        out[g.local_pos] = arr.store.storage[g.local_off]
         for i, pos, bpos in g.remote:
             out[pos] = self.bufs[i][bpos]
         return out
@@ -62,17 +62,17 @@ def run_inspector(low, plan, aggregate: bool) -> None:
         arr = low.arrays[m.slot]
         buf = np.empty(m.size, dtype=arr.dtype)
         if aggregate:
-            arr._win.get_indexed(m.peer, m.offsets, buf)
+            arr.store.window.get_indexed(m.peer, m.offsets, buf)
         else:
             for k, o in enumerate(m.offsets.tolist()):
-                arr._win.get(m.peer, o, buf[k:k + 1])
+                arr.store.window.get(m.peer, o, buf[k:k + 1])
         bufs.append(buf)
     _barrier(low)
     if not lp.count:
         return
     value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))
     warr = low.arrays[stmt.accesses[stmt.write].slot]
-    wflat = warr._storage
+    wflat = warr.store.storage
     offs = lp.gathers[stmt.write].local_off
     combine, reducer = _combine(stmt)
     if combine is None:

@@ -92,16 +92,16 @@ def start_fetch(low, plan, served=None):
         buf = np.empty(m.size, dtype=arr.dtype)
         held += buf.nbytes
         transfer.hold(buf.nbytes)
-        f = transfer.start_get(arr._win, m, buf, arr.dtype.itemsize, room=room)
+        f = transfer.start_get(arr.store.window, m, buf, arr.dtype.itemsize, room=room)
         if not overlap:
-            arr._win.flush(m.peer)
+            arr.store.window.flush(m.peer)
             f = f() if f is not None else None
         if f is not None:
             finish.append(f)
         bufs.append(buf)
 
     def complete():
-        _flush_all({(id(low.arrays[m.slot]._win), m.peer): (low.arrays[m.slot]._win, m.peer)
+        _flush_all({(id(low.arrays[m.slot].store.window), m.peer): (low.arrays[m.slot].store.window, m.peer)
                     for m in fetches}.values())
         for f in finish:
             f()

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
-from ..array import fperr
+from . import fperr
 from ..comm import check
 from . import clipped, fuse, ghostread, interior, settings, transfer
 from .interior import _flush_all  # noqa: F401  (pgas.exec.group's)
@@ -92,7 +92,7 @@ def strided(buf: np.ndarray, offset: int, strides, shape) -> np.ndarray:
 
 
 def evaluate(prog, ctx):
-    """Run an expression program (see :mod:`pgas.exec.lower`) with leaf values from ``ctx``."""
+    """Run an expression program (see :mod:`pgas.exec.lowered`) with leaf values from ``ctx``."""
     kind = prog[0]
     if kind == "acc":
         return ctx.access(prog[1])
@@ -157,7 +157,7 @@ def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
     out = np.zeros(len(offs), dtype=arr.dtype) if clip else np.empty(len(offs), dtype=arr.dtype)
     ks = np.flatnonzero(np.broadcast_to(clipped.mask(shape, clip), shape)).tolist() if clip else range(len(offs))
     for k in ks:
-        arr._win.get(ref.owner, int(offs[k]), out[k:k + 1])
+        arr.store.window.get(ref.owner, int(offs[k]), out[k:k + 1])
     return out.reshape(shape)
 
 
@@ -217,10 +217,10 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     stmt = plan.stmt
     W = stmt.write
     warr = low.arrays[stmt.accesses[W].slot]
-    flats = [a._storage for a in low.arrays]
+    flats = [a.store.storage for a in low.arrays]
     wflat = flats[stmt.accesses[W].slot]
     _, sources, targets, peers, inplace = _static(plan)
-    wins = {id(a._win): a._win for a in low.arrays}.values() if peers else ()
+    wins = {id(a.store.window): a.store.window for a in low.arrays}.values() if peers else ()
     if peers:
         _sync(wins)                                   # my earlier stores, visible to my readers
     garrs = ghostread.ghosted(low)                    # READY carries their write versions
@@ -313,7 +313,7 @@ def _send_back(warr, plan, targets, send) -> list:
     comm.wait(comm.expect(targets, WRITE_OK))
     send()
     for t in targets:
-        warr._win.flush(t)
+        warr.store.window.flush(t)
     return comm.notify(targets, DONE_WRITE)
 
 
@@ -345,7 +345,7 @@ def _write(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
 
     def send():
         for m, buf in zip(plan.writebacks, wbufs):
-            transfer.start_put(warr._win, m, buf, warr.dtype.itemsize)
+            transfer.start_put(warr.store.window, m, buf, warr.dtype.itemsize)
         for ref, shape, value in remote:
             _put_elements(warr, ref, shape, value)
 
@@ -380,17 +380,17 @@ def _accumulate(plan, warr, wflat, results, aggregate, targets, writes_done) -> 
 
     def send():
         for m, buf in zip(plan.writebacks, wbufs):
-            transfer.start_put(warr._win, m, buf, warr.dtype.itemsize, op, negate)
+            transfer.start_put(warr.store.window, m, buf, warr.dtype.itemsize, op, negate)
         for ref, value in remote:
             data = np.ascontiguousarray(value, dtype=warr.dtype).reshape(-1)
             data = -data if negate else data
             for k, o in enumerate(expand(ref.offset, value.shape, ref.strides).tolist()):
-                warr._win.accumulate(ref.owner, o, data[k:k + 1], op)
+                warr.store.window.accumulate(ref.owner, o, data[k:k + 1], op)
 
     sent = _send_back(warr, plan, targets, send) if targets else []
     comm.wait(writes_done)
     if plan.writers:
-        warr._win.sync()
+        warr.store.window.sync()
     for task, value in own:
         ref = task.refs[W]
         target = _reduced(strided(wflat, ref.offset, ref.strides, task.shape), axes, len(task.shape))
@@ -403,7 +403,7 @@ def _put_elements(arr, ref, shape, value) -> None:
     offs = expand(ref.offset, shape, ref.strides)
     data = np.ascontiguousarray(np.broadcast_to(value, shape), dtype=arr.dtype).reshape(-1)
     for k, o in enumerate(offs.tolist()):
-        arr._win.put(ref.owner, o, data[k:k + 1])
+        arr.store.window.put(ref.owner, o, data[k:k + 1])
 
 
 from . import faststmt  # noqa: E402  (it builds on pgas.exec.fastgroup and group, which import this module)

@@ -130,7 +130,7 @@ def config(**kw) -> dict:
     return dict(_settings)
 
 
-#: The settings that change a statement's plan or its synchronisation (h10).
+#: The settings that change a statement's plan or its synchronisation.
 PLANNING = ("owner", "aggregate", "protocol", "buffer_limit", "strips", "burst", "nonblocking", "check")
 
 

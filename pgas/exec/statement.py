@@ -1,4 +1,11 @@
-"""The statement engine the array layer calls: assign, materialise, forall, explain."""
+"""Running lowered statements: plan this locale's part and run it, or describe it under ``pg.explain``.
+
+The front end lowers views, refs and expressions
+into :class:`pgas.exec.lowered.Lowered` statements and hands them here:
+:func:`execute` runs one (choosing the owning access, :func:`owner_policy`),
+:func:`run_group` and :func:`run_planned` several with one exchange.  While
+:func:`explain` runs, nothing runs: each statement is described instead.
+"""
 
 from __future__ import annotations
 
@@ -9,157 +16,67 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import comm
-from ..array import collective, engine, fperr
-from ..comm import check
-from ..array.construct import empty
-from ..array.expr import Affine, Expr, Ref, TraceError, probe
-from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
-from . import faststmt, ghostread, settings, strip, transfer
-from .domain import resolve
-from .fastgroup import FastGroup
+from . import faststmt, fperr, ghostread, settings, strip, transfer
 from .group import fits, groupable, run_together
-from .lower import Lowered, lower_ref, lower_view, structure
-from . import run as _exec_run
-from .run import REDUCE_WITH, accumulable, run
+from .run import _compute, _write, accumulable, run
 
-_explaining: list = []
-
-
-#: The result dtype of an expression (:func:`pgas.array.expr.probe`, which also raises
-#: NumPy's errors), and whether it has an integer power whose exponent's data must be
-#: checked (:func:`pgas.array.collective.power_data`), by its statement's structure
-#: (:func:`pgas.exec.lower.structure`) and its arrays' dtypes, which determine both: a
-#: repeated statement is probed once.
-_probed: dict = {}
-PROBE_CACHE = 1024
+#: Non-empty while :func:`explain` runs (its entries: ``(locales, texts, locale,
+#: statements seen)``): statements are described, not run.  Never rebound, so a
+#: module holding it sees it change.
+explaining: list = []
 
 
-class Executor:
-    """Plans and runs statements for :mod:`pgas.array.engine`."""
-
-    def assign(self, target: View, value, casting: str) -> None:
-        known = structure(target, value)
-        again = rkey = None
-        fill = False
-        if known is not None and not _explaining and casting == "unsafe":
-            rkey = known[0]
-            fill = isinstance(value, np.generic)       # a scalar of the target's dtype (engine.assign):
-            if fill:                                   # recorded by dtype, not value (fict[t] every step)
-                rkey = (*rkey[:3], "fill", value.dtype)
-            again = faststmt.replayable(rkey, known[1])
-            if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
-                    and not fperr.raising()):
-                before_write(target.base, value)      # a repeat on the same arrays, as it ran before
-                faststmt.rerun(again, known[1], _exec_run._compute, _exec_run._write, value if fill else None)
-                return
-        dkey = hit = None
-        if known is not None and type(value) is Expr and value._dtype is None:
-            dkey = (known[0], tuple([a.dtype for a in known[1]]))
-            hit = _probed.get(dkey)                   # None: probed below
-            if hit is not None:
-                value._dtype = hit[0]
-                dkey = None                           # known: nothing to remember
-        # call check; errors on every locale (an integer power's exponent data only where the structure has one)
-        powers = collective.statement(target, value, not _explaining, hit is None or hit[1])
-        if dkey is not None:
-            if len(_probed) >= PROBE_CACHE:
-                del _probed[next(iter(_probed))]
-            _probed[dkey] = (value._dtype, powers)
-        if casting == "same_kind" and isinstance(value, Expr):
-            value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
-        before_write(target.base, value)
-        low = lower_view(target, value, known)
-        faststmt.ran[0] = None                         # set if it runs by two-sided transfers
-        fperr.run(execute, low, not _explaining)   # np.errstate raise: every locale
-        if again is None and rkey is not None and not powers and not check.enabled and (
-                not fill or low.prog[0] == "const"):
-            faststmt.record(rkey, low, _policy(low) == "write")   # (a cost owner: chosen by agreement)
-
-    def materialise(self, x, dtype=None):
-        collective.materialise(x, not _explaining)
-        shape = x.shape
-        if not shape:
-            raise ValueError("a 0-dimensional expression cannot be a DistArray: read elements with A[i, j]")
-        first = next((leaf.base for leaf in _leaves(x) if isinstance(leaf, View)), None)
-        out = empty(shape, x.dtype if dtype is None else dtype, first.layout.like(len(shape)))
-        fperr.run(execute, lower_view(View.whole(out), x), not _explaining)
-        return out
+def replay(again, arrays, value) -> None:
+    """Run statement ``again`` (:func:`pgas.exec.faststmt.replayable`'s answer) again on
+    ``arrays`` as it ran before (``value``: a fill's scalar, else None)."""
+    faststmt.rerun(again, arrays, _compute, _write, value)
 
 
-    def plan_group(self, pairs) -> list:
-        """The statements ``pairs`` lowered, with this locale's plans (pure: nothing runs),
-        for :meth:`run_planned`."""
-        items = []
-        for t, v in pairs:
-            low = lower_view(t, v)
-            if low.stmt.size:
-                layouts = tuple(a.layout for a in low.arrays)
-                items.append((low, plan_local(low.stmt, layouts, low.stmt.write, comm.here())))
-        return items
+def run_new(low, key=None) -> None:
+    """Run lowered statement ``low`` under :func:`pgas.exec.fperr.run`; with ``key``
+    record it for replay (:func:`pgas.exec.faststmt.record`)."""
+    faststmt.ran[0] = None                         # set if it runs by two-sided transfers
+    fperr.run(execute, low, not explaining)   # np.errstate raise: every locale
+    if key is not None:
+        faststmt.record(key, low, owner_policy(low) == "write")   # (a cost owner: chosen by agreement)
 
-    def compile_group(self, items, keep: bool = True):
-        """:meth:`plan_group`'s items compiled for repeated :meth:`run_planned` calls
-        (:class:`pgas.exec.fastgroup.FastGroup`; free it with its ``free()``)."""
-        return FastGroup(items, keep)
 
-    def rerun(self, fast, arrays) -> bool:
-        """Run compiled group ``fast`` again on ``arrays`` (in its ``keys`` order) if they are
-        the arrays of its last run (:meth:`FastGroup.rerun_arrays`); False, with nothing
-        done, where the call needs :meth:`run_planned`."""
-        return not _explaining and bool(settings.get("aggregate")) and fast.rerun_arrays(arrays)
+def run_group(lows, header: str = "") -> None:
+    """Run lowered statements whose targets are distinct and read by none of them, with
+    one exchange (:func:`pgas.exec.group.run_together`); each runs on the owner of its
+    write.  Under :func:`explain`, describes each."""
+    if explaining:
+        explaining[-1][1].append(f"{header}: {len(lows)} statements, their transfers in one exchange")
+        for low in lows:
+            execute(low)
+        return
+    lows = [low for low in lows if low.stmt.size]
+    here = comm.here()
+    items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
+             for low in lows]
+    fperr.run(_run_planned, (items, None))       # np.errstate raise (an end-off boundary's cast): every locale
 
-    def run_planned(self, items, rebind: dict, header: str = "", fast=None) -> None:
-        """Run :meth:`plan_group`'s statements again with each array ``a`` replaced by
-        ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
-        exchange and no lowering or planning.  ``fast``: the items compiled for repeated
-        runs (:class:`pgas.exec.fastgroup.FastGroup`), used where it qualifies."""
-        if (fast is not None and not _explaining and settings.get("aggregate") and not fperr.raising()
-                and fast.rerun(rebind)):
-            return                                    # the same arrays as the last run: its views
-        lows = [(Lowered(low.stmt, [rebind.get(id(a), a) for a in low.arrays], low.prog, low.names), p)
-                for low, p in items]
-        if _explaining:
-            head = f"{header}: {len(lows)} statements, their transfers in one exchange"
-            if fast is not None and settings.get("aggregate") and _explaining[-1][0] in (None, comm.num_locales()):
-                head += "\n" + fast.describe()             # this job's compiled group, on this locale
-            _explaining[-1][1].append(head)
-            for low, _ in lows:
-                execute(low)
-            return
-        written = {}
+
+def run_planned(lows, fast, header: str = "") -> None:
+    """Run planned statements ``[(low, plan), ...]`` with one exchange, by compiled group
+    ``fast`` (:class:`pgas.exec.fastgroup.FastGroup`) where it qualifies.  Under
+    :func:`explain`, describes each (and ``fast``)."""
+    if explaining:
+        head = f"{header}: {len(lows)} statements, their transfers in one exchange"
+        if fast is not None and settings.get("aggregate") and explaining[-1][0] in (None, comm.num_locales()):
+            head += "\n" + fast.describe()             # this job's compiled group, on this locale
+        explaining[-1][1].append(head)
         for low, _ in lows:
-            w = low.arrays[low.stmt.accesses[low.stmt.write].slot]
-            written[id(w)] = w
-        for w in written.values():
-            before_write(w, None)
-        fperr.run(_run_planned, (lows, fast))        # np.errstate raise (an end-off boundary's cast): every locale
-
-    def run_group(self, pairs, header: str = "") -> None:
-        """Run statements ``[(target view, value), ...]`` whose targets are distinct and
-        read by none of them, with one exchange (:func:`pgas.exec.run.run_together`);
-        each runs on the owner of its write.  Under :func:`explain`, describes each."""
-        for target, value in pairs:
-            collective.statement(target, value, not _explaining)
-        for target, value in pairs:
-            before_write(target.base, value)
-        lows = [lower_view(t, v) for t, v in pairs]
-        if _explaining:
-            _explaining[-1][1].append(f"{header}: {len(lows)} statements, their transfers in one exchange")
-            for low in lows:
-                execute(low)
-            return
-        lows = [low for low in lows if low.stmt.size]
-        here = comm.here()
-        items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
-                 for low in lows]
-        fperr.run(_run_planned, (items, None))       # np.errstate raise (an end-off boundary's cast): every locale
+            execute(low)
+        return
+    fperr.run(_run_planned, (lows, fast))        # np.errstate raise (an end-off boundary's cast): every locale
 
 
 def _run_planned(arg) -> None:
     """Planned statements ``[(low, plan), ...]`` with one exchange where they fit, by
     compiled group ``fast`` where it qualifies (not while NumPy's errors are reported,
-    :data:`pgas.array.fperr.numpy_only`: its kernels report none, rev24)."""
+    :data:`pgas.exec.fperr.numpy_only`: its kernels report none)."""
     lows, fast = arg
     aggregate = settings.get("aggregate")
     bounded = fits(lows)                          # else statement by statement, each within the limit
@@ -172,29 +89,18 @@ def _run_planned(arg) -> None:
             run(low, p, aggregate)
 
 
-def _leaves(x):
-    return x.leaves() if isinstance(x, Expr) else [x]
-
-
-def before_write(base, value) -> None:
-    """Materialise the pending expressions that read ``base`` (not while explaining:
-    explaining runs nothing)."""
-    if not _explaining:
-        engine.before_write(base, value)
-
-
 def execute(low) -> None:
     """Plan this locale's part (cached) and run one lowered statement, or describe it
     under :func:`explain`."""
     if low.stmt.size == 0:
         return
     layouts = tuple(a.layout for a in low.arrays)
-    if _explaining:
-        P, texts, at, seen = _explaining[-1]
+    if explaining:
+        P, texts, at, seen = explaining[-1]
         if P is not None:
             layouts = tuple(_rebind(L, P) for L in layouts)
         texts.append(_describe(low, layouts, at))
-        seen.append((low, layouts, _policy(low)))
+        seen.append((low, layouts, owner_policy(low)))
         return
     try:
         own = _owner(low, layouts)
@@ -204,7 +110,9 @@ def execute(low) -> None:
     run(low, p, settings.get("aggregate"))
 
 
-def _policy(low) -> str:
+def owner_policy(low) -> str:
+    """The owner policy of ``low``: ``pg.config(owner=...)``, or ``"write"`` where its
+    reduction has no MPI accumulate op for the written dtype."""
     owner = settings.get("owner")
     wdtype = low.arrays[low.stmt.accesses[low.stmt.write].slot].dtype
     if low.stmt.reduced_vars and not accumulable(low.stmt.reduce, wdtype):
@@ -231,7 +139,7 @@ def _owner(low, layouts) -> int:
     least over all locales, agreed by one small reduction the first time the
     statement runs (each locale adds its own plan's cost, and a hash of its
     planning settings, so that locales whose settings differ all raise)."""
-    policy = _policy(low)
+    policy = owner_policy(low)
     if policy == "write":
         return low.stmt.write                               # the only candidate
     fp = settings.fingerprint()
@@ -289,7 +197,7 @@ def _weights(low):
     """Under ``protocol="auto"`` (the models in charge): ``(seconds per element moved,
     seconds per message, seconds per write-back message beyond its transfer)`` from
     the calibrated model (replicated), for :func:`pgas.plan.choose` to rank owners
-    by predicted time; None otherwise (the ``"cost"`` policy's fewest elements).  (h10)"""
+    by predicted time; None otherwise (the ``"cost"`` policy's fewest elements)."""
     if settings.get("protocol") != "auto":
         return None
     from . import calibration as calibrate
@@ -310,7 +218,7 @@ def _describe(low, layouts, at: int) -> str:
         raise ValueError(f"pg.explain: locale={at} is not one of the {P} locales")
     sample = list(range(P)) if P <= EXPLAIN_EXACT else sorted(
         {round(k * (P - 1) / 15) for k in range(16)} | {at})
-    cands = candidates(low.stmt, layouts, _policy(low))
+    cands = candidates(low.stmt, layouts, owner_policy(low))
     plans = {c: [plan_local(low.stmt, layouts, c, r) for r in sample] for c in cands}
     scale = P / len(sample)
     costs = [(sum(p.moved for p in ps) * scale, sum(p.messages for p in ps) * scale, all(p.valid for p in ps),
@@ -326,7 +234,7 @@ def _describe(low, layouts, at: int) -> str:
                                                 for c, (m, n, _, _) in zip(cands, costs))
     mine = plan_local(low.stmt, layouts, own, at)
     notes, served = {}, 0
-    if layouts == tuple(a.layout for a in low.arrays) and mine.kind == "pieces":   # h11: ghost reads
+    if layouts == tuple(a.layout for a in low.arrays) and mine.kind == "pieces":   # fetches served from ghost cells
         notes, served = ghostread.explain(low, mine, at, at == comm.here())
         if served:
             lines += (f"\nghost cells: {served} of locale {at}'s {len(mine.fetches)} fetches served from ghost "
@@ -334,7 +242,7 @@ def _describe(low, layouts, at: int) -> str:
 
     fast = (settings.get("aggregate") and mine.kind == "pieces" and mine.fetches + mine.writebacks
             and faststmt.qualifies(low, mine, agree=False))
-    said_strips = faststmt.STRIPS if fast else strip.explain(low, mine)    # h10: the strip count and why
+    said_strips = faststmt.STRIPS if fast else strip.explain(low, mine)    # the strip count and why
     if said_strips:
         lines += f"\n{said_strips}"
 
@@ -374,146 +282,17 @@ def explain(fn, locales: int | None = None, locale: int = 0, plot: str | None = 
     collective calls (creating arrays, whole-array arithmetic such as ``A * 2``,
     which computes a new array at once, scalar reads).  With ``plot="f.png"``
     the elements each access moves for ``locale`` are drawn too, one row per
-    statement (:func:`pgas.plot.draw_statements`; needs ``pip install 'pgas[plot]'``).
+    statement (:func:`pgas.plan.draw.draw_statements`; needs ``pip install 'pgas[plot]'``).
 
     >>> print(pg.explain(lambda: A.__setitem__(slice(1, None), A[:-1]), locales=1024))  # doctest: +SKIP
     """
-    _explaining.append((locales, [], int(locale), []))
+    explaining.append((locales, [], int(locale), []))
     try:
         fn()
     finally:
-        _, texts, _, seen = _explaining.pop()
+        _, texts, _, seen = explaining.pop()
     if plot is not None and seen:
-        from ..plot import draw_statements
+        from ..plan.draw import draw_statements
 
         draw_statements(seen, int(locale), plot)
     return "\n\n".join(texts) if texts else "(no statements)"
-
-
-# -- forall ------------------------------------------------------------------
-class _Tracer:
-    def __init__(self) -> None:
-        self.records: list = []
-        self.errstates: list = []     # NumPy's error handling where each record was made (rev24)
-
-    def record(self, target: Ref, value, uf, other) -> None:
-        self.records.append((target, value, uf, other))
-        self.errstates.append((np.geterr(), np.geterrcall()))
-
-
-def forall(domain, body) -> None:
-    """Collective: run ``body(i, j, ...)`` over every point of ``domain`` (a ``range``,
-    a tuple of ranges, or ranges whose bounds depend on outer loop variables) as
-    aggregated owner-computes statements.
-
-    ``body`` is called ONCE with symbolic loop variables; each assignment it
-    makes through affine subscripts (``A[2*i + 1, j - 1] = B[i, j] * 0.5``)
-    becomes one statement over the whole domain, run in the order written
-    (the right side read in full before its left side is written).  A write
-    whose subscripts omit a loop variable reduces over it:
-    ``D[i, j] += A[i, k] * B[k, j]`` over ``(i, j, k)`` is a matrix product.
-    Python ``if`` on loop variables, non-affine subscripts (``A[i*j]``) and
-    the like raise ``pgas.array.expr.TraceError`` naming what to write.
-
-    A loop variable may also be used as a value: ``A[i, j] = 10 * i + j`` or
-    ``B[i] = 0.5 * i + A[i]`` use the index itself (an integer operand, combined
-    with the others by NumPy's rules).  Only integer arithmetic keeps a variable
-    symbolic; ``i / 2``, ``i % 2`` and comparisons raise ``TraceError``.
-
-    An inner range may depend on outer variables: give a callable of the first
-    ``k`` variables' values that returns the range, as in
-    ``pg.forall((range(n), lambda i: range(i + 1, n)), body)`` (a triangle).
-    It is evaluated once per point of those ``k`` variables.  Affine bounds run
-    as the bounding box's pieces clipped by the bounds, others as rectangular
-    parts planned together (see ``docs/domains.md``): one message per (peer,
-    array) per statement either way.
-
-    Parameters
-    ----------
-    domain : range, int, or tuple of range, int or callable
-        The iteration space, one entry per loop variable, outermost first (an
-        int ``n`` means ``range(n)``; a callable ``f(i, ...)`` of outer
-        variables returns the range of an inner one).
-    body : callable
-        Called once with one symbolic variable per range; it assigns to
-        distributed arrays through subscripts affine in the variables.
-
-    Examples
-    --------
-    A five-point stencil over the interior, then a loop variable as a value:
-
-    >>> def body(i, j):                                           # doctest: +SKIP
-    ...     B[i, j] = 0.25 * (A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1])
-    >>> pg.forall((range(1, n - 1), range(1, n - 1)), body)      # doctest: +SKIP
-    >>> pg.forall(range(n), lambda i: C.__setitem__(i, 2 * i))    # doctest: +SKIP
-
-    The upper triangle of ``C = A @ A.T`` (``syrk``), a triangle times a range:
-
-    >>> def body(i, j, k):                                        # doctest: +SKIP
-    ...     C[i, j] += A[i, k] * A[j, k]
-    >>> pg.forall((range(n), lambda i: range(i, n), range(m)), body)  # doctest: +SKIP
-    """
-    if engine.tracing():
-        raise TraceError("pg.forall inside a pg.forall body cannot be traced: write ONE forall over all the "
-                         "loop variables, with inner ranges that depend on outer ones if needed: "
-                         "pg.forall((range(n), lambda i: range(i + 1, n)), body)")
-    dom = resolve(domain)
-    m = dom.ndim
-    tracer = _Tracer()
-    engine.trace_push(tracer)
-    try:
-        body(*[Affine([int(v == w) for w in range(m)]) for v in range(m)])
-    finally:
-        engine.trace_pop()
-    collective.forall(dom, body, tracer.records)
-    now = (np.geterr(), np.geterrcall())
-    for (target, value, uf, other), state in zip(tracer.records, tracer.errstates):
-        if state == now:
-            _run_record(dom, target, value, uf, other)
-            continue
-        with np.errstate(call=state[1], **state[0]):      # an np.errstate inside the body applies (rev24)
-            _run_record(dom, target, value, uf, other)
-
-
-def _run_record(dom, target: Ref, value, uf, other) -> None:
-    m = dom.ndim
-    cols = [any(len(row) > v and row[v] for row in target.M) for v in range(m)]
-    label = target.base.label
-    if uf is not None:
-        value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
-    separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
-    if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
-        before_write(target.base, value)                 # each iteration writes its own element
-        _run_forall_statement(lower_ref(dom, target, value, None), value)
-        return
-    if uf is None or other is None or uf.__name__ not in REDUCE_WITH:
-        missing = ", ".join("ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m) if not cols[v])
-        raise TraceError(f"the write to {label} does not use loop variable(s) {missing}: to reduce over them "
-                         "write A[...] += expr (or -=, *=, |=, &=, ^=, or np.minimum/np.maximum(A[...], expr, "
-                         "out=A[...])); a plain = would overwrite the same element many times")
-    before_write(target.base, value)
-    _run_forall_statement(lower_ref(dom, target, other, uf.__name__), other)
-
-
-def _run_forall_statement(low, value) -> None:
-    """Execute a forall record's lowered statement: under :func:`pgas.array.fperr.run`, and,
-    if ``value`` has an integer power of a distributed exponent (whose data a slice
-    statement checks first, :func:`pgas.array.collective.power_data`), with its negative
-    exponents raised on every locale alike (:func:`pgas.array.fperr.deferring_powers`)."""
-    if _has_power(value):
-        fperr.run(lambda lw: fperr.deferring_powers(execute, lw, not _explaining), low, not _explaining)
-    else:
-        fperr.run(execute, low, not _explaining)
-
-
-def _has_power(x) -> bool:
-    stack = [x]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, Expr):
-            if (e.func is np.power and len(e.args) == 2 and not engine.is_scalar(e.args[1])
-                    and np.dtype(e.dtype).kind in "iu"):     # only an integer power raises on data
-                return True
-            stack.extend(e.args)
-    return False
-

@@ -128,7 +128,7 @@ def _start(low, strip):
         buf = np.empty(m.size, dtype=arr.dtype)
         nbytes += buf.nbytes
         transfer.hold(buf.nbytes)
-        f = transfer.start_get(arr._win, m, buf, arr.dtype.itemsize, reqs, room=[0])
+        f = transfer.start_get(arr.store.window, m, buf, arr.dtype.itemsize, reqs, room=[0])
         if f is not None:
             finish.append(f)
         bufs.append(buf)

@@ -1,4 +1,4 @@
-"""Hostile review (s19b) of the lowering memo (pgas.exec.lower) and of the fused row
+"""Hostile review (s19b) of the lowering memo (pgas.array.lowering) and of the fused row
 kernels with the in-place store rule (pgas.exec.fuserows, fuse.in_place): statements
 repeated with something changed between runs, and in-place statements on aliased
 views, each compared with NumPy exactly (values, dtypes, signs of zeros)."""

@@ -1,4 +1,4 @@
-"""Review of session 24's ``np.errstate(...="raise")`` handling (pgas/array/fperr.py,
+"""Review of session 24's ``np.errstate(...="raise")`` handling (pgas/exec/fperr.py,
 commit 7d652a0) and its integer-power check, rev24: collective operations other than
 statements and reductions whose local part hits a floating-point error on one locale
 (scans, var/std, matmul/dot/norm, astype, update/scatter), the user's own ``"call"`` and
@@ -404,7 +404,7 @@ def test_default_warn_with_compiled_kernels(fuse):
     """``B[:] = 1.0 / A[:] + 1.0`` with a zero in ``A``, default errstate ("warn"): the
     locale holding the zero warns "divide by zero" as NumPy does, with compiled kernels
     too (they gave no warning: numba checks no flags; fixed by reading the processor's
-    flags around the kernel, :func:`pgas.array.fperr.compiled`); an overflow warns
+    flags around the kernel, :func:`pgas.exec.fperr.compiled`); an overflow warns
     "overflow"; no warning without an error or under "ignore"; "call" reaches the
     user's callback; the values are NumPy's."""
     import warnings as w

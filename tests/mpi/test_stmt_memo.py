@@ -1,4 +1,4 @@
-"""The lowering memo (pgas.exec.lower): a statement repeated with the same structure
+"""The lowering memo (pgas.array.lowering): a statement repeated with the same structure
 skips lowering, and any difference (a subscript, a shape, a dtype, a distribution,
 aliasing, a function, a constant's type or sign, the domain, the reduction, the
 settings) must miss, so that every statement of a back-to-back pair matches NumPy."""
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
-from pgas.exec import lower
+from pgas.array import lowering as lower
 from util import a_dist, assert_matches, collective_verdict
 
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)

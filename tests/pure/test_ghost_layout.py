@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgas.array.ghosts import exchange_plan
+from pgas.exec.ghostplan import exchange_plan
 from pgas.layout import Block
 from pgas.layout.distribution import grids
 

@@ -5,7 +5,7 @@ is run with the statement runtime's stages timed (each stage counted once, at
 its outermost call):
 
 - ``lower``: lowering a traced statement into the planner's terms
-  (:func:`pgas.exec.lower.lower_view`, ``lower_ref`` for ``forall``);
+  (:func:`pgas.array.lowering.lower_view`, ``lower_ref`` for ``forall``);
 - ``plan``: :func:`pgas.plan.plan_local` (a cache lookup once planned; the
   first-time plan on the first step, with the plan cache emptied; none for a
   statement repeated on the same arrays by two-sided transfers, which runs as
@@ -38,8 +38,9 @@ from pgas import comm
 
 #: (module, attribute) -> stage of the functions timed.
 STAGES = {
-    ("pgas.exec.statement", "lower_view"): "lower",
-    ("pgas.exec.statement", "lower_ref"): "lower",
+    ("pgas.array.statements", "lower_view"): "lower",
+    ("pgas.array.statements", "lower_ref"): "lower",
+    ("pgas.array.statements", "plan_local"): "plan",
     ("pgas.exec.statement", "plan_local"): "plan",
     ("pgas.exec.group", "plan_local"): "plan",
     ("pgas.exec.statement", "run"): "run",
@@ -112,7 +113,8 @@ def _forget_plans() -> None:
     import pkgutil
 
     import pgas.plan
-    from pgas.exec import faststmt, lower, transfer
+    from pgas.array import lowering as lower
+    from pgas.exec import faststmt, transfer
 
     faststmt.clear()                           # recorded statements (replayed without planning)
     lower._memo.clear()

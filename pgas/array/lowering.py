@@ -1,13 +1,11 @@
-"""Lowering: front-end objects (views, refs, expressions) to the planner's statement form.
+"""Lowering: front-end objects (views, refs, expressions) to the engine's statement form
+(:class:`pgas.exec.lowered.Lowered`).
 
 A slice statement iterates over the target view's shape (one unit-stride loop
 variable per view dim); each operand view is aligned to the right, as NumPy
 broadcasting does, so a dim of extent 1 becomes a zero column.  A forall
 statement iterates over its domain, and its refs already are affine maps.
-The expression becomes a small *program*: nested tuples whose leaves are
-``("acc", k)`` (access ``k``), ``("const", v)``, ``("np", array)`` (a
-replicated NumPy array broadcast to the box) and ``("aff", coefs, const)``
-(a loop variable used as a value).
+The expression becomes a small *program* (:mod:`pgas.exec.lowered`).
 
 A statement repeated in a loop is lowered once: :func:`lower_view` and
 :func:`lower_ref` look the statement up by its *structure* first (one pass
@@ -21,23 +19,12 @@ lowered afresh every time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ..array.expr import Affine, Expr, Ref, TraceError
-from ..array.view import View
+from ..exec.lowered import Lowered, slot_name
 from ..plan import Access, Statement
-
-
-@dataclass
-class Lowered:
-    """A statement with what the executor needs besides the plan."""
-
-    stmt: Statement
-    arrays: list           # DistArray per slot
-    prog: tuple            # the right-hand side program
-    names: list            # array names per slot, for explain
+from .expr import Affine, Expr, Ref, TraceError
+from .view import View
 
 
 class _Builder:
@@ -169,7 +156,7 @@ def _recall(key, bases):
     got = _memo.get(key)
     if got is None:
         return None
-    return Lowered(got[0], bases, got[1], [_name(a, k) for k, a in enumerate(bases)])
+    return Lowered(got[0], bases, got[1], [slot_name(a, k) for k, a in enumerate(bases)])
 
 
 def _remember(key, low: Lowered) -> Lowered:
@@ -220,7 +207,7 @@ def _lower_view(target: View, value) -> Lowered:
         prog = _squeeze(prog, drop)
     box = tuple((0, 1, target.shape[v]) for v in keep)
     stmt = Statement(box, tuple(accesses), 0)
-    return Lowered(stmt, b.arrays, prog, [_name(a, k) for k, a in enumerate(b.arrays)])
+    return Lowered(stmt, b.arrays, prog, [slot_name(a, k) for k, a in enumerate(b.arrays)])
 
 
 def _squeeze(prog, axes: tuple):
@@ -255,8 +242,4 @@ def _lower_ref(domain, target: Ref, value, reduce_name: str | None) -> Lowered:
     prog = b.program(value)
     accesses = tuple(Access(x.slot, [tuple(r) + (0,) * (m - len(r)) for r in x.M], x.c) for x in b.accesses)
     stmt = Statement(domain.box, accesses, 0, reduce_name, domain.parts, domain.clips, domain.count)
-    return Lowered(stmt, b.arrays, prog, [_name(a, k) for k, a in enumerate(b.arrays)])
-
-
-def _name(a, k: int) -> str:
-    return a.name or f"X{k}"
+    return Lowered(stmt, b.arrays, prog, [slot_name(a, k) for k, a in enumerate(b.arrays)])

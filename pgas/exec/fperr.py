@@ -15,7 +15,7 @@ end, as a NumPy ufunc with ``out=`` does before it raises.  Reductions, scans, `
 ``matmul``, ``astype`` and ``update`` (:func:`agreeing`) report the errors of their local
 parts and of combining done by NumPy; a whole-array ``sum``/``prod`` combined by an MPI
 reduction reports an overflow of the combining itself when every partial result was
-finite (:func:`pgas.array.reduce.reduce_all`).  The user's own ``"call"`` and ``"log"``
+finite (the front end's whole-array reduction).  The user's own ``"call"`` and ``"log"``
 categories still reach the user's callback (:class:`_Report`).  Nothing changes, and no
 message is sent, when no category is set to ``"raise"``.
 """
@@ -96,8 +96,8 @@ _FLAGS = {"divide": 1, "over": 2, "under": 4, "invalid": 8}
 class _Report:
     """The error callback while :func:`run` runs: the ``"raise"`` categories (turned into
     ``"call"``) are remembered; the user's own ``"call"`` and ``"log"`` categories still go to
-    the callback the user set (``np.seterrcall``), as NumPy would send them (rev24: they were
-    taken for errors to raise, and a ``"log"`` category raised AttributeError on one locale)."""
+    the callback the user set (``np.seterrcall``), as NumPy would send them (they are not
+    errors to raise, and a ``"log"`` category must not raise AttributeError on one locale)."""
 
     def __init__(self, raising, user) -> None:
         self.mask = sum(_FLAGS[k] for k in raising)
@@ -161,8 +161,8 @@ def integer_loop(ufunc, args, kwargs) -> bool:
 def deferring_powers(fn, arg, collective: bool = True):
     """``fn(arg)`` (a statement's execution, collective) on the NumPy path with integer
     powers' negative exponents noted instead of raised (:func:`power_args`), then NumPy's
-    ValueError on every locale alike if any locale saw one (rev24: a ``pg.forall`` record
-    raised on the locale holding the element alone, and the others waited)."""
+    ValueError on every locale alike if any locale saw one (raised on the locale holding
+    the element alone, a ``pg.forall`` record would leave the others waiting)."""
     global power_errors, numpy_only
     if power_errors is not None or not collective:
         return fn(arg)
@@ -216,7 +216,7 @@ def compiled(kernel, args) -> None:
     """``kernel(*args)``, a compiled (numba) kernel, with the floating-point errors it met
     reported as NumPy reports a ufunc's under the current ``np.errstate`` (a
     RuntimeWarning by default): numba's code sets the processor's flags but checks none.
-    The flags are cleared before and read after the call (two C calls, about 0.4 µs);
+    The flags are cleared before and read after the call (two C calls);
     nothing is read where every category is ``"ignore"`` or the machine's flag bits are
     not known.  An integer division by zero sets no flag, so it is not reported."""
     mask = _state()[2]

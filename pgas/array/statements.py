@@ -1,0 +1,280 @@
+"""Statements of the front end: assignment, materialisation, groups of statements, ``pg.forall``.
+
+Each checks the call (:mod:`pgas.array.collective`), materialises the pending
+expressions the statement would overwrite (:func:`pgas.array.engine.before_write`),
+lowers views, refs and expressions into the engine's form
+(:mod:`pgas.array.lowering`) and hands the lowered statements to the engine
+(:mod:`pgas.exec.statement`), which runs them, or describes them under ``pg.explain``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import comm
+from ..comm import check
+from ..exec import faststmt, fperr, settings
+from ..exec import statement as engine_statement
+from ..exec.domain import resolve
+from ..exec.fastgroup import FastGroup
+from ..exec.lowered import Lowered
+from ..exec.run import REDUCE_WITH
+from ..exec.statement import execute, explaining
+from ..plan import plan_local
+from . import collective, construct, engine
+from .expr import Affine, Expr, Ref, TraceError, probe
+from .lowering import lower_ref, lower_view, structure
+from .view import View
+
+#: The result dtype of an expression (:func:`pgas.array.expr.probe`, which also raises
+#: NumPy's errors), and whether it has an integer power whose exponent's data must be
+#: checked (:func:`pgas.array.collective.power_data`), by its statement's structure
+#: (:func:`pgas.array.lowering.structure`) and its arrays' dtypes, which determine both: a
+#: repeated statement is probed once.
+_probed: dict = {}
+PROBE_CACHE = 1024
+
+
+def assign(target: View, value, casting: str) -> None:
+    """Run ``target = value`` (a view and an operand, :func:`pgas.array.engine.assign`)."""
+    known = structure(target, value)
+    again = rkey = None
+    fill = False
+    if known is not None and not explaining and casting == "unsafe":
+        rkey = known[0]
+        fill = isinstance(value, np.generic)       # a scalar of the target's dtype (engine.assign):
+        if fill:                                   # recorded by dtype, not value (fict[t] every step)
+            rkey = (*rkey[:3], "fill", value.dtype)
+        again = faststmt.replayable(rkey, known[1])
+        if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
+                and not fperr.raising()):
+            before_write(target.base, value)      # a repeat on the same arrays, as it ran before
+            engine_statement.replay(again, known[1], value if fill else None)
+            return
+    dkey = hit = None
+    if known is not None and type(value) is Expr and value._dtype is None:
+        dkey = (known[0], tuple([a.dtype for a in known[1]]))
+        hit = _probed.get(dkey)                   # None: probed below
+        if hit is not None:
+            value._dtype = hit[0]
+            dkey = None                           # known: nothing to remember
+    # call check; errors on every locale (an integer power's exponent data only where the structure has one)
+    powers = collective.statement(target, value, not explaining, hit is None or hit[1])
+    if dkey is not None:
+        if len(_probed) >= PROBE_CACHE:
+            del _probed[next(iter(_probed))]
+        _probed[dkey] = (value._dtype, powers)
+    if casting == "same_kind" and isinstance(value, Expr):
+        value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
+    before_write(target.base, value)
+    low = lower_view(target, value, known)
+    record = again is None and rkey is not None and not powers and not check.enabled and (
+        not fill or low.prog[0] == "const")
+    engine_statement.run_new(low, rkey if record else None)
+
+
+def materialise(x, dtype=None):
+    """Collective: a new DistArray holding the value of view or expression ``x``."""
+    collective.materialise(x, not explaining)
+    shape = x.shape
+    if not shape:
+        raise ValueError("a 0-dimensional expression cannot be a DistArray: read elements with A[i, j]")
+    first = next((leaf.base for leaf in _leaves(x) if isinstance(leaf, View)), None)
+    out = construct.empty(shape, x.dtype if dtype is None else dtype, first.layout.like(len(shape)))
+    fperr.run(execute, lower_view(View.whole(out), x), not explaining)
+    return out
+
+
+def plan_group(pairs) -> list:
+    """The statements ``pairs`` lowered, with this locale's plans (pure: nothing runs),
+    for :func:`run_planned`."""
+    items = []
+    for t, v in pairs:
+        low = lower_view(t, v)
+        if low.stmt.size:
+            layouts = tuple(a.layout for a in low.arrays)
+            items.append((low, plan_local(low.stmt, layouts, low.stmt.write, comm.here())))
+    return items
+
+
+def compile_group(items, keep: bool = True):
+    """:func:`plan_group`'s items compiled for repeated :func:`run_planned` calls
+    (:class:`pgas.exec.fastgroup.FastGroup`; free it with its ``free()``)."""
+    return FastGroup(items, keep)
+
+
+def rerun(fast, arrays) -> bool:
+    """Run compiled group ``fast`` again on ``arrays`` (in its ``keys`` order) if they are
+    the arrays of its last run (:meth:`FastGroup.rerun_arrays`); False, with nothing
+    done, where the call needs :func:`run_planned`."""
+    return not explaining and bool(settings.get("aggregate")) and fast.rerun_arrays(arrays, engine.before_write)
+
+
+def run_planned(items, rebind: dict, header: str = "", fast=None) -> None:
+    """Run :func:`plan_group`'s statements again with each array ``a`` replaced by
+    ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
+    exchange and no lowering or planning.  ``fast``: the items compiled for repeated
+    runs (:class:`pgas.exec.fastgroup.FastGroup`), used where it qualifies."""
+    if (fast is not None and not explaining and settings.get("aggregate") and not fperr.raising()
+            and fast.rerun(rebind, engine.before_write)):
+        return                                    # the same arrays as the last run: its views
+    lows = [(Lowered(low.stmt, [rebind.get(id(a), a) for a in low.arrays], low.prog, low.names), p)
+            for low, p in items]
+    if not explaining:
+        written = {}
+        for low, _ in lows:
+            w = low.arrays[low.stmt.accesses[low.stmt.write].slot]
+            written[id(w)] = w
+        for w in written.values():
+            engine.before_write(w, None)
+    engine_statement.run_planned(lows, fast, header)
+
+
+def run_group(pairs, header: str = "") -> None:
+    """Run statements ``[(target view, value), ...]`` whose targets are distinct and
+    read by none of them, with one exchange (:func:`pgas.exec.statement.run_group`);
+    each runs on the owner of its write.  Under ``pg.explain``, describes each."""
+    for target, value in pairs:
+        collective.statement(target, value, not explaining)
+    for target, value in pairs:
+        before_write(target.base, value)
+    engine_statement.run_group([lower_view(t, v) for t, v in pairs], header)
+
+
+def _leaves(x):
+    return x.leaves() if isinstance(x, Expr) else [x]
+
+
+def before_write(base, value) -> None:
+    """Materialise the pending expressions that read ``base`` (not while explaining:
+    explaining runs nothing)."""
+    if not explaining:
+        engine.before_write(base, value)
+
+
+# -- forall ------------------------------------------------------------------
+class _Tracer:
+    def __init__(self) -> None:
+        self.records: list = []
+        self.errstates: list = []     # NumPy's error handling where each record was made
+
+    def record(self, target: Ref, value, uf, other) -> None:
+        self.records.append((target, value, uf, other))
+        self.errstates.append((np.geterr(), np.geterrcall()))
+
+
+def forall(domain, body) -> None:
+    """Collective: run ``body(i, j, ...)`` over every point of ``domain`` (a ``range``,
+    a tuple of ranges, or ranges whose bounds depend on outer loop variables) as
+    aggregated owner-computes statements.
+
+    ``body`` is called ONCE with symbolic loop variables; each assignment it
+    makes through affine subscripts (``A[2*i + 1, j - 1] = B[i, j] * 0.5``)
+    becomes one statement over the whole domain, run in the order written
+    (the right side read in full before its left side is written).  A write
+    whose subscripts omit a loop variable reduces over it:
+    ``D[i, j] += A[i, k] * B[k, j]`` over ``(i, j, k)`` is a matrix product.
+    Python ``if`` on loop variables, non-affine subscripts (``A[i*j]``) and
+    the like raise ``pgas.array.expr.TraceError`` naming what to write.
+
+    A loop variable may also be used as a value: ``A[i, j] = 10 * i + j`` or
+    ``B[i] = 0.5 * i + A[i]`` use the index itself (an integer operand, combined
+    with the others by NumPy's rules).  Only integer arithmetic keeps a variable
+    symbolic; ``i / 2``, ``i % 2`` and comparisons raise ``TraceError``.
+
+    An inner range may depend on outer variables: give a callable of the first
+    ``k`` variables' values that returns the range, as in
+    ``pg.forall((range(n), lambda i: range(i + 1, n)), body)`` (a triangle).
+    It is evaluated once per point of those ``k`` variables.  Affine bounds run
+    as the bounding box's pieces clipped by the bounds, others as rectangular
+    parts planned together (see ``docs/domains.md``): one message per (peer,
+    array) per statement either way.
+
+    Parameters
+    ----------
+    domain : range, int, or tuple of range, int or callable
+        The iteration space, one entry per loop variable, outermost first (an
+        int ``n`` means ``range(n)``; a callable ``f(i, ...)`` of outer
+        variables returns the range of an inner one).
+    body : callable
+        Called once with one symbolic variable per range; it assigns to
+        distributed arrays through subscripts affine in the variables.
+
+    Examples
+    --------
+    A five-point stencil over the interior, then a loop variable as a value:
+
+    >>> def body(i, j):                                           # doctest: +SKIP
+    ...     B[i, j] = 0.25 * (A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1])
+    >>> pg.forall((range(1, n - 1), range(1, n - 1)), body)      # doctest: +SKIP
+    >>> pg.forall(range(n), lambda i: C.__setitem__(i, 2 * i))    # doctest: +SKIP
+
+    The upper triangle of ``C = A @ A.T`` (``syrk``), a triangle times a range:
+
+    >>> def body(i, j, k):                                        # doctest: +SKIP
+    ...     C[i, j] += A[i, k] * A[j, k]
+    >>> pg.forall((range(n), lambda i: range(i, n), range(m)), body)  # doctest: +SKIP
+    """
+    if engine.tracing():
+        raise TraceError("pg.forall inside a pg.forall body cannot be traced: write ONE forall over all the "
+                         "loop variables, with inner ranges that depend on outer ones if needed: "
+                         "pg.forall((range(n), lambda i: range(i + 1, n)), body)")
+    dom = resolve(domain)
+    m = dom.ndim
+    tracer = _Tracer()
+    engine.trace_push(tracer)
+    try:
+        body(*[Affine([int(v == w) for w in range(m)]) for v in range(m)])
+    finally:
+        engine.trace_pop()
+    collective.forall(dom, body, tracer.records)
+    now = (np.geterr(), np.geterrcall())
+    for (target, value, uf, other), state in zip(tracer.records, tracer.errstates):
+        if state == now:
+            _run_record(dom, target, value, uf, other)
+            continue
+        with np.errstate(call=state[1], **state[0]):      # an np.errstate inside the body applies
+            _run_record(dom, target, value, uf, other)
+
+
+def _run_record(dom, target: Ref, value, uf, other) -> None:
+    m = dom.ndim
+    cols = [any(len(row) > v and row[v] for row in target.M) for v in range(m)]
+    label = target.base.label
+    if uf is not None:
+        value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
+    separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
+    if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
+        before_write(target.base, value)                 # each iteration writes its own element
+        _run_forall_statement(lower_ref(dom, target, value, None), value)
+        return
+    if uf is None or other is None or uf.__name__ not in REDUCE_WITH:
+        missing = ", ".join("ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m) if not cols[v])
+        raise TraceError(f"the write to {label} does not use loop variable(s) {missing}: to reduce over them "
+                         "write A[...] += expr (or -=, *=, |=, &=, ^=, or np.minimum/np.maximum(A[...], expr, "
+                         "out=A[...])); a plain = would overwrite the same element many times")
+    before_write(target.base, value)
+    _run_forall_statement(lower_ref(dom, target, other, uf.__name__), other)
+
+
+def _run_forall_statement(low, value) -> None:
+    """Execute a forall record's lowered statement: under :func:`pgas.exec.fperr.run`, and,
+    if ``value`` has an integer power of a distributed exponent (whose data a slice
+    statement checks first, :func:`pgas.array.collective.power_data`), with its negative
+    exponents raised on every locale alike (:func:`pgas.exec.fperr.deferring_powers`)."""
+    if _has_power(value):
+        fperr.run(lambda lw: fperr.deferring_powers(execute, lw, not explaining), low, not explaining)
+    else:
+        fperr.run(execute, low, not explaining)
+
+
+def _has_power(x) -> bool:
+    stack = [x]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Expr):
+            if (e.func is np.power and len(e.args) == 2 and not engine.is_scalar(e.args[1])
+                    and np.dtype(e.dtype).kind in "iu"):     # only an integer power raises on data
+                return True
+            stack.extend(e.args)
+    return False
