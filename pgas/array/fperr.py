@@ -15,7 +15,7 @@ end, as a NumPy ufunc with ``out=`` does before it raises.  Reductions, scans, `
 ``matmul``, ``astype`` and ``update`` (:func:`agreeing`) report the errors of their local
 parts and of combining done by NumPy; a whole-array ``sum``/``prod`` combined by an MPI
 reduction reports an overflow of the combining itself when every partial result was
-finite (:func:`pgas.array.reduce.reduce_all`).  The user's own ``"call"`` and ``"log"``
+finite (:func:`pgas.array.reductions.whole.reduce_all`).  The user's own ``"call"`` and ``"log"``
 categories still reach the user's callback (:class:`_Report`).  Nothing changes, and no
 message is sent, when no category is set to ``"raise"``.
 """

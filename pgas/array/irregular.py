@@ -237,7 +237,7 @@ class IndexPlan:
         """The number of indices this locale passed."""
         return self.pattern.n
 
-    def __copy__(self) -> "IndexPlan":
+    def __copy__(self) -> IndexPlan:
         """A plan of the same pattern with messages of its own (a copy sharing the
         original's persistent requests would read stale buffers once the original is
         collected and its requests freed)."""
@@ -246,10 +246,10 @@ class IndexPlan:
         new._gathering, new._runs, new._checked = self._gathering, {}, self._checked
         return new
 
-    def __deepcopy__(self, memo) -> "IndexPlan":
+    def __deepcopy__(self, memo) -> IndexPlan:
         return self.__copy__()
 
-    def gathering(self) -> "_Gathering":
+    def gathering(self) -> _Gathering:
         """What every gather by this plan reuses (made at the first, :class:`_Gathering`)."""
         if self._gathering is None:
             self._gathering = _Gathering(self.pattern, self.served, comm.here())

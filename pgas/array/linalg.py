@@ -22,7 +22,6 @@ Communication (``p`` locales):
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import comm
@@ -38,8 +37,8 @@ _NO_BATCH = ("matmul of arrays with more than 2 dimensions (batched) is not supp
 def _dist(x, like=None):
     """``x`` as a DistArray: views and expressions are materialised, a NumPy value is
     distributed (it must be the same on every locale, which from_numpy checks)."""
-    from .construct import from_numpy
     from .core import DistArray
+    from .creation.constructors import from_numpy
     from .expr import Lazy
     if isinstance(x, DistArray):
         return x
@@ -103,7 +102,7 @@ def _wins(*arrays):
 
 def _matmul2(A, B, dtype):
     """2-D @ 2-D, owner computes with k-panels (see the module docstring)."""
-    from .construct import empty
+    from .creation.constructors import empty
     M, K = A.shape
     N = B.shape[1]
     C = empty((M, N), dtype, A.layout.like(2))
@@ -136,7 +135,7 @@ def _reduce_partial(partial: np.ndarray, dtype):
 
 
 def _vec_result(total: np.ndarray, model, dtype):
-    from .construct import empty
+    from .creation.constructors import empty
     y = empty(total.shape, dtype, model.layout.like(1))
     y.local[...] = total[y.layout.owned(comm.here())[0]]
     comm.barrier([y._win])

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import axisreduce, scan, shape
+from . import shape
+from .reductions import axisreduce, scan
 
 _NoValue = np._NoValue
 
 
 class ArrayMethods:
-    """Mixin of the NumPy array methods; see :mod:`pgas.array.axisreduce`, :mod:`pgas.array.scan`
+    """Mixin of the NumPy array methods; see :mod:`pgas.array.reductions.axisreduce`, :mod:`pgas.array.reductions.scan`
     and :mod:`pgas.array.shape`."""
 
     __slots__ = ()

@@ -27,9 +27,10 @@ import numpy as np
 from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
-MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reduce", "pgas.array.shape", "pgas.array.creation",
-           "pgas.array.sort", "pgas.array.unique", "pgas.array.shift", "pgas.array.nanfuncs",
-           "pgas.array.numeric"]
+MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reductions.functions", "pgas.array.shape",
+           "pgas.array.creation.like", "pgas.array.creation.conversion", "pgas.array.sorting.sort",
+           "pgas.array.sorting.unique", "pgas.array.sorting.searchsorted", "pgas.array.shifts.functions",
+           "pgas.array.reductions.nan", "pgas.array.numeric"]
 
 #: NumPy function -> pgas implementation (built on first use; see :func:`handled`).
 HANDLED: dict = {}
@@ -194,7 +195,7 @@ def _outer(uf, inputs, out, kwargs):
 
 
 # -- NumPy functions ---------------------------------------------------------
-def _plain(kwargs, name: str, allowed=()) -> None:
+def reject_keywords(kwargs, name: str, allowed=()) -> None:
     bad = [k for k, v in kwargs.items() if k not in allowed and v is not None and v is not False]
     if bad:
         raise unsupported(name, f"keyword(s) {', '.join(bad)} not supported; use the array's method")
@@ -202,7 +203,7 @@ def _plain(kwargs, name: str, allowed=()) -> None:
 
 def _truth(kind: str):
     def impl(a, axis=None, out=None, keepdims=False, **kw):
-        _plain(dict(kw, out=out, keepdims=keepdims, axis=axis), kind)
+        reject_keywords(dict(kw, out=out, keepdims=keepdims, axis=axis), kind)
         a = _dist(a)
         if a.size == 0:
             return np.bool_(kind == "all")
@@ -216,7 +217,7 @@ def _truth(kind: str):
 def _aligned(a, b, name: str):
     """This locale's parts of ``a`` and ``b`` (one broadcast to the other's shape) on the
     first distributed operand's layout."""
-    from .construct import empty
+    from .creation.constructors import empty
     from .expr import Lazy
     a, b = _dist(a), _dist(b)
     model = a if hasattr(a, "layout") else b
@@ -311,7 +312,7 @@ def _sum_product(a, b):
 def einsum(subscripts, *operands, **kwargs):
     """Collective: ``np.einsum`` for a few matrix-product signatures (see ADVICE)."""
     from . import linalg
-    _plain({k: v for k, v in kwargs.items() if k != "optimize"}, "einsum")
+    reject_keywords({k: v for k, v in kwargs.items() if k != "optimize"}, "einsum")
     spec = subscripts.replace(" ", "") if isinstance(subscripts, str) else None
     table = {"ij,jk->ik": linalg.matmul, "ij,j->i": linalg.matmul, "i,ij->j": linalg.matmul,
              "i,i->": linalg.matmul, "i,i": linalg.matmul, "ij,ij->": _sum_product, "i,j->ij": linalg.outer}
@@ -326,20 +327,20 @@ def einsum(subscripts, *operands, **kwargs):
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """Collective: ``np.ptp`` (largest minus smallest element), on every locale."""
-    _plain({"axis": axis, "out": out, "keepdims": keepdims}, "ptp")
+    reject_keywords({"axis": axis, "out": out, "keepdims": keepdims}, "ptp")
     a = _dist(a)
     return a.max() - a.min()
 
 
 def average(a, axis=None, weights=None, returned=False, **kw):
     """Collective: ``np.average`` without weights (the mean), on every locale."""
-    _plain(dict(kw, axis=axis, weights=weights, returned=returned), "average")
+    reject_keywords(dict(kw, axis=axis, weights=weights, returned=returned), "average")
     return _dist(a).mean()
 
 
 def clip(a, a_min=None, a_max=None, out=None, **kw):
     """Element-wise ``np.clip`` as ``np.minimum(np.maximum(a, a_min), a_max)`` (NumPy's definition)."""
-    _plain(dict(kw, out=out), "clip")
+    reject_keywords(dict(kw, out=out), "clip")
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
     res = a if a_min is None else np.maximum(a, a_min)
@@ -348,7 +349,7 @@ def clip(a, a_min=None, a_max=None, out=None, **kw):
 
 HANDLED_FUNCS = {"all": _truth("all"), "any": _truth("any")}
 
-# (np.sum, np.mean, np.var, ... are pgas.array.reduce's, which pgas.array.npapi.MODULES loads later.)
+# (np.sum, np.mean, np.var, ... are pgas.array.reductions.functions's, which pgas.array.npapi.MODULES loads later.)
 NUMPY_FUNCTIONS = {
     np.where: where, np.copy: copy, np.allclose: allclose,
     np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot, np.einsum: einsum,

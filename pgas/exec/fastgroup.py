@@ -205,7 +205,7 @@ class FastGroup:
 
     def rerun_arrays(self, arrays) -> bool:
         """:meth:`rerun` with the arrays given in :attr:`keys` order (a caller that knows
-        that order, :class:`pgas.array.shift.PShiftPlan`, saves building the mapping)."""
+        that order, :class:`pgas.array.shifts.plan.PShiftPlan`, saves building the mapping)."""
         b = self._binding
         if b is None or b.evals or not ENABLED:
             return False

@@ -11,7 +11,7 @@ import numpy as np
 from .. import comm
 from ..array import collective, engine, fperr
 from ..comm import check
-from ..array.construct import empty
+from ..array.creation.constructors import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names

@@ -14,7 +14,8 @@ import itertools
 import math
 
 from .. import comm
-from ..array.construct import _layout, empty
+from ..array.creation.constructors import empty
+from ..array.creation.layouts import new_layout as _layout
 from ..array.core import DistArray
 from ..layout import Block, BlockCyclic
 
