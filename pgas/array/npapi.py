@@ -37,20 +37,11 @@ HANDLED: dict = {}
 
 GENERIC = "use A.to_numpy() to compute it with NumPy on the global array (a copy on every locale)"
 
+#: Advice for NumPy functions that are NOT in :data:`HANDLED`, by the name the error gives them
+#: (``"linalg.solve"`` for ``np.linalg.solve``); any other unhandled function gets :data:`GENERIC`.
+#: Functions handled only in some cases say which in their own errors.
 ADVICE = {
-    "where": "np.where(cond) with one argument (nonzero) is not available; for choices use pg.where(cond, x, y)",
-    "cumsum": "distributed scans are not available; use A.to_numpy()",
-    "cumprod": "distributed scans are not available; use A.to_numpy()",
-    "sort": "distributed sorting is not available; use A.to_numpy() (or pgas.bench.isx for an integer sort)",
-    "argsort": "distributed sorting is not available; use A.to_numpy()",
-    "unique": "use A.to_numpy()",
     "nonzero": "use A.to_numpy(), or pg.where(cond, x, y) for element-wise choices",
-    "argmax": "use A.max() for the value, A.to_numpy() for its position",
-    "argmin": "use A.min() for the value, A.to_numpy() for its position",
-    "ravel": "pgas arrays keep their shape; use A.to_numpy().ravel()",
-    "einsum": "pgas handles 'ij,jk->ik', 'ij,j->i', 'i,ij->j', 'i,i->', 'ij,ij->' and 'i,j->ij'",
-    "tensordot": "pgas handles matrix-product cases (axes=1, axes=([n-1], [0])), axes=2 on equal 2-D shapes "
-                 "and axes=0 on vectors",
     "linalg.solve": "no distributed solver; use A.to_numpy()",
 }
 
@@ -122,7 +113,8 @@ def ufunc(uf, method, inputs, out, kwargs, elementwise):
         return _reduce(uf, inputs, out, kwargs)
     if method == "outer":
         return _outer(uf, inputs, out, kwargs)
-    advice = {"accumulate": "distributed scans are not available; use A.to_numpy()",
+    advice = {"accumulate": "pgas scans with np.cumsum and np.cumprod (A.cumsum(), A.cumprod()); for other "
+                            "ufuncs use A.to_numpy()",
               "reduceat": "use A.to_numpy()",
               "at": "use A.update(indices, values, op=...) (a collective batch update) or A.scatter"}
     raise unsupported(f"{name}.{method}", advice.get(method))
@@ -263,7 +255,8 @@ def where(condition, x=None, y=None):
     """``np.where(cond, x, y)`` is :func:`pgas.where` (lazy, element-wise)."""
     from .expr import where as pg_where
     if x is None or y is None:
-        raise unsupported("where")
+        raise unsupported("where", "np.where(cond) with one argument (nonzero) is not available; for choices "
+                                   "use pg.where(cond, x, y)")
     return pg_where(condition, x, y)
 
 
@@ -285,8 +278,12 @@ def _is_pair(axes, pa, pb) -> bool:
         return False
 
 
+TENSORDOT_CASES = ("pgas handles matrix-product cases (axes=1, axes=([n-1], [0])), axes=2 on equal 2-D shapes "
+                   "and axes=0 on vectors")
+
+
 def tensordot(a, b, axes=2):
-    """Collective: ``np.tensordot`` for its matrix-product cases (see ADVICE)."""
+    """Collective: ``np.tensordot`` for its matrix-product cases (:data:`TENSORDOT_CASES`)."""
     from . import linalg
     na, nb = np.ndim(a), np.ndim(b)
     if axes == 1 or _is_pair(axes, na, nb):
@@ -296,7 +293,7 @@ def tensordot(a, b, axes=2):
         return _sum_product(a, b)
     elif axes == 0 and na == nb == 1:
         return linalg.outer(a, b)
-    raise unsupported("tensordot")
+    raise unsupported("tensordot", TENSORDOT_CASES)
 
 
 def _sum_product(a, b):
@@ -309,15 +306,18 @@ def _sum_product(a, b):
     return np.asarray(p.sum(dtype=dtype)).astype(dtype)[()]
 
 
+EINSUM_CASES = "pgas handles 'ij,jk->ik', 'ij,j->i', 'i,ij->j', 'i,i->', 'ij,ij->' and 'i,j->ij'"
+
+
 def einsum(subscripts, *operands, **kwargs):
-    """Collective: ``np.einsum`` for a few matrix-product signatures (see ADVICE)."""
+    """Collective: ``np.einsum`` for a few matrix-product signatures (:data:`EINSUM_CASES`)."""
     from . import linalg
     reject_keywords({k: v for k, v in kwargs.items() if k != "optimize"}, "einsum")
     spec = subscripts.replace(" ", "") if isinstance(subscripts, str) else None
     table = {"ij,jk->ik": linalg.matmul, "ij,j->i": linalg.matmul, "i,ij->j": linalg.matmul,
              "i,i->": linalg.matmul, "i,i": linalg.matmul, "ij,ij->": _sum_product, "i,j->ij": linalg.outer}
     if spec not in table or len(operands) != 2:
-        raise unsupported("einsum")
+        raise unsupported("einsum", EINSUM_CASES)
     a, b = operands
     want = [len(s) for s in spec.split("->")[0].split(",")]
     if [np.ndim(a), np.ndim(b)] != want:
