@@ -395,7 +395,7 @@ def _values(A, values, n: int) -> np.ndarray:
     return np.broadcast_to(A._cast(values), (n,))
 
 
-@fperr.agreeing              # a cast or ufunc.at error raises on every locale (rev24)
+@fperr.agreeing              # a cast or ufunc.at error raises on every locale
 def update(A, indices, values, op: str = "add") -> None:
     """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
     ``indices`` may be an :class:`IndexPlan`.  One message to each owner the indices

@@ -174,7 +174,7 @@ def _dot1(x, y, dtype):
     return _reduce_partial(np.asarray(part), dtype)[()]
 
 
-@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
+@fperr.agreeing              # a local part's error raises on every locale, so none waits
 def matmul(a, b):
     """Collective: the matrix product ``a @ b`` (NumPy's ``matmul``) of distributed arrays.
 
@@ -234,7 +234,7 @@ def vdot(a, b):
     ----------
     a, b : DistArray, view or expression of the same shape
     """
-    with np.errstate(all="ignore"):     # NumPy's vdot reports no floating-point errors (it hung, rev24)
+    with np.errstate(all="ignore"):     # NumPy's vdot reports no floating-point errors
         return _vdot(a, b)
 
 
@@ -289,7 +289,7 @@ def outer(a, b):
     return np.multiply.outer(a, b)
 
 
-@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
+@fperr.agreeing              # a local part's error raises on every locale, so none waits
 def norm(x, ord=None, axis=None, keepdims=False):
     """Collective: NumPy's ``linalg.norm`` for the vector 2-norm, 1-norm and max-norm of a
     1-D array and the Frobenius norm of a 2-D one, a float on every locale.

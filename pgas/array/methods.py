@@ -31,7 +31,7 @@ class ArrayMethods:
         if not np.can_cast(self.dtype, dtype, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} according to the rule "
                             f"{casting!r}")
-        if not copy and dtype == self.dtype:       # an array or a view itself, as NumPy (a view: rev22)
+        if not copy and dtype == self.dtype:       # an array or a view itself, as NumPy
             return self
         return self._astype(dtype)
 
@@ -42,7 +42,7 @@ class ArrayMethods:
         if isinstance(value, Lazy) or hasattr(value, "_storage"):
             raise TypeError("fill takes a scalar value; assign a distributed one with A[...] = B")
         probe = np.empty(1, dtype=self.dtype)
-        probe.fill(value)                      # NumPy's own conversion and errors (rev1)
+        probe.fill(value)                      # NumPy's own conversion and errors
         self[...] = probe[0]
 
     # -- reductions --------------------------------------------------------

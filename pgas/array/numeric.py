@@ -41,11 +41,11 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     import operator
 
     from .shape import concatenate
-    n = operator.index(n)                      # floats are TypeErrors, as in NumPy (rev1)
+    n = operator.index(n)                      # floats are TypeErrors, as in NumPy
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
-    if n == 0:                                 # NumPy returns its input before prepend/append (rev1),
-        from .view import View  # itself: an array or a view, writes reach it (rev22)
+    if n == 0:                                 # NumPy returns its input before prepend/append,
+        from .view import View  # itself: an array or a view, writes reach it
         return a if hasattr(a, "_storage") or isinstance(a, View) else a.eval()
     nd = a.ndim
     if nd == 0:
@@ -80,7 +80,7 @@ def _diagonal(a, k: int, name: str):
     if a.ndim != 2:
         raise unsupported(name, f"pgas takes the diagonal of 2-D arrays only (this one is {a.ndim}-D)")
     import operator
-    k = operator.index(k)                       # floats are TypeErrors, as in NumPy (rev1)
+    k = operator.index(k)                       # floats are TypeErrors, as in NumPy
     rows, cols = a.shape
     i0, j0 = (0, k) if k >= 0 else (-k, 0)
     m = max(0, min(rows - i0, cols - j0))
@@ -100,7 +100,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     if not distributed(a):
         return np.trace(a, offset, axis1, axis2, dtype, out)
     import operator
-    if a.ndim < 2:                             # NumPy's errors first (rev22)
+    if a.ndim < 2:                             # NumPy's errors first
         raise ValueError("diag requires an array of at least two dimensions")
     axis1 = np.lib.array_utils.normalize_axis_index(operator.index(axis1), a.ndim, "axis1")
     axis2 = np.lib.array_utils.normalize_axis_index(operator.index(axis2), a.ndim, "axis2")
@@ -123,14 +123,14 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if dt.kind == "c":
         raise unsupported("nan_to_num", "complex arrays: apply it to A.real and A.imag")
     from .view import View
-    if dt.kind != "f":                         # x itself with copy=False, a view too (rev22)
+    if dt.kind != "f":                         # x itself with copy=False, a view too
         return x if not copy and (hasattr(x, "_storage") or isinstance(x, View)) else x.copy()
     info = np.finfo(dt)
     nan, big, small = (_converted(v, dt) for v in (nan, info.max if posinf is None else posinf,
                                                    info.min if neginf is None else neginf))
     inf = np.isinf(x)
     fix = where(np.isnan(x), nan, where(inf & (x > 0), big, where(inf, small, x)))
-    if not copy and (hasattr(x, "_storage") or isinstance(x, View)):   # an array or a view: in place (rev1)
+    if not copy and (hasattr(x, "_storage") or isinstance(x, View)):   # an array or a view: in place
         x[...] = fix
         return x
     return fix.eval()
@@ -138,7 +138,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 def _converted(value, dt):
     """``value`` as NumPy's ``nan_to_num`` stores it in a ``dt`` array (``np.copyto``, casting
-    ``same_kind``: None, strings and complex numbers into floats raise TypeError, rev22)."""
+    ``same_kind``: None, strings and complex numbers into floats raise TypeError)."""
     probe = np.empty((), dt)
     np.copyto(probe, value)
     return probe[()]
@@ -150,14 +150,14 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     NumPy silences them)."""
     x, y = (v if isinstance(v, (int, float, complex)) or distributed(v) else np.asanyarray(v) for v in (a, b))
     if isinstance(y, (int, float, complex)):     # Python scalars stay weak, as in NumPy: isclose(float32
-        y = float(y) if isinstance(y, int) else y    # array, 0.1) compares in float32 (rev22)
+        y = float(y) if isinstance(y, int) else y    # array, 0.1) compares in float32
     else:
         dt = np.result_type(y, 1.0)
         if distributed(y):
             y = y.astype(dt) if y.dtype != dt else y
         else:
             y = np.asanyarray(y, dtype=dt)
-    if not (np.all(np.isfinite(atol)) and np.all(np.isfinite(rtol))):       # NumPy's check (rev22)
+    if not (np.all(np.isfinite(atol)) and np.all(np.isfinite(rtol))):       # NumPy's check
         msg, how = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}", np.geterr()["invalid"]
         if how == "raise":
             raise FloatingPointError(msg)
@@ -173,13 +173,13 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def _power_of_ten(n: int) -> float:
     """``10.0 ** n`` as NumPy's ``round`` computes it (its C ``power_of_ten``: exact below
     1e9, else 1e9 times 10, ``n - 9`` times, each product rounded: from ``n = 27`` on
-    that differs from other ways of computing it, rev1)."""
+    that differs from other ways of computing it)."""
     if n < 9:
         return float(10 ** n)
     r = 1e9
     for _ in range(n - 9):
         r *= 10.0
-        if r == np.inf:                        # stays inf: no need to go on (n up to 2**31, rev1)
+        if r == np.inf:                        # stays inf: no need to go on (n up to 2**31)
             break
     return r
 
@@ -189,7 +189,7 @@ def round_(a, decimals=0, out=None):
     import operator
 
     reject_keywords({"out": out}, "round")
-    decimals = operator.index(decimals)                # a float is a TypeError, as in NumPy (rev1)
+    decimals = operator.index(decimals)                # a float is a TypeError, as in NumPy
     if not -2**31 <= decimals < 2**31:
         raise OverflowError(f"decimals {decimals} does not fit a C int (NumPy's limit)")
     kind = np.result_type(a).kind

@@ -254,10 +254,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     axes = normalize_axes(axis, A.ndim)
     sdt = np.dtype(dtype) if dtype is not None else (       # (NumPy sums floats with out= as sum does)
         np.dtype(np.float64) if A.dtype.kind in "biu" else loop_dtype(np.add, A.dtype, None, out) or A.dtype)
-    if where is True and not np.prod([A.shape[d] for d in axes]):      # NumPy's warning, alike (rev22)
+    if where is True and not np.prod([A.shape[d] for d in axes]):      # NumPy's warning, alike
         _empty_mean()
     if where is True and out is None and not keepdims and len(axes) == A.ndim:
-        # by NumPy's intp count (a Python int is weak: float32 / 2**24 + 1 would divide in float32, rev22)
+        # by NumPy's intp count (a Python int is weak: float32 / 2**24 + 1 would divide in float32)
         return np.true_divide(reduce(A, "sum", None, sdt), np.intp(A.size)).astype(sdt)
     t = _Target(A, axes, keepdims, out, f"mean over {A.label}")
     mask = _where_local(A, where)
@@ -276,7 +276,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
         empty = bool(np.any(n == 0))
         if (comm.allreduce(int(empty), "max") if t.layout is not None else empty):
             _empty_mean()
-    res = np.true_divide(s, n)            # NumPy's invalid value of an empty slice, warned or raised (rev24)
+    res = np.true_divide(s, n)            # NumPy's invalid value of an empty slice, warned or raised
     return _finish(t, res.astype(sdt, copy=False), out, sdt)
 
 
@@ -316,7 +316,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
         s = np.sum(x, axis=axes, keepdims=True, **kw)
         with np.errstate(invalid="ignore", divide="ignore"):
             mu = s / np.maximum(cnt, 1)
-        dev = x - mu                      # NumPy's x - mean: inf - inf is its invalid value (rev24)
+        dev = x - mu                      # NumPy's x - mean: inf - inf is its invalid value
         m2 = np.sum((dev * dev.conj()).real if cdt.kind == "c" else dev * dev, axis=axes, **kw)
         fields = {"n": cnt.reshape(m2.shape), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
 
@@ -338,7 +338,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
         import warnings
 
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
-    res = (m2 / dof).astype(rdt)          # NumPy's divide/invalid by no degrees of freedom, warned or raised (rev24)
+    res = (m2 / dof).astype(rdt)          # NumPy's divide/invalid by no degrees of freedom, warned or raised
     if std:
         res = np.sqrt(res)
     return _finish(t, res.astype(res_dt, copy=False), out, res_dt)

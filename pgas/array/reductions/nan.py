@@ -60,7 +60,7 @@ def _extreme(name: str, a, axis, out, keepdims, initial, where):
     fill = np.inf if name == "min" else -np.inf
     m = fn(choose(np.isnan(a), fill, a), axis, None, keepdims)
     empty = functions.all(np.isnan(a), axis, None, keepdims)
-    if not distributed(empty):                 # every axis reduced: NumPy values, alike everywhere (rev1)
+    if not distributed(empty):                 # every axis reduced: NumPy values, alike everywhere
         if np.any(empty):
             warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
             if np.ndim(m) == 0:
@@ -94,7 +94,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if not _floats(a):
         return functions.mean(a, axis, dtype, out, keepdims, where=where)
     if dtype is not None and np.dtype(dtype).kind not in "fc":
-        raise TypeError("If a is inexact, then dtype must be inexact")     # NumPy's error (rev22)
+        raise TypeError("If a is inexact, then dtype must be inexact")     # NumPy's error
     if out is not None or where is not True:
         raise TypeError("np.nanmean is not supported on pgas arrays with out= or where=: "
                         "use A.sum(where=~np.isnan(A)) / the count")
@@ -103,7 +103,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if (count == 0) if axis is None else functions.any(count == 0):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     with np.errstate(invalid="ignore", divide="ignore"):     # divided in the promoted type, then cast, as
-        return (total / count).astype(total.dtype, copy=False)   # NumPy (float32 by a count > 2**24: rev22)
+        return (total / count).astype(total.dtype, copy=False)   # NumPy (float32 by a count > 2**24)
 
 
 NUMPY_FUNCTIONS = {np.nansum: nansum, np.nanprod: nanprod, np.nanmin: nanmin, np.nanmax: nanmax,

@@ -36,7 +36,7 @@ def _line_peers(layout, ax: int, me: int) -> list[int]:
     return out
 
 
-@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
+@fperr.agreeing              # a local part's error raises on every locale, so none waits
 def scan(a, op: str, axis=None, dtype=None, out=None):
     """Collective: NumPy's ``cumsum`` / ``cumprod`` of ``a`` along ``axis``; see the module docstring."""
     from ..core import DistArray

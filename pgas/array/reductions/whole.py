@@ -39,7 +39,7 @@ def _combined_overflow(part: np.ndarray, dtype) -> None:
     """Collective, when a whole-array sum or product is not finite: if every locale's
     partial result was, adding or multiplying them overflowed, which NumPy reports
     (``np.errstate(over=...)``): report it alike on every locale, by NumPy itself (an
-    overflowing reduction of this dtype).  The MPI reduction reported nothing (rev24)."""
+    overflowing reduction of this dtype).  The MPI reduction itself reports nothing."""
     if comm.allreduce(np.int32(not np.all(np.isfinite(part))), "max"):
         return                                   # a locale's own part: reported where it overflowed
     big = np.finfo(dtype).max

@@ -43,7 +43,7 @@ def unique(A, return_counts: bool = False, dist: Distribution | None = None):
     """
     check_array(A, "unique")
     v, _, off, _ = sorted_run(A)
-    me, P = comm.here(), comm.num_locales()
+    me = comm.here()
     lasts = comm.allgather(v[-1:])
     prev = next((lasts[r] for r in range(me - 1, -1, -1) if len(lasts[r])), None)
     first = np.ones(len(v), dtype=bool)
