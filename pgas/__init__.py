@@ -28,9 +28,10 @@ from .array.expr import TraceError, where
 from .array.engine import PendingExpressionWarning, StaleExpression
 from .array import linalg
 from .array.linalg import dot, matmul, norm, outer, vdot
-from .array.fromlocal import from_local, fromfunction
-from .array.sort import argsort, sort
-from .array.unique import searchsorted, unique
+from .array.creation.fromlocal import from_local, fromfunction
+from .array.sorting.sort import argsort, sort
+from .array.sorting.unique import unique
+from .array.sorting.searchsorted import searchsorted
 from .comm import CollectiveMismatch, CommDiagnostics, LocaleError, comm_diagnostics
 from .comm.check import barrier
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
@@ -54,7 +55,8 @@ __all__ = [
     "to_zarr", "from_zarr", "to_hdf5", "from_hdf5",
 ]
 
-from .array.shift import PShiftPlan, cshift, eoshift, pshift, pshift_setup  # noqa: E402
+from .array.shifts.functions import cshift, eoshift, pshift  # noqa: E402
+from .array.shifts.plan import PShiftPlan, pshift_setup  # noqa: E402
 __all__ += ["cshift", "eoshift", "pshift", "pshift_setup", "PShiftPlan"]
 
 

@@ -39,9 +39,8 @@ import operator
 import numpy as np
 
 from . import comm
-from .array.construct import _layout
+from .array.creation.layouts import new_layout as _layout, owned_flat
 from .array.core import DistArray
-from .array.fromlocal import owned_flat
 from .array.index import check_dtype
 
 #: Elements per chunk of the global flat index (a fixed constant: changing it changes every value).
@@ -200,7 +199,7 @@ class Generator:
             raise TypeError(f"permutation takes an int n, got {type(n).__name__}") from None
         if n < 0:
             raise ValueError(f"permutation: n must be >= 0, got {n}")
-        from .array.sort import argsort
+        from .array.sorting.sort import argsort
 
         keys = self.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, n)
         return argsort(keys, dist=dist)

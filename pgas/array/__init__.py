@@ -1,19 +1,19 @@
 """Distributed arrays: storage, constructors, scalar and one-sided access, ufuncs, reductions.
 
 This package is also callable: ``pg.array(x, dtype=None, copy=True, dist=None)`` is
-:func:`pgas.array.creation.array` (NumPy's ``np.array``), while ``pg.array.view`` and the
+:func:`pgas.array.creation.conversion.array` (NumPy's ``np.array``), while ``pg.array.view`` and the
 other submodules stay reachable as attributes.
 """
 
 import sys
 import types
 
-from .construct import arange, empty, from_numpy, full, ones, zeros
+from .creation.constructors import arange, empty, eye, from_numpy, full, identity, linspace, ones, zeros
 from .core import DistArray
-from .reduce import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max, mean, min, prod,
-                     std, sum, var)
-from .creation import (array, asarray, copyto, empty_like, eye, full_like, identity, linspace, ones_like,
-                       redistribute, zeros_like)
+from .reductions.functions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, max, mean,
+                                   min, prod, std, sum, var)
+from .creation.conversion import array, asarray, copyto, redistribute
+from .creation.like import empty_like, full_like, ones_like, zeros_like
 from .shape import (concatenate, expand_dims, flatten, flip, hstack, moveaxis, ravel, reshape, squeeze, stack,
                     swapaxes, transpose, vstack)
 

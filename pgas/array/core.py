@@ -212,7 +212,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     def redistribute(self, dist) -> "DistArray":
         """Collective: a copy with distribution ``dist`` (one statement: at most one aggregated
         message per locale pair)."""
-        from .creation import redistribute
+        from .creation.conversion import redistribute
 
         return redistribute(self, dist)
 
@@ -383,16 +383,16 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         """Collective: a copy with the same distribution."""
         return self._astype(self.dtype)
 
-    # -- sorting: bodies in pgas.array.sort ---------------------------------
+    # -- sorting: bodies in pgas.array.sorting.sort -------------------------
     def sort(self, axis=-1, kind=None, order=None) -> None:
         """Collective: sort in place, stably (see :func:`pgas.sort`)."""
-        from .sort import sort_inplace
+        from .sorting.sort import sort_inplace
 
         sort_inplace(self, axis, kind, order)
 
     def argsort(self, axis=-1, kind=None, order=None) -> "DistArray":
         """Collective: the stable sorting indices (see :func:`pgas.argsort`)."""
-        from .sort import argsort
+        from .sorting.sort import argsort
 
         return argsort(self, axis, kind, order)
 

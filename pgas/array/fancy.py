@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
+from .axes import result_dist
+from .operands import as_view
 
 
 def scalar_key(key):
@@ -87,14 +89,13 @@ def _selection(view, key) -> list[np.ndarray]:
 def _positions(view, key):
     """Per base dimension, the base index read by each result position this locale owns,
     and a new empty result of ``view[key]``'s shape (distributed like the view's base)."""
-    from .axisreduce import like
-    from .construct import empty
+    from .creation.constructors import empty
 
     sel = _selection(view, key)
     shape = sel[0].shape if sel else ()
     if not shape:
         raise IndexError("an advanced index giving a single element: index with integers instead")
-    R = empty(shape, view.dtype, like(view.base.layout, len(shape)))
+    R = empty(shape, view.dtype, result_dist(view.base.layout, len(shape)))
     owned = R.layout.owned(comm.here())
     if R.local.size:
         flat = np.ravel_multi_index(tuple(g.reshape(-1) for g in np.meshgrid(*owned, indexing="ij")), shape)
@@ -109,7 +110,7 @@ def _mask_flat(view, M):
     """This locale's selected elements of ``view`` under the distributed mask ``M``: their
     base indices, their positions in the result, and the result's length."""
     from ..layout import Block
-    from .construct import zeros
+    from .creation.constructors import zeros
 
     if tuple(M.shape) != tuple(view.shape):
         raise IndexError(f"boolean index did not match indexed array: the mask's shape is {tuple(M.shape)}, "
@@ -132,8 +133,7 @@ def _mask_flat(view, M):
 def getitem(src, key):
     """Collective: ``src[key]`` for an advanced ``key`` (see the module doc)."""
     from ..layout import Block
-    from .construct import empty
-    from .shape import as_view
+    from .creation.constructors import empty
 
     v = as_view(src)
     D = _distributed_key(key)
@@ -189,7 +189,6 @@ def setitem(src, key, value) -> None:
     """Collective: ``src[key] = value`` for an advanced ``key`` (see the module doc)."""
     from ..layout import Block
     from . import engine
-    from .shape import as_view
 
     v = as_view(src)
     if engine.is_array(value) or hasattr(value, "eval"):

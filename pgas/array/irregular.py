@@ -238,7 +238,7 @@ class IndexPlan:
         """The number of indices this locale passed."""
         return self.pattern.n
 
-    def __copy__(self) -> "IndexPlan":
+    def __copy__(self) -> IndexPlan:
         """A plan of the same pattern with messages of its own (a copy sharing the
         original's persistent requests would read stale buffers once the original is
         collected and its requests freed)."""
@@ -247,10 +247,10 @@ class IndexPlan:
         new._gathering, new._runs, new._checked = self._gathering, {}, self._checked
         return new
 
-    def __deepcopy__(self, memo) -> "IndexPlan":
+    def __deepcopy__(self, memo) -> IndexPlan:
         return self.__copy__()
 
-    def gathering(self) -> "_Gathering":
+    def gathering(self) -> _Gathering:
         """What every gather by this plan reuses (made at the first, :class:`_Gathering`)."""
         if self._gathering is None:
             self._gathering = _Gathering(self.pattern, self.served, comm.here())
@@ -396,7 +396,7 @@ def _values(A, values, n: int) -> np.ndarray:
     return np.broadcast_to(A._cast(values), (n,))
 
 
-@fperr.agreeing              # a cast or ufunc.at error raises on every locale (rev24)
+@fperr.agreeing              # a cast or ufunc.at error raises on every locale
 def update(A, indices, values, op: str = "add") -> None:
     """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
     ``indices`` may be an :class:`IndexPlan`.  One message to each owner the indices

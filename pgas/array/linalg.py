@@ -22,7 +22,6 @@ Communication (``p`` locales):
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import comm
@@ -38,8 +37,8 @@ _NO_BATCH = ("matmul of arrays with more than 2 dimensions (batched) is not supp
 def _dist(x, like=None):
     """``x`` as a DistArray: views and expressions are materialised, a NumPy value is
     distributed (it must be the same on every locale, which from_numpy checks)."""
-    from .construct import from_numpy
     from .core import DistArray
+    from .creation.constructors import from_numpy
     from .expr import Lazy
     if isinstance(x, DistArray):
         return x
@@ -103,7 +102,7 @@ def _wins(*arrays):
 
 def _matmul2(A, B, dtype):
     """2-D @ 2-D, owner computes with k-panels (see the module docstring)."""
-    from .construct import empty
+    from .creation.constructors import empty
     M, K = A.shape
     N = B.shape[1]
     C = empty((M, N), dtype, A.layout.like(2))
@@ -136,7 +135,7 @@ def _reduce_partial(partial: np.ndarray, dtype):
 
 
 def _vec_result(total: np.ndarray, model, dtype):
-    from .construct import empty
+    from .creation.constructors import empty
     y = empty(total.shape, dtype, model.layout.like(1))
     y.local[...] = total[y.layout.owned(comm.here())[0]]
     comm.barrier([y._win])
@@ -175,7 +174,7 @@ def _dot1(x, y, dtype):
     return _reduce_partial(np.asarray(part), dtype)[()]
 
 
-@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
+@fperr.agreeing              # a local part's error raises on every locale, so none waits
 def matmul(a, b):
     """Collective: the matrix product ``a @ b`` (NumPy's ``matmul``) of distributed arrays.
 
@@ -235,7 +234,7 @@ def vdot(a, b):
     ----------
     a, b : DistArray, view or expression of the same shape
     """
-    with np.errstate(all="ignore"):     # NumPy's vdot reports no floating-point errors (it hung, rev24)
+    with np.errstate(all="ignore"):     # NumPy's vdot reports no floating-point errors
         return _vdot(a, b)
 
 
@@ -290,7 +289,7 @@ def outer(a, b):
     return np.multiply.outer(a, b)
 
 
-@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
+@fperr.agreeing              # a local part's error raises on every locale, so none waits
 def norm(x, ord=None, axis=None, keepdims=False):
     """Collective: NumPy's ``linalg.norm`` for the vector 2-norm, 1-norm and max-norm of a
     1-D array and the Frobenius norm of a 2-D one, a float on every locale.

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import axisreduce, scan, shape
+from . import shape
+from .reductions import axisreduce, scan
 
 _NoValue = np._NoValue
 
 
 class ArrayMethods:
-    """Mixin of the NumPy array methods; see :mod:`pgas.array.axisreduce`, :mod:`pgas.array.scan`
+    """Mixin of the NumPy array methods; see :mod:`pgas.array.reductions.axisreduce`, :mod:`pgas.array.reductions.scan`
     and :mod:`pgas.array.shape`."""
 
     __slots__ = ()
@@ -30,7 +31,7 @@ class ArrayMethods:
         if not np.can_cast(self.dtype, dtype, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dtype!r} according to the rule "
                             f"{casting!r}")
-        if not copy and dtype == self.dtype:       # an array or a view itself, as NumPy (a view: rev22)
+        if not copy and dtype == self.dtype:       # an array or a view itself, as NumPy
             return self
         return self._astype(dtype)
 
@@ -41,7 +42,7 @@ class ArrayMethods:
         if isinstance(value, Lazy) or hasattr(value, "_storage"):
             raise TypeError("fill takes a scalar value; assign a distributed one with A[...] = B")
         probe = np.empty(1, dtype=self.dtype)
-        probe.fill(value)                      # NumPy's own conversion and errors (rev1)
+        probe.fill(value)                      # NumPy's own conversion and errors
         self[...] = probe[0]
 
     # -- reductions --------------------------------------------------------

@@ -27,29 +27,21 @@ import numpy as np
 from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
-MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reduce", "pgas.array.shape", "pgas.array.creation",
-           "pgas.array.sort", "pgas.array.unique", "pgas.array.shift", "pgas.array.nanfuncs",
-           "pgas.array.numeric"]
+MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reductions.functions", "pgas.array.shape",
+           "pgas.array.creation.like", "pgas.array.creation.conversion", "pgas.array.sorting.sort",
+           "pgas.array.sorting.unique", "pgas.array.sorting.searchsorted", "pgas.array.shifts.functions",
+           "pgas.array.reductions.nan", "pgas.array.numeric"]
 
 #: NumPy function -> pgas implementation (built on first use; see :func:`handled`).
 HANDLED: dict = {}
 
 GENERIC = "use A.to_numpy() to compute it with NumPy on the global array (a copy on every locale)"
 
+#: Advice for NumPy functions that are NOT in :data:`HANDLED`, by the name the error gives them
+#: (``"linalg.solve"`` for ``np.linalg.solve``); any other unhandled function gets :data:`GENERIC`.
+#: Functions handled only in some cases say which in their own errors.
 ADVICE = {
-    "where": "np.where(cond) with one argument (nonzero) is not available; for choices use pg.where(cond, x, y)",
-    "cumsum": "distributed scans are not available; use A.to_numpy()",
-    "cumprod": "distributed scans are not available; use A.to_numpy()",
-    "sort": "distributed sorting is not available; use A.to_numpy() (or pgas.tools.bench.isx for an integer sort)",
-    "argsort": "distributed sorting is not available; use A.to_numpy()",
-    "unique": "use A.to_numpy()",
     "nonzero": "use A.to_numpy(), or pg.where(cond, x, y) for element-wise choices",
-    "argmax": "use A.max() for the value, A.to_numpy() for its position",
-    "argmin": "use A.min() for the value, A.to_numpy() for its position",
-    "ravel": "pgas arrays keep their shape; use A.to_numpy().ravel()",
-    "einsum": "pgas handles 'ij,jk->ik', 'ij,j->i', 'i,ij->j', 'i,i->', 'ij,ij->' and 'i,j->ij'",
-    "tensordot": "pgas handles matrix-product cases (axes=1, axes=([n-1], [0])), axes=2 on equal 2-D shapes "
-                 "and axes=0 on vectors",
     "linalg.solve": "no distributed solver; use A.to_numpy()",
 }
 
@@ -121,7 +113,8 @@ def ufunc(uf, method, inputs, out, kwargs, elementwise):
         return _reduce(uf, inputs, out, kwargs)
     if method == "outer":
         return _outer(uf, inputs, out, kwargs)
-    advice = {"accumulate": "distributed scans are not available; use A.to_numpy()",
+    advice = {"accumulate": "pgas scans with np.cumsum and np.cumprod (A.cumsum(), A.cumprod()); for other "
+                            "ufuncs use A.to_numpy()",
               "reduceat": "use A.to_numpy()",
               "at": "use A.update(indices, values, op=...) (a collective batch update) or A.scatter"}
     raise unsupported(f"{name}.{method}", advice.get(method))
@@ -194,7 +187,7 @@ def _outer(uf, inputs, out, kwargs):
 
 
 # -- NumPy functions ---------------------------------------------------------
-def _plain(kwargs, name: str, allowed=()) -> None:
+def reject_keywords(kwargs, name: str, allowed=()) -> None:
     bad = [k for k, v in kwargs.items() if k not in allowed and v is not None and v is not False]
     if bad:
         raise unsupported(name, f"keyword(s) {', '.join(bad)} not supported; use the array's method")
@@ -202,7 +195,7 @@ def _plain(kwargs, name: str, allowed=()) -> None:
 
 def _truth(kind: str):
     def impl(a, axis=None, out=None, keepdims=False, **kw):
-        _plain(dict(kw, out=out, keepdims=keepdims, axis=axis), kind)
+        reject_keywords(dict(kw, out=out, keepdims=keepdims, axis=axis), kind)
         a = _dist(a)
         if a.size == 0:
             return np.bool_(kind == "all")
@@ -216,7 +209,7 @@ def _truth(kind: str):
 def _aligned(a, b, name: str):
     """This locale's parts of ``a`` and ``b`` (one broadcast to the other's shape) on the
     first distributed operand's layout."""
-    from .construct import empty
+    from .creation.constructors import empty
     from .expr import Lazy
     a, b = _dist(a), _dist(b)
     model = a if hasattr(a, "layout") else b
@@ -262,7 +255,8 @@ def where(condition, x=None, y=None):
     """``np.where(cond, x, y)`` is :func:`pgas.where` (lazy, element-wise)."""
     from .expr import where as pg_where
     if x is None or y is None:
-        raise unsupported("where")
+        raise unsupported("where", "np.where(cond) with one argument (nonzero) is not available; for choices "
+                                   "use pg.where(cond, x, y)")
     return pg_where(condition, x, y)
 
 
@@ -284,8 +278,12 @@ def _is_pair(axes, pa, pb) -> bool:
         return False
 
 
+TENSORDOT_CASES = ("pgas handles matrix-product cases (axes=1, axes=([n-1], [0])), axes=2 on equal 2-D shapes "
+                   "and axes=0 on vectors")
+
+
 def tensordot(a, b, axes=2):
-    """Collective: ``np.tensordot`` for its matrix-product cases (see ADVICE)."""
+    """Collective: ``np.tensordot`` for its matrix-product cases (:data:`TENSORDOT_CASES`)."""
     from . import linalg
     na, nb = np.ndim(a), np.ndim(b)
     if axes == 1 or _is_pair(axes, na, nb):
@@ -295,7 +293,7 @@ def tensordot(a, b, axes=2):
         return _sum_product(a, b)
     elif axes == 0 and na == nb == 1:
         return linalg.outer(a, b)
-    raise unsupported("tensordot")
+    raise unsupported("tensordot", TENSORDOT_CASES)
 
 
 def _sum_product(a, b):
@@ -308,15 +306,18 @@ def _sum_product(a, b):
     return np.asarray(p.sum(dtype=dtype)).astype(dtype)[()]
 
 
+EINSUM_CASES = "pgas handles 'ij,jk->ik', 'ij,j->i', 'i,ij->j', 'i,i->', 'ij,ij->' and 'i,j->ij'"
+
+
 def einsum(subscripts, *operands, **kwargs):
-    """Collective: ``np.einsum`` for a few matrix-product signatures (see ADVICE)."""
+    """Collective: ``np.einsum`` for a few matrix-product signatures (:data:`EINSUM_CASES`)."""
     from . import linalg
-    _plain({k: v for k, v in kwargs.items() if k != "optimize"}, "einsum")
+    reject_keywords({k: v for k, v in kwargs.items() if k != "optimize"}, "einsum")
     spec = subscripts.replace(" ", "") if isinstance(subscripts, str) else None
     table = {"ij,jk->ik": linalg.matmul, "ij,j->i": linalg.matmul, "i,ij->j": linalg.matmul,
              "i,i->": linalg.matmul, "i,i": linalg.matmul, "ij,ij->": _sum_product, "i,j->ij": linalg.outer}
     if spec not in table or len(operands) != 2:
-        raise unsupported("einsum")
+        raise unsupported("einsum", EINSUM_CASES)
     a, b = operands
     want = [len(s) for s in spec.split("->")[0].split(",")]
     if [np.ndim(a), np.ndim(b)] != want:
@@ -326,20 +327,20 @@ def einsum(subscripts, *operands, **kwargs):
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """Collective: ``np.ptp`` (largest minus smallest element), on every locale."""
-    _plain({"axis": axis, "out": out, "keepdims": keepdims}, "ptp")
+    reject_keywords({"axis": axis, "out": out, "keepdims": keepdims}, "ptp")
     a = _dist(a)
     return a.max() - a.min()
 
 
 def average(a, axis=None, weights=None, returned=False, **kw):
     """Collective: ``np.average`` without weights (the mean), on every locale."""
-    _plain(dict(kw, axis=axis, weights=weights, returned=returned), "average")
+    reject_keywords(dict(kw, axis=axis, weights=weights, returned=returned), "average")
     return _dist(a).mean()
 
 
 def clip(a, a_min=None, a_max=None, out=None, **kw):
     """Element-wise ``np.clip`` as ``np.minimum(np.maximum(a, a_min), a_max)`` (NumPy's definition)."""
-    _plain(dict(kw, out=out), "clip")
+    reject_keywords(dict(kw, out=out), "clip")
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
     res = a if a_min is None else np.maximum(a, a_min)
@@ -348,7 +349,7 @@ def clip(a, a_min=None, a_max=None, out=None, **kw):
 
 HANDLED_FUNCS = {"all": _truth("all"), "any": _truth("any")}
 
-# (np.sum, np.mean, np.var, ... are pgas.array.reduce's, which pgas.array.npapi.MODULES loads later.)
+# (np.sum, np.mean, np.var, ... are pgas.array.reductions.functions's, which pgas.array.npapi.MODULES loads later.)
 NUMPY_FUNCTIONS = {
     np.where: where, np.copy: copy, np.allclose: allclose,
     np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot, np.einsum: einsum,

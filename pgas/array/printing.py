@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import engine
-
 _TYPELESS = tuple(np.dtype(t) for t in (np.float64, np.int64, np.bool_, np.complex128))
 
 
@@ -51,6 +49,7 @@ def _body(values: np.ndarray, summarise: bool, prefix: str, separator: str) -> s
 
 def array_repr(kind: str, base, shape, M, c, extra: str) -> str:
     """Collective: ``kind([...values...], dtype=..., extra)`` in NumPy's layout."""
+    from . import engine
     if engine.tracing():
         return f"{kind}(shape={shape}, dtype={base.dtype}, {extra})"
     values, summarise = shown_values(base, shape, M, c)
@@ -65,6 +64,7 @@ def array_repr(kind: str, base, shape, M, c, extra: str) -> str:
 
 def array_str(base, shape, M, c) -> str:
     """Collective: the values as NumPy's ``str`` shows them."""
+    from . import engine
     if engine.tracing():
         return f"<distributed array of shape {tuple(shape)}>"
     values, summarise = shown_values(base, shape, M, c)

@@ -18,21 +18,9 @@ import math
 import numpy as np
 
 from .. import comm
-from .axisreduce import like, normalize_axes
-
-
-def as_view(a):
-    """``a`` (DistArray, View or expression) as a View (an expression is materialised)."""
-    from .core import DistArray
-    from .view import View
-
-    if isinstance(a, View):
-        return a
-    if isinstance(a, DistArray):
-        return View.whole(a)
-    if hasattr(a, "eval"):
-        return View.whole(a.eval())
-    raise TypeError(f"expected a distributed array, view or expression, got {type(a).__name__}")
+from .axes import normalize_axes, result_dist
+from .fancy import base_indices
+from .operands import as_view, distributed
 
 
 def _make(v, cols, shape, dc=None):
@@ -161,14 +149,13 @@ def _new_shape(shape, size: int) -> tuple[int, ...]:
 def reshape(a, *shape, order="C", dist=None):
     """Collective: a new array of ``shape`` (one entry may be -1) holding ``a``'s elements in C
     order, distributed like ``a`` (same kind, default grid) unless ``dist`` is given."""
-    from .construct import empty
-    from .fancy import base_indices
+    from .creation.constructors import empty
 
     if order != "C":
         raise NotImplementedError(f"reshape: only order='C' is supported, got order={order!r}")
     v = as_view(a)
     new = _new_shape(shape, v.size)
-    R = empty(new, v.dtype, like(v.base.layout, len(new)) if dist is None else dist)
+    R = empty(new, v.dtype, result_dist(v.base.layout, len(new)) if dist is None else dist)
     owned = R.layout.owned(comm.here())
     grids = np.meshgrid(*owned, indexing="ij") if owned else []
     flat = np.ravel_multi_index(tuple(g.reshape(-1) for g in grids), new) if R.local.size else np.empty(0, np.int64)
@@ -189,13 +176,6 @@ def ravel(a, order="C"):
 flatten = ravel
 
 
-def _distributed(a) -> bool:
-    from .core import DistArray
-    from .expr import Lazy
-
-    return isinstance(a, (DistArray, Lazy))
-
-
 def _result_dtype(arrays):
     return np.result_type(*[x.dtype for x in arrays])
 
@@ -203,9 +183,9 @@ def _result_dtype(arrays):
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", dist=None):
     """Collective: a new array (or ``out``) joining ``arrays`` along an existing ``axis``: one
     statement per input into a slice of the result."""
-    from .construct import empty
+    from .creation.constructors import empty
 
-    views = [as_view(x) if _distributed(x) else np.asarray(x) for x in arrays]
+    views = [as_view(x) if distributed(x) else np.asarray(x) for x in arrays]
     if not views:
         raise ValueError("need at least one array to concatenate")
     first = next((v for v in views if not isinstance(v, np.ndarray)), None)
@@ -233,7 +213,7 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", dist=
             raise ValueError(f"concatenate: out= must be a DistArray of shape {tuple(shape)}")
         R = out
     else:
-        R = empty(tuple(shape), dt, like(first.base.layout, nd) if dist is None else dist)
+        R = empty(tuple(shape), dt, result_dist(first.base.layout, nd) if dist is None else dist)
     pos = 0
     for v in views:
         n = v.shape[ax]
@@ -245,7 +225,7 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind", dist=
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", dist=None):
     """Collective: a new array joining same-shape ``arrays`` along a new ``axis``."""
-    views = [as_view(x) if _distributed(x) else np.asarray(x) for x in arrays]
+    views = [as_view(x) if distributed(x) else np.asarray(x) for x in arrays]
     if not views:
         raise ValueError("need at least one array to stack")
     if any(v.shape != views[0].shape for v in views):
@@ -259,13 +239,13 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", dist=Non
 
 def hstack(arrays, *, dtype=None, casting="same_kind", dist=None):
     """Collective: ``concatenate`` along axis 1 (axis 0 for 1-D inputs)."""
-    views = [as_view(x) if _distributed(x) else np.asarray(x) for x in arrays]
+    views = [as_view(x) if distributed(x) else np.asarray(x) for x in arrays]
     return concatenate(views, 0 if views and views[0].ndim == 1 else 1, dtype=dtype, casting=casting, dist=dist)
 
 
 def vstack(arrays, *, dtype=None, casting="same_kind", dist=None):
     """Collective: ``concatenate`` along axis 0, 1-D inputs taken as rows."""
-    views = [as_view(x) if _distributed(x) else np.asarray(x) for x in arrays]
+    views = [as_view(x) if distributed(x) else np.asarray(x) for x in arrays]
     rows = [(v[None] if isinstance(v, np.ndarray) else expand_dims(v, 0)) if v.ndim == 1 else v for v in views]
     return concatenate(rows, 0, dtype=dtype, casting=casting, dist=dist)
 

@@ -17,7 +17,6 @@ import itertools
 import numpy as np
 
 from .. import comm
-
 from ..layout import c_strides, var_segments
 from .index import basic_index
 

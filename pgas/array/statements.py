@@ -21,7 +21,8 @@ from ..exec.lowered import Lowered
 from ..exec.run import REDUCE_WITH
 from ..exec.statement import execute, explaining
 from ..plan import plan_local
-from . import collective, construct, engine
+from . import collective, engine
+from .creation import constructors
 from .expr import Affine, Expr, Ref, TraceError, probe
 from .lowering import lower_ref, lower_view, structure
 from .view import View
@@ -80,7 +81,7 @@ def materialise(x, dtype=None):
     if not shape:
         raise ValueError("a 0-dimensional expression cannot be a DistArray: read elements with A[i, j]")
     first = next((leaf.base for leaf in _leaves(x) if isinstance(leaf, View)), None)
-    out = construct.empty(shape, x.dtype if dtype is None else dtype, first.layout.like(len(shape)))
+    out = constructors.empty(shape, x.dtype if dtype is None else dtype, first.layout.like(len(shape)))
     fperr.run(execute, lower_view(View.whole(out), x), not explaining)
     return out
 

@@ -18,7 +18,8 @@ import zlib
 import numpy as np
 
 from .. import comm
-from ..array.construct import _layout, empty
+from ..array.creation.constructors import empty
+from ..array.creation.layouts import new_layout as _layout
 from ..array.core import DistArray
 from ..layout import Block, BlockCyclic
 

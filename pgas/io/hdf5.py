@@ -27,7 +27,8 @@ import os
 import numpy as np
 
 from .. import comm
-from ..array.construct import _layout, empty
+from ..array.creation.constructors import empty
+from ..array.creation.layouts import new_layout as _layout
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Block

@@ -20,7 +20,8 @@ import zlib
 import numpy as np
 
 from .. import comm
-from ..array.construct import _layout, empty
+from ..array.creation.constructors import empty
+from ..array.creation.layouts import new_layout as _layout
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..comm.io import read_darray, write_darray

@@ -24,7 +24,7 @@ import os
 import numpy as np
 
 from .. import comm
-from ..array.construct import empty
+from ..array.creation.constructors import empty
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Distribution

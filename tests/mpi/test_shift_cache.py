@@ -4,7 +4,7 @@ shifts): repeated calls reuse the template and still give NumPy's answers."""
 import numpy as np
 
 import pgas as pg
-from pgas.array import shiftspec
+from pgas.array.shifts import statements as shiftspec
 from util import assert_matches
 
 

@@ -251,7 +251,7 @@ def test_freed_evicted_and_collected_groups():
     of an unfreed plan and of a ghosted array) leave later shifts right."""
     import gc
 
-    from pgas.array import shiftspec
+    from pgas.array.shifts import statements as shiftspec
     g = data((9, 4), 12)
     A = pg.from_numpy(g)
     plan = pg.pshift_setup(A, [(1, 0), (-2, 1)])

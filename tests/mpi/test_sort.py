@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import pgas as pg
 from pgas.array.index import SUPPORTED_DTYPES
-from pgas.array.sort import sample_sort
+from pgas.array.sorting.samplesort import sample_sort
 from util import assert_matches, collective_verdict
 
 P = pg.num_locales
@@ -124,7 +124,7 @@ def test_buckets_stay_balanced(pattern, dist):
     n = 3000
     x = make(np.float64, pattern, n, 1)
     A = pg.from_numpy(x, dist=DISTS[dist])
-    from pgas.array.fromlocal import owned_flat
+    from pgas.array.creation.layouts import owned_flat
     v, g, off, counts = sample_sort(A._flat_local, owned_flat(A.layout, pg.here), n)
     collective_verdict(sum(counts) == n and max(counts) <= 2 * n / P + 2 * P, lambda: f"bucket sizes {counts}")
     collective_verdict(np.array_equal(g, np.argsort(x, kind="stable")[off:off + len(g)]), "run")

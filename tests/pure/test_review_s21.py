@@ -4,7 +4,7 @@ np.round's power of ten, against NumPy."""
 import numpy as np
 import pytest
 
-from pgas.array.nanfuncs import _power_of_ten
+from pgas.array.numeric import _power_of_ten
 from pgas.exec.copies import SMALL, Copies
 
 

@@ -20,13 +20,13 @@ Views and lazy expressions are materialised first.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
-from .. import comm
-from ..exec import fperr
-from .index import check_dtype
+from ... import comm
+from ...exec import fperr
+from ..axes import normalize_axes, result_dist
+from ..index import check_dtype
+from ..operands import source
 
 _NoValue = np._NoValue
 
@@ -35,44 +35,6 @@ _OPS = {"sum": (np.add, np.sum), "prod": (np.multiply, np.prod), "min": (np.mini
         "max": (np.maximum, np.max), "any": (np.logical_or, np.any), "all": (np.logical_and, np.all),
         "count_nonzero": (np.add, None)}
 _NO_IDENTITY = ("min", "max")
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def normalize_axes(axis, ndim: int, single: bool = False) -> tuple[int, ...]:
-    """``axis`` (None, an int or a tuple of ints, negative counting from the end) as a
-    sorted tuple of distinct non-negative axes; NumPy's errors for bad ones.
-
-    >>> normalize_axes(-1, 3), normalize_axes((2, 0), 3), normalize_axes(None, 2)
-    ((2,), (0, 2), (0, 1))
-    """
-    if axis is None:
-        return tuple(range(ndim))
-    if single and not _is_int(axis):
-        raise TypeError(f"axis must be None or an integer, got {axis!r}")
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    out = []
-    for ax in axes:
-        if not _is_int(ax):
-            raise TypeError(f"axis must be None, an integer or a tuple of integers, got {axis!r}")
-        if not -ndim <= ax < ndim:
-            raise np.exceptions.AxisError(int(ax), ndim)
-        out.append(int(ax) % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError(f"duplicate value in 'axis': {axis!r}")
-    return tuple(sorted(out))
-
-
-def like(layout, ndim: int):
-    """The distribution of a result of ``ndim`` dims made from an array of ``layout``:
-    the same kind, the default grid."""
-    d = layout.dist
-    block = d.block
-    if block is not None and len(block) not in (1, ndim):
-        block = (block[0],)
-    return dataclasses.replace(d, block=block, grid=None)
 
 
 def loop_dtype(ufunc, in_dtype, dtype, out):
@@ -90,23 +52,12 @@ def loop_dtype(ufunc, in_dtype, dtype, out):
     return loop if loop == od else None
 
 
-def source(a):
-    """``a`` as a DistArray: views and expressions are materialised (collective)."""
-    from .core import DistArray
-
-    if isinstance(a, DistArray):
-        return a
-    if hasattr(a, "eval"):
-        return a.eval()
-    raise TypeError(f"expected a distributed array, view or expression, got {type(a).__name__}")
-
-
 def _where_local(A, where):
     """The local part of a ``where=`` mask: a DistArray of A's layout, or a replicated
     NumPy bool array broadcastable to A's shape."""
     if where is True:
         return True
-    from .core import DistArray
+    from ..core import DistArray
 
     if isinstance(where, DistArray) or hasattr(where, "eval"):   # distributed: a view or expression too
         if np.dtype(where.dtype) != bool:
@@ -143,7 +94,7 @@ class _Target:
         self.contributes = all(len(owned[d]) for d in axes)
         self.local_shape = tuple(len(owned[d]) for d in kept)
         if out is not None:
-            from .core import DistArray
+            from ..core import DistArray
 
             if not isinstance(out, DistArray):
                 raise TypeError(f"{what}: out= must be a DistArray, got {type(out).__name__}")
@@ -151,7 +102,7 @@ class _Target:
                 raise ValueError(f"{what}: out= has shape {out.shape}, the result has shape {self.shape}")
             self.layout = out.layout.with_ghosts(())    # partials address the dense interior
         elif self.shape:
-            self.layout = like(A.layout, len(self.shape)).bind(self.shape, comm.num_locales())
+            self.layout = result_dist(A.layout, len(self.shape)).bind(self.shape, comm.num_locales())
         else:
             self.layout = None
         idx = [np.zeros(1, np.int64) if d in axes else owned[d] for d in range(A.ndim)] if keepdims else \
@@ -206,8 +157,8 @@ def _finish(t: _Target, values: np.ndarray, out, dtype):
     """Store the combined local values (result layout's local storage order) as the result."""
     if t.layout is None:
         return values.astype(dtype, copy=False)[0]
-    from . import engine
-    from .core import DistArray
+    from .. import engine
+    from ..core import DistArray
 
     if out is None:
         out = DistArray._create(t.layout, check_dtype(dtype))
@@ -270,7 +221,7 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
                          "mask one has to specify 'initial'")
     if (out is None and where is True and initial is _NoValue and not keepdims and dtype is None
             and len(axes) == A.ndim and op in ("sum", "prod", "min", "max")):
-        from .reduce import reduce_all
+        from .whole import reduce_all
 
         return reduce_all(A, local_fn, op, None, None, None)
     t = _Target(A, axes, keepdims, out, what)
@@ -303,10 +254,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     axes = normalize_axes(axis, A.ndim)
     sdt = np.dtype(dtype) if dtype is not None else (       # (NumPy sums floats with out= as sum does)
         np.dtype(np.float64) if A.dtype.kind in "biu" else loop_dtype(np.add, A.dtype, None, out) or A.dtype)
-    if where is True and not np.prod([A.shape[d] for d in axes]):      # NumPy's warning, alike (rev22)
+    if where is True and not np.prod([A.shape[d] for d in axes]):      # NumPy's warning, alike
         _empty_mean()
     if where is True and out is None and not keepdims and len(axes) == A.ndim:
-        # by NumPy's intp count (a Python int is weak: float32 / 2**24 + 1 would divide in float32, rev22)
+        # by NumPy's intp count (a Python int is weak: float32 / 2**24 + 1 would divide in float32)
         return np.true_divide(reduce(A, "sum", None, sdt), np.intp(A.size)).astype(sdt)
     t = _Target(A, axes, keepdims, out, f"mean over {A.label}")
     mask = _where_local(A, where)
@@ -325,7 +276,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
         empty = bool(np.any(n == 0))
         if (comm.allreduce(int(empty), "max") if t.layout is not None else empty):
             _empty_mean()
-    res = np.true_divide(s, n)            # NumPy's invalid value of an empty slice, warned or raised (rev24)
+    res = np.true_divide(s, n)            # NumPy's invalid value of an empty slice, warned or raised
     return _finish(t, res.astype(sdt, copy=False), out, sdt)
 
 
@@ -365,7 +316,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
         s = np.sum(x, axis=axes, keepdims=True, **kw)
         with np.errstate(invalid="ignore", divide="ignore"):
             mu = s / np.maximum(cnt, 1)
-        dev = x - mu                      # NumPy's x - mean: inf - inf is its invalid value (rev24)
+        dev = x - mu                      # NumPy's x - mean: inf - inf is its invalid value
         m2 = np.sum((dev * dev.conj()).real if cdt.kind == "c" else dev * dev, axis=axes, **kw)
         fields = {"n": cnt.reshape(m2.shape), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
 
@@ -387,7 +338,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
         import warnings
 
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
-    res = (m2 / dof).astype(rdt)          # NumPy's divide/invalid by no degrees of freedom, warned or raised (rev24)
+    res = (m2 / dof).astype(rdt)          # NumPy's divide/invalid by no degrees of freedom, warned or raised
     if std:
         res = np.sqrt(res)
     return _finish(t, res.astype(res_dt, copy=False), out, res_dt)

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import comm
-from ..exec import fperr
-from .axisreduce import loop_dtype, normalize_axes, source
-from .index import check_dtype
+from ... import comm
+from ...exec import fperr
+from ..axes import normalize_axes
+from ..index import check_dtype
+from ..operands import source
+from .axisreduce import loop_dtype
 
 _FNS = {"cumsum": (np.cumsum, np.add), "cumprod": (np.cumprod, np.multiply)}
 
@@ -34,11 +36,11 @@ def _line_peers(layout, ax: int, me: int) -> list[int]:
     return out
 
 
-@fperr.agreeing              # a local part's error raises on every locale (it hung, rev24)
+@fperr.agreeing              # a local part's error raises on every locale, so none waits
 def scan(a, op: str, axis=None, dtype=None, out=None):
     """Collective: NumPy's ``cumsum`` / ``cumprod`` of ``a`` along ``axis``; see the module docstring."""
-    from .core import DistArray
-    from .shape import ravel
+    from ..core import DistArray
+    from ..shape import ravel
 
     fn, ufunc = _FNS[op]
     A = source(a)
@@ -86,7 +88,7 @@ def scan(a, op: str, axis=None, dtype=None, out=None):
     res = ufunc(np.repeat(mine, sizes, axis=0), within) if L else within
     res = np.moveaxis(res, 0, ax)
     if out is not None and out.layout.key == A.layout.key:
-        from . import engine
+        from .. import engine
 
         if not np.can_cast(rdt, out.dtype, "same_kind"):
             raise TypeError(f"{op}: cannot store a {rdt} result in out= {out.label} (casting rule 'same_kind')")

@@ -6,22 +6,13 @@ import zlib
 
 import numpy as np
 
-from .. import comm
-from ..comm import check
-from ..layout import Block, Distribution
-from .collective import checked
-from .core import DistArray
-from .ghosts import check_ghosts
-from .index import check_dtype, convert
-
-
-def _layout(shape, dist: Distribution | None, ghosts=None):
-    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
-    dist = Block() if dist is None else dist
-    if not isinstance(dist, Distribution):
-        raise TypeError(f"dist must be pg.Block(), pg.Cyclic() or pg.BlockCyclic(b), got {dist!r}")
-    layout = dist.bind(shape, comm.num_locales())
-    return layout if ghosts is None else check_ghosts(ghosts, layout)
+from ... import comm
+from ...comm import check
+from ...layout import Distribution
+from ..collective import checked
+from ..core import DistArray
+from ..index import check_dtype, convert
+from .layouts import new_layout
 
 
 def _check(fn: str, shape, dtype, dist, name, value=None) -> None:
@@ -43,7 +34,7 @@ def empty(shape, dtype=float, dist: Distribution | None = None, name: str | None
 
 
 def _empty(shape, dtype, dist, name, ghosts=None) -> DistArray:
-    return DistArray._create(_layout(shape, dist, ghosts), check_dtype(dtype), name)
+    return DistArray._create(new_layout(shape, dist, ghosts), check_dtype(dtype), name)
 
 
 def full(shape, value, dtype=None, dist: Distribution | None = None, name: str | None = None, *,
@@ -56,7 +47,7 @@ def full(shape, value, dtype=None, dist: Distribution | None = None, name: str |
 
 
 def _full(shape, value, dtype, dist, name, ghosts=None) -> DistArray:
-    layout = _layout(shape, dist, ghosts)
+    layout = new_layout(shape, dist, ghosts)
     fill = convert(value, dtype, "full")                 # replicated: checked alike everywhere
     try:
         fill = np.broadcast_to(fill, layout.shape)
@@ -144,3 +135,50 @@ def from_numpy(array, dist: Distribution | None = None, name: str | None = None,
     a.local[...] = array[np.ix_(*a.layout.owned(comm.here()))]
     comm.barrier([a._win])
     return a
+
+
+def eye(N, M=None, k=0, dtype=float, *, dist=None, name=None):
+    """Collective: an ``N x M`` array with ones on diagonal ``k``, zeros elsewhere."""
+    M = N if M is None else M
+    a = empty((N, M), dtype, dist, name)
+    rows, cols = a.layout.owned(comm.here())
+    a.local[...] = (cols[None, :] - rows[:, None]) == k
+    comm.barrier([a._win])
+    return a
+
+
+def identity(n, dtype=float, *, dist=None, name=None):
+    """Collective: the ``n x n`` identity."""
+    return eye(n, dtype=dtype, dist=dist, name=name)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, dist=None, name=None):
+    """Collective: NumPy's ``linspace`` of scalar ``start`` and ``stop`` as a 1-D array (each
+    locale computes its own elements with NumPy's formula)."""
+    if np.ndim(start) or np.ndim(stop):
+        raise NotImplementedError("linspace: only scalar start and stop (array ones would need a 2-D result)")
+    if axis != 0:
+        raise NotImplementedError("linspace: axis must be 0 for scalar start and stop")
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    dt = np.result_type(start, stop, float(num))
+    a = empty(num, dt if dtype is None else dtype, dist, name)
+    i = a.layout.owned(comm.here())[0].astype(dt)
+    delta = np.asarray(stop, dt) - np.asarray(start, dt)
+    step = delta / div if div > 0 else np.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if div > 0 and np.all(step != 0):
+            y = i * step + start
+        elif div > 0:
+            y = i / div * delta + start
+        else:
+            y = i * delta + start
+    if endpoint and num > 1:
+        y[a.layout.owned(comm.here())[0] == num - 1] = stop
+    if dtype is not None and np.issubdtype(np.dtype(dtype), np.integer):
+        y = np.floor(y)
+    a.local[...] = y.astype(a.dtype, copy=False)
+    comm.barrier([a._win])
+    return (a, step) if retstep else a

@@ -1,60 +1,17 @@
-"""Reductions and scans as functions (``pg.sum(A, axis=0)``), and the whole-array fast path.
+"""Reductions and scans as functions (``pg.sum(A, axis=0)``).
 
 Each function takes NumPy's arguments; on a DistArray, View or expression it
-calls the method of the same name (see :mod:`pgas.array.axisreduce` and
-:mod:`pgas.array.scan`), on anything else it is NumPy's function.
+calls the method of the same name (see :mod:`pgas.array.reductions.axisreduce` and
+:mod:`pgas.array.reductions.scan`), on anything else it is NumPy's function.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import comm
-from ..exec import fperr
-from .collective import checked
+from ..operands import distributed
 
 _NoValue = np._NoValue
-
-
-@fperr.agreeing
-def reduce_all(a, fn, op: str, axis, dtype, out, what: str | None = None):
-    """Reduce all elements of ``a`` with NumPy ``fn`` locally, then combine over locales with ``op``
-    (``what``: the method the user called, for collective checking; default ``op``)."""
-    checked(f"{{0}}.{what or op}()", a, args=(str(dtype),))
-    if axis is not None or out is not None:
-        raise NotImplementedError(f"{op} over {a.label}: only whole-array reductions (axis=None, out=None)")
-    kw = {} if dtype is None else {"dtype": dtype}
-    if op in ("sum", "prod"):
-        part = np.asarray(fn(a.local, **kw))
-        res = comm.allreduce(part, op)
-        if res.dtype.kind in "fc" and not np.all(np.isfinite(res)):      # the same on every locale
-            _combined_overflow(part, res.dtype)
-        return res
-    if a.size == 0:
-        raise ValueError(f"zero-size {a.label} has no {op}")
-    part = np.array([fn(a.local)] if a.local.size else [], dtype=a.dtype)
-
-    def combine(x, y):                   # min/max are associative; locale order is kept
-        return x if not y.size else y if not x.size else np.array([fn(np.concatenate([x, y]))], dtype=x.dtype)
-    return fn(comm.allreduce_with(part, combine))
-
-
-def _combined_overflow(part: np.ndarray, dtype) -> None:
-    """Collective, when a whole-array sum or product is not finite: if every locale's
-    partial result was, adding or multiplying them overflowed, which NumPy reports
-    (``np.errstate(over=...)``): report it alike on every locale, by NumPy itself (an
-    overflowing reduction of this dtype).  The MPI reduction reported nothing (rev24)."""
-    if comm.allreduce(np.int32(not np.all(np.isfinite(part))), "max"):
-        return                                   # a locale's own part: reported where it overflowed
-    big = np.finfo(dtype).max
-    np.add.reduce(np.array([big, big], dtype=dtype))
-
-
-def _distributed(a) -> bool:
-    from .core import DistArray
-    from .expr import Lazy
-
-    return isinstance(a, (DistArray, Lazy))
 
 
 def _kw(**kw):
@@ -63,84 +20,84 @@ def _kw(**kw):
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):  # noqa: A001
     """Collective on distributed ``a``: NumPy's ``sum`` (a DistArray over the kept axes, or a scalar)."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **_kw(initial=initial), where=where)
     return a.sum(axis, dtype, out, keepdims, initial, where)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
     """Collective on distributed ``a``: NumPy's ``prod``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **_kw(initial=initial), where=where)
     return a.prod(axis, dtype, out, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):  # noqa: A001
     """Collective on distributed ``a``: NumPy's ``min`` (``amin``)."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.min(a, axis=axis, out=out, keepdims=keepdims, **_kw(initial=initial), where=where)
     return a.min(axis, out, keepdims, initial, where)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):  # noqa: A001
     """Collective on distributed ``a``: NumPy's ``max`` (``amax``)."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.max(a, axis=axis, out=out, keepdims=keepdims, **_kw(initial=initial), where=where)
     return a.max(axis, out, keepdims, initial, where)
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """Collective on distributed ``a``: NumPy's ``any``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.any(a, axis=axis, out=out, keepdims=keepdims, where=where)
     return a.any(axis, out, keepdims, where=where)
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """Collective on distributed ``a``: NumPy's ``all``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.all(a, axis=axis, out=out, keepdims=keepdims, where=where)
     return a.all(axis, out, keepdims, where=where)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Collective on distributed ``a``: NumPy's ``mean``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     return a.mean(axis, dtype, out, keepdims, where=where)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
     """Collective on distributed ``a``: NumPy's ``var`` with ``ddof``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
     return a.var(axis, dtype, out, ddof, keepdims, where=where)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
     """Collective on distributed ``a``: NumPy's ``std`` with ``ddof``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
     return a.std(axis, dtype, out, ddof, keepdims, where=where)
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):
     """Collective on distributed ``a``: NumPy's ``argmin`` (global indices)."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.argmin(a, axis=axis, out=out, keepdims=keepdims)
     return a.argmin(axis, out, keepdims=keepdims)
 
 
 def argmax(a, axis=None, out=None, *, keepdims=False):
     """Collective on distributed ``a``: NumPy's ``argmax`` (global indices)."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.argmax(a, axis=axis, out=out, keepdims=keepdims)
     return a.argmax(axis, out, keepdims=keepdims)
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
     """Collective on distributed ``a``: NumPy's ``count_nonzero``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.count_nonzero(a, axis=axis, keepdims=keepdims)
     from .axisreduce import reduce
 
@@ -149,14 +106,14 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 
 def cumsum(a, axis=None, dtype=None, out=None):
     """Collective on distributed ``a``: NumPy's ``cumsum``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.cumsum(a, axis=axis, dtype=dtype, out=out)
     return a.cumsum(axis, dtype, out)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
     """Collective on distributed ``a``: NumPy's ``cumprod``."""
-    if not _distributed(a):
+    if not distributed(a):
         return np.cumprod(a, axis=axis, dtype=dtype, out=out)
     return a.cumprod(axis, dtype, out)
 

@@ -8,25 +8,11 @@ import zlib
 
 import numpy as np
 
-from .. import comm
-from ..layout import Distribution
-from .construct import _layout
-from .core import DistArray
-from .index import check_dtype
-
-
-def owned_flat(layout, locale: int) -> np.ndarray:
-    """The C-order global flat index of each element ``locale`` owns, in its local
-    storage order (an increasing int64 array, since owned indices increase per dimension)."""
-    owned = layout.owned(locale)
-    flat = np.zeros((1,) * layout.ndim, dtype=np.int64)
-    stride = 1
-    for d in range(layout.ndim - 1, -1, -1):
-        shape = [1] * layout.ndim
-        shape[d] = len(owned[d])
-        flat = flat + owned[d].astype(np.int64).reshape(shape) * stride
-        stride *= layout.shape[d]
-    return np.broadcast_to(flat, layout.local_shape(locale)).reshape(-1)
+from ... import comm
+from ...layout import Distribution
+from ..core import DistArray
+from ..index import check_dtype
+from .layouts import new_layout
 
 
 def from_local(block, shape, dist: Distribution | None = None, dtype=None, name: str | None = None) -> DistArray:
@@ -64,7 +50,7 @@ def from_local(block, shape, dist: Distribution | None = None, dtype=None, name:
     broadcast of the dtype) checks the rest: nothing grows with the locale count.
     """
     block = np.asarray(block)
-    layout = _layout(shape, dist)
+    layout = new_layout(shape, dist)
     me = comm.here()
     err = None
     if block.shape != layout.local_shape(me):
@@ -129,7 +115,7 @@ def fromfunction(function, shape, dist: Distribution | None = None, dtype=float,
     ``np.fromfunction(f, s, dtype=int).astype(d)`` for any ``f`` that broadcasts.
     An exception raised by ``function`` on any locale is raised on every locale.
     """
-    layout = _layout(shape, dist)
+    layout = new_layout(shape, dist)
     dtype = check_dtype(dtype)
     a = DistArray._create(layout, dtype, name)
     err = None

@@ -1,0 +1,2 @@
+"""Creating distributed arrays: constructors, the ``*_like`` family, conversions and arrays built
+where their elements live."""

@@ -1,0 +1,1 @@
+"""Sorting distributed arrays: the sample sort, ``sort`` / ``argsort``, ``unique`` and ``searchsorted``."""
