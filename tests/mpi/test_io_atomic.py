@@ -334,7 +334,7 @@ def test_npy_locale_dying_mid_save_keeps_old_file(shared_dir):
         pathlib.Path(script).write_text(CRASH)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "MPIR_", "MPI_"))}
         env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(pg.__file__)), env.get("PYTHONPATH", "")])
-        out = subprocess.run([sys.executable, "-m", "pgas.cli", "run", "-n", "2", "--timeout", "120", script, path],
+        out = subprocess.run([sys.executable, "-m", "pgas.tools.cli", "run", "-n", "2", "--timeout", "120", script, path],
                              check=False, capture_output=True, text=True, timeout=200, env=env)
         ok = out.returncode == 3 and np.array_equal(np.load(path), old)      # 3: the locale died there
         why = f"rc {out.returncode}: {out.stdout[-2000:]} {out.stderr[-2000:]}"
