@@ -58,10 +58,10 @@ def _kernel(op: str, dtype: np.dtype, n: int):
             or not counting.hot(n)):     # np.errstate raise: NumPy's ufunc.at reports errors (rev24)
         return None
     if _compiled is None:
-        from ..exec import fuse
-        if fuse._numba() is None:
+        from ..exec import fuse, fusecode
+        if fuse.load_numba() is None:
             return None
-        _compiled = fuse._load_module(_SRC, "apply")
+        _compiled = fusecode.load_module(_SRC, "apply")
     return getattr(_compiled, f"at_{op}")
 
 

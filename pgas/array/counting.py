@@ -224,8 +224,9 @@ def _numba(n: int, count: bool = True):
     if not hot(n, count):
         return None
     if _compiled is None:
-        from ..exec.fuse import _load_module, _numba as have
-        _compiled = _load_module(_SRC, "counting") if have() is not None else False
+        from ..exec.fuse import load_numba as have
+        from ..exec.fusecode import load_module
+        _compiled = load_module(_SRC, "counting") if have() is not None else False
     return _compiled or None
 
 
