@@ -9,7 +9,7 @@ its outermost call):
 - ``plan``: :func:`pgas.plan.plan_local` (a cache lookup once planned; the
   first-time plan on the first step, with the plan cache emptied; none for a
   statement repeated on the same arrays by two-sided transfers, which runs as
-  recorded, :func:`pgas.exec.faststmt.rerun`);
+  recorded, :func:`pgas.exec.persistent.rerun`);
 - ``fetch``: starting and completing the transfers of the reads;
 - ``compute``: evaluating the expression on the pieces;
 - ``write``: the write-back (or accumulate) of the results;
@@ -43,14 +43,15 @@ STAGES = {
     ("pgas.exec.statement", "plan_local"): "plan",
     ("pgas.exec.group", "plan_local"): "plan",
     ("pgas.exec.statement", "run"): "run",
-    ("pgas.exec.faststmt", "rerun"): "run",
+    ("pgas.exec.persistent", "rerun"): "run",
     ("pgas.exec.group", "run_together"): "run",
     ("pgas.exec.run", "_fetch"): "fetch",
     ("pgas.exec.run", "_get_elements"): "fetch",
     ("pgas.exec.run", "run_strips"): "fetch",
     ("pgas.exec.run", "evaluate"): "compute",
+    ("pgas.exec.strip", "evaluate"): "compute",
     ("pgas.exec.fuse", "evaluate"): "compute",
-    ("pgas.exec.run", "_write"): "write",
+    ("pgas.exec.run", "write_results"): "write",
     ("pgas.exec.run", "_accumulate"): "write",
 }
 
@@ -112,9 +113,9 @@ def _forget_plans() -> None:
     import pkgutil
 
     import pgas.plan
-    from pgas.exec import faststmt, lower, transfer
+    from pgas.exec import persistent, lower, transfer
 
-    faststmt.clear()                           # recorded statements (replayed without planning)
+    persistent.clear()                           # recorded statements (replayed without planning)
     lower._memo.clear()
     transfer._choices.clear()
     for info in pkgutil.iter_modules(pgas.plan.__path__):

@@ -72,7 +72,6 @@ from . import fuse, group, interior, settings, shiftgroup
 from .lower import Lowered
 from .tasks import strided
 
-
 #: Off: every statement takes the generic path (for tests of that path, and to compare).
 ENABLED = True
 

@@ -34,24 +34,16 @@ runtime does.  (Inspector plans run in :mod:`pgas.exec.inspected`.)
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
-from ..array import fperr
 from ..comm import check
-from . import clipped, fuse, ghostread, interior, settings, transfer
-from .interior import _flush_all  # noqa: F401  (pgas.exec.group's)
-from .strip import run_strips, strip_plan
 from ..plan import ACCUMULATE_OPS
 from ..plan.transfers import expand
-
-#: Reduction ufunc used to combine the values a write receives over the loop
-#: variables it ignores, per combining (in-place) ufunc.
-REDUCE_WITH = {"add": np.add, "subtract": np.add, "multiply": np.multiply, "true_divide": np.multiply,
-               "divide": np.multiply,
-               "bitwise_or": np.bitwise_or, "bitwise_and": np.bitwise_and, "bitwise_xor": np.bitwise_xor,
-               "minimum": np.minimum, "maximum": np.maximum, "fmin": np.fmin, "fmax": np.fmax,
-               "logical_or": np.logical_or, "logical_and": np.logical_and}
+from . import clipped, fuse, ghostread, interior, persistent, settings, transfer
+from .inspected import run_inspector
+from .notices import DONE_READ, DONE_WRITE, READY, WRITE_OK, sync_windows
+from .strip import run_strips, strip_plan
+from .tasks import TaskContext, combiners, evaluate, strided
 
 
 def accumulable(reduce: str | None, dtype) -> bool:
@@ -80,76 +72,6 @@ def _identity(op: str, dtype) -> np.ndarray:
     return np.zeros((), dtype)
 
 
-def strided(buf: np.ndarray, offset: int, strides, shape) -> np.ndarray:
-    """The view of flat ``buf`` at element ``offset`` with element ``strides`` (checked to
-    lie inside ``buf``; ``np.ndarray`` on the buffer is several times cheaper than
-    ``as_strided``, which is kept for buffers that are not contiguous)."""
-    item = buf.itemsize
-    st = tuple(s * item for s in strides)
-    if buf.flags.c_contiguous:
-        return np.ndarray(tuple(shape), buf.dtype, buffer=buf, offset=offset * item, strides=st)
-    return as_strided(buf[offset:], shape=tuple(shape), strides=st)
-
-
-def evaluate(prog, ctx):
-    """Run an expression program (see :mod:`pgas.exec.lower`) with leaf values from ``ctx``."""
-    kind = prog[0]
-    if kind == "acc":
-        return ctx.access(prog[1])
-    if kind == "const":
-        return prog[1]
-    if kind == "np":
-        return ctx.replicated(prog[1])
-    if kind == "aff":
-        return ctx.affine(prog[1], prog[2])
-    args = [evaluate(a, ctx) for a in prog[2]]
-    if prog[1] is np.power and fperr.power_errors is not None:
-        args = fperr.power_args(args, dict(prog[3]))     # a forall's negative integer exponent, raised alike
-    return prog[1](*args, **dict(prog[3]))
-
-
-class _TaskContext:
-    def __init__(self, low, plan, task, flats, bufs, aggregate) -> None:
-        self.low, self.plan, self.task = low, plan, task
-        self.flats, self.bufs, self.aggregate = flats, bufs, aggregate
-
-    def access(self, k):
-        ref = self.task.refs[k]
-        slot = self.plan.stmt.accesses[k].slot
-        if ref.msg < 0:
-            return strided(self.flats[slot], ref.offset, ref.strides, self.task.shape)
-        if self.aggregate:
-            return strided(self.bufs[ref.msg], ref.boffset, ref.bstrides, self.task.shape)
-        return self.bufs[(self.task.piece, k)]
-
-    def address(self, k):
-        """``(flat buffer, element offset, element strides)`` of access ``k`` (what
-        :meth:`access` makes its view of), or ``(None, 0, ())`` without a flat buffer."""
-        ref = self.task.refs[k]
-        if ref.msg < 0:
-            return self.flats[self.plan.stmt.accesses[k].slot], ref.offset, ref.strides
-        if self.aggregate:
-            return self.bufs[ref.msg], ref.boffset, ref.bstrides
-        return None, 0, ()
-
-    def _values(self, v):
-        lat = self.plan.pieces[self.task.piece][v]
-        return np.asarray(lat.values(), dtype=np.int64)
-
-    def replicated(self, arr):
-        vals = [self._values(v) for v in range(self.plan.stmt.nvars)]
-        return arr[np.ix_(*vals)].reshape(self.task.shape)
-
-    def affine(self, coefs, const):
-        out = np.full((1,) * len(self.task.shape), const, dtype=np.int64)
-        for v, a in enumerate(coefs):
-            if a:
-                shape = [1] * len(self.task.shape)
-                shape[2 * v:2 * v + 2] = self.task.shape[2 * v:2 * v + 2]
-                out = out + a * self._values(v).reshape(shape)
-        return out
-
-
 def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
     """Baseline: one message per element of the access (repeats included; inside
     the clips only, for a piece of a clipped domain)."""
@@ -164,33 +86,16 @@ def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
 def run(low, plan, aggregate: bool) -> None:
     """Execute this locale's ``plan`` (made from ``low``); collective over its peers."""
     if plan.kind == "inspector":
-        from .inspected import run_inspector
         run_inspector(low, plan, aggregate)
-    elif aggregate and faststmt.qualifies(low, plan):
+    elif aggregate and persistent.qualifies(low, plan):
         try:
-            faststmt.get(low, plan).run(low, _compute, _write)     # persistent two-sided transfers
+            persistent.get(low, plan).run(low, compute_tasks, write_results)     # persistent two-sided transfers
         finally:            # an error raised here alone (a warning made an error): its transfers are
-            comm.statement_done()     # complete, so it is done, as on the others (review s27)
+            comm.statement_done()     # complete, so it is done, as on the others
         return
     else:
         _run_pieces(low, plan, aggregate)
     comm.statement_done()                 # one-sided operations towards here may now proceed
-
-
-def _combine(stmt):
-    if stmt.reduce is None:
-        return None, None
-    return getattr(np, stmt.reduce), REDUCE_WITH[stmt.reduce]
-
-
-#: Tags of the synchronisation notices of one statement.
-READY, DONE_READ, WRITE_OK, DONE_WRITE = 11, 12, 13, 14
-
-
-def _sync(wins) -> None:
-    for w in wins:
-        w.complete()                                  # this locale's asynchronous updates
-        w.sync()
 
 
 #: What a plan's runs share, worked out on its first run: ``id(plan)`` ->
@@ -222,7 +127,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     _, sources, targets, peers, inplace = _static(plan)
     wins = {id(a._win): a._win for a in low.arrays}.values() if peers else ()
     if peers:
-        _sync(wins)                                   # my earlier stores, visible to my readers
+        sync_windows(wins)                                   # my earlier stores, visible to my readers
     garrs = ghostread.ghosted(low)                    # READY carries their write versions
     ready, vers = comm.expect_values(sources, READY, len(garrs)) if garrs else (comm.expect(sources, READY), None)
     readers_done = comm.expect(plan.readers, DONE_READ)
@@ -236,7 +141,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     when = interior.when(plan, ready, aggregate and striped is None and not stmt.clips)
     if when == "idle":                                # the peers are not ready: compute what is local meanwhile
         early = interior.local_reads(plan)
-        _compute(low, plan, early, flats, None, inplace, results)
+        compute_tasks(low, plan, early, flats, None, inplace, results)
     comm.wait(ready)
     if striped is not None:
         plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip
@@ -246,7 +151,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
                           else ([], _nothing))
         if when == "in flight":                       # the interior, while the halo is in flight
             early = interior.local_reads(plan)
-            _compute(low, plan, early, flats, bufs, inplace, results)
+            compute_tasks(low, plan, early, flats, bufs, inplace, results)
         complete()                                    # the halo has arrived
         stale = ghostread.verify(low, plan, served, bufs) if served and check.enabled else None
     else:
@@ -255,17 +160,17 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     sent += comm.notify(sources, DONE_READ)
     if striped is None:
         done = set(early)
-        _compute(low, plan, [i for i in range(len(plan.tasks)) if i not in done], flats, bufs, inplace, results,
+        compute_tasks(low, plan, [i for i in range(len(plan.tasks)) if i not in done], flats, bufs, inplace, results,
                  aggregate, dtypes)
     comm.wait(readers_done)                           # nobody reads my memory any more
     sent += comm.notify(plan.writers, WRITE_OK)
     if plan.accumulate:
         _accumulate(plan, warr, wflat, results, aggregate, targets, writes_done)
     else:
-        _write(plan, warr, wflat, results, aggregate, targets, writes_done)
+        write_results(plan, warr, wflat, results, aggregate, targets, writes_done)
     comm.wait(sent)
     if plan.writers:
-        _sync(wins)                                   # remote writes into my memory, visible to me
+        sync_windows(wins)                                   # remote writes into my memory, visible to me
     if garrs and check.enabled:
         comm.agree(stale)                             # a ghost read differed from its owner's elements
 
@@ -274,19 +179,19 @@ def _nothing() -> None:
     pass
 
 
-def _compute(low, plan, which, flats, bufs, inplace, results, aggregate=True, dtypes=None) -> None:
+def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=True, dtypes=None) -> None:
     """Compute the tasks at positions ``which`` of ``plan`` into ``results`` (None for a
     task a kernel stored in place, see :func:`pgas.exec.fuse.in_place`)."""
     stmt = plan.stmt
     W = stmt.write
     wflat = flats[stmt.accesses[W].slot]
-    _, reducer = _combine(stmt)
+    _, reducer = combiners(stmt)
     axes = plan.reduce_axes
     if dtypes is None:
         dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
     for i in which:
         task = plan.tasks[i]
-        ctx = _TaskContext(low, plan, task, flats, bufs, aggregate)
+        ctx = TaskContext(low, plan, task, flats, bufs, aggregate)
         ref = task.refs[W]
         target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
         if task.clip:                                 # a piece of a clipped domain (pgas.exec.clipped)
@@ -317,10 +222,14 @@ def _send_back(warr, plan, targets, send) -> list:
     return comm.notify(targets, DONE_WRITE)
 
 
-def _write(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
+def write_results(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
+    """Store :func:`compute_tasks`' ``results`` into the written array ``warr`` (its storage
+    ``wflat``): own elements in place, the others into write-back messages (or one put per
+    element without ``aggregate``) sent to ``targets`` once they allow it; then wait for
+    this locale's writers (``writes_done``)."""
     W = plan.stmt.write
     axes = plan.reduce_axes
-    combine, _ = _combine(plan.stmt)
+    combine, _ = combiners(plan.stmt)
     wbufs = [np.empty(m.size, dtype=warr.dtype) for m in plan.writebacks] if aggregate else []
     remote = []
     for task, value in zip(plan.tasks, results):
@@ -364,7 +273,7 @@ def _accumulate(plan, warr, wflat, results, aggregate, targets, writes_done) -> 
     accumulate per element in baseline mode); own elements are combined once
     every writer into this locale is done."""
     stmt, W, axes, op = plan.stmt, plan.stmt.write, plan.reduce_axes, plan.accumulate
-    combine, reducer = _combine(stmt)
+    combine, reducer = combiners(stmt)
     negate = stmt.reduce == "subtract"
     wbufs = [np.full(m.size, _identity(op, warr.dtype)) for m in plan.writebacks] if aggregate else []
     own, remote = [], []
@@ -406,4 +315,3 @@ def _put_elements(arr, ref, shape, value) -> None:
         arr._win.put(ref.owner, o, data[k:k + 1])
 
 
-from . import faststmt  # noqa: E402  (it builds on pgas.exec.fastgroup and group, which import this module)

@@ -42,8 +42,8 @@ import numpy as np
 from .. import comm
 from ..array import engine
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, RegionType, Transfers, start_all, wait
-from .copies import Copies
 from ..plan import plan_local
+from .copies import Copies
 from .group import groupable
 from .tasks import TaskContext, evaluate, strided
 

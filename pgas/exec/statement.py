@@ -15,13 +15,13 @@ from ..array.construct import empty
 from ..array.expr import Affine, Expr, Ref, TraceError, probe
 from ..array.view import View
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
-from . import faststmt, ghostread, settings, strip, transfer
+from . import ghostread, persistent, settings, strip, transfer
 from .domain import resolve
-from .fastgroup import FastGroup
 from .group import fits, groupable, run_together
 from .lower import Lowered, lower_ref, lower_view, structure
-from . import run as _exec_run
-from .run import REDUCE_WITH, accumulable, run
+from .run import accumulable, compute_tasks, run, write_results
+from .shiftgroup import ShiftGroup
+from .tasks import REDUCE_WITH
 
 _explaining: list = []
 
@@ -47,11 +47,11 @@ class Executor:
             fill = isinstance(value, np.generic)       # a scalar of the target's dtype (engine.assign):
             if fill:                                   # recorded by dtype, not value (fict[t] every step)
                 rkey = (*rkey[:3], "fill", value.dtype)
-            again = faststmt.replayable(rkey, known[1])
+            again = persistent.replayable(rkey, known[1])
             if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
                     and not fperr.raising()):
                 before_write(target.base, value)      # a repeat on the same arrays, as it ran before
-                faststmt.rerun(again, known[1], _exec_run._compute, _exec_run._write, value if fill else None)
+                persistent.rerun(again, known[1], compute_tasks, write_results, value if fill else None)
                 return
         dkey = hit = None
         if known is not None and type(value) is Expr and value._dtype is None:
@@ -70,11 +70,11 @@ class Executor:
             value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
         before_write(target.base, value)
         low = lower_view(target, value, known)
-        faststmt.ran[0] = None                         # set if it runs by two-sided transfers
+        persistent.ran[0] = None                       # set if it runs by two-sided transfers
         fperr.run(execute, low, not _explaining)   # np.errstate raise: every locale
         if again is None and rkey is not None and not powers and not check.enabled and (
                 not fill or low.prog[0] == "const"):
-            faststmt.record(rkey, low, _policy(low) == "write")   # (a cost owner: chosen by agreement)
+            persistent.record(rkey, low, _policy(low) == "write")   # (a cost owner: chosen by agreement)
 
     def materialise(self, x, dtype=None):
         collective.materialise(x, not _explaining)
@@ -100,12 +100,12 @@ class Executor:
 
     def compile_group(self, items, keep: bool = True):
         """:meth:`plan_group`'s items compiled for repeated :meth:`run_planned` calls
-        (:class:`pgas.exec.fastgroup.FastGroup`; free it with its ``free()``)."""
-        return FastGroup(items, keep)
+        (:class:`pgas.exec.shiftgroup.ShiftGroup`; free it with its ``free()``)."""
+        return ShiftGroup(items, keep)
 
     def rerun(self, fast, arrays) -> bool:
         """Run compiled group ``fast`` again on ``arrays`` (in its ``keys`` order) if they are
-        the arrays of its last run (:meth:`FastGroup.rerun_arrays`); False, with nothing
+        the arrays of its last run (:meth:`ShiftGroup.rerun_arrays`); False, with nothing
         done, where the call needs :meth:`run_planned`."""
         return not _explaining and bool(settings.get("aggregate")) and fast.rerun_arrays(arrays)
 
@@ -113,7 +113,7 @@ class Executor:
         """Run :meth:`plan_group`'s statements again with each array ``a`` replaced by
         ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
         exchange and no lowering or planning.  ``fast``: the items compiled for repeated
-        runs (:class:`pgas.exec.fastgroup.FastGroup`), used where it qualifies."""
+        runs (:class:`pgas.exec.shiftgroup.ShiftGroup`), used where it qualifies."""
         if (fast is not None and not _explaining and settings.get("aggregate") and not fperr.raising()
                 and fast.rerun(rebind)):
             return                                    # the same arrays as the last run: its views
@@ -137,7 +137,7 @@ class Executor:
 
     def run_group(self, pairs, header: str = "") -> None:
         """Run statements ``[(target view, value), ...]`` whose targets are distinct and
-        read by none of them, with one exchange (:func:`pgas.exec.run.run_together`);
+        read by none of them, with one exchange (:func:`pgas.exec.group.run_together`);
         each runs on the owner of its write.  Under :func:`explain`, describes each."""
         for target, value in pairs:
             collective.statement(target, value, not _explaining)
@@ -333,8 +333,8 @@ def _describe(low, layouts, at: int) -> str:
                       f"cells, so {mine.messages - served} messages")
 
     fast = (settings.get("aggregate") and mine.kind == "pieces" and mine.fetches + mine.writebacks
-            and faststmt.qualifies(low, mine, agree=False))
-    said_strips = faststmt.STRIPS if fast else strip.explain(low, mine)    # h10: the strip count and why
+            and persistent.qualifies(low, mine, agree=False))
+    said_strips = persistent.STRIPS if fast else strip.explain(low, mine)    # h10: the strip count and why
     if said_strips:
         lines += f"\n{said_strips}"
 
