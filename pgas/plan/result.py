@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .model import Statement
-from .pieces import Lattice
+from .lattice import Lattice
 
 
 @dataclass(frozen=True)
