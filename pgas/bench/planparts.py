@@ -117,7 +117,7 @@ def _forget_plans() -> None:
 
     persistent.clear()                           # recorded statements (replayed without planning)
     lower._memo.clear()
-    transfer._choices.clear()
+    transfer.clear_choices()
     for info in pkgutil.iter_modules(pgas.plan.__path__):
         mod = importlib.import_module(f"pgas.plan.{info.name}")
         for fn in list(vars(mod).values()):

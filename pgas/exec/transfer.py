@@ -37,6 +37,12 @@ CHOICE_CACHE = 4096
 _peak = [0, 0]                  # [now, peak]
 
 
+def clear_choices() -> None:
+    """Forget the protocols chosen by messages' regions (a statement planned afresh then
+    chooses again, as its first plan did)."""
+    _choices.clear()
+
+
 def reset_peak() -> int:
     """Return the peak of aggregation-buffer bytes since the last call, and restart it."""
     p = _peak[1]
