@@ -1,6 +1,6 @@
 """One statement's halo by persistent two-sided transfers.
 
-The generic path (:func:`pgas.exec.run._run_pieces`) synchronises a statement
+The generic path (:mod:`pgas.exec.run`) synchronises a statement
 with its peers by notices: every owner tells its readers that its data is
 ready, each reader waits for that word, reads one-sided, flushes and says it is
 done, and the owner waits for that before it returns.  An owner therefore waits
