@@ -96,7 +96,7 @@ def start_fetch(low, plan, served=None):
 
     def complete():
         transfer.flush_all({(id(low.arrays[m.slot]._win), m.peer): (low.arrays[m.slot]._win, m.peer)
-                    for m in fetches}.values())
+                            for m in fetches}.values())
         for f in finish:
             f()
         transfer.hold(-held)
