@@ -52,7 +52,7 @@ STAGES = {
     ("pgas.exec.strip", "evaluate"): "compute",
     ("pgas.exec.fuse", "evaluate"): "compute",
     ("pgas.exec.run", "write_results"): "write",
-    ("pgas.exec.run", "_accumulate"): "write",
+    ("pgas.exec.run", "accumulate_results"): "write",
 }
 
 

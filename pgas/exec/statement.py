@@ -19,9 +19,10 @@ from . import ghostread, persistent, settings, strip, transfer
 from .domain import resolve
 from .group import fits, groupable, run_together
 from .lower import Lowered, lower_ref, lower_view, structure
-from .run import accumulable, compute_tasks, run, write_results
+from .run import compute_tasks, run
 from .shiftgroup import ShiftGroup
 from .tasks import REDUCE_WITH
+from .writeback import accumulable, write_results
 
 _explaining: list = []
 
