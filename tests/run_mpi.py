@@ -20,7 +20,7 @@ under test (``--check ''`` turns checking off everywhere).  The harness pins
 ``protocol="packed"`` (``tests/mpi/conftest.py``) so that message counts are
 known; the runs at the locale counts in ``--auto`` (default 1, 3 and 16) use the
 library's default, ``PGAS_PROTOCOL=auto``, under which statements move their
-halos by persistent two-sided transfers (``pgas.exec.faststmt``): both paths are
+halos by persistent two-sided transfers (``pgas.exec.persistent``): both paths are
 under test at every stage.
 """
 

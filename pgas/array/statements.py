@@ -13,10 +13,10 @@ import numpy as np
 
 from .. import comm
 from ..comm import check
-from ..exec import faststmt, fperr, settings
+from ..exec import fperr, persistent, settings
 from ..exec import statement as engine_statement
 from ..exec.domain import resolve
-from ..exec.fastgroup import FastGroup
+from ..exec.shiftgroup import ShiftGroup
 from ..exec.lowered import Lowered
 from ..exec.run import REDUCE_WITH
 from ..exec.statement import execute, explaining
@@ -46,7 +46,7 @@ def assign(target: View, value, casting: str) -> None:
         fill = isinstance(value, np.generic)       # a scalar of the target's dtype (engine.assign):
         if fill:                                   # recorded by dtype, not value (fict[t] every step)
             rkey = (*rkey[:3], "fill", value.dtype)
-        again = faststmt.replayable(rkey, known[1])
+        again = persistent.replayable(rkey, known[1])
         if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
                 and not fperr.raising()):
             before_write(target.base, value)      # a repeat on the same arrays, as it ran before
@@ -100,13 +100,13 @@ def plan_group(pairs) -> list:
 
 def compile_group(items, keep: bool = True):
     """:func:`plan_group`'s items compiled for repeated :func:`run_planned` calls
-    (:class:`pgas.exec.fastgroup.FastGroup`; free it with its ``free()``)."""
-    return FastGroup(items, keep)
+    (:class:`pgas.exec.shiftgroup.ShiftGroup`; free it with its ``free()``)."""
+    return ShiftGroup(items, keep)
 
 
 def rerun(fast, arrays) -> bool:
     """Run compiled group ``fast`` again on ``arrays`` (in its ``keys`` order) if they are
-    the arrays of its last run (:meth:`FastGroup.rerun_arrays`); False, with nothing
+    the arrays of its last run (:meth:`ShiftGroup.rerun_arrays`); False, with nothing
     done, where the call needs :func:`run_planned`."""
     return not explaining and bool(settings.get("aggregate")) and fast.rerun_arrays(arrays, engine.before_write)
 
@@ -115,7 +115,7 @@ def run_planned(items, rebind: dict, header: str = "", fast=None) -> None:
     """Run :func:`plan_group`'s statements again with each array ``a`` replaced by
     ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
     exchange and no lowering or planning.  ``fast``: the items compiled for repeated
-    runs (:class:`pgas.exec.fastgroup.FastGroup`), used where it qualifies."""
+    runs (:class:`pgas.exec.shiftgroup.ShiftGroup`), used where it qualifies."""
     if (fast is not None and not explaining and settings.get("aggregate") and not fperr.raising()
             and fast.rerun(rebind, engine.before_write)):
         return                                    # the same arrays as the last run: its views

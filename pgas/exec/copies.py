@@ -1,6 +1,6 @@
 """A fixed list of local moves ``dst[...] = src``, run again and again (a compiled group's).
 
-A compiled shift group (:mod:`pgas.exec.fastgroup`) makes its task views once
+A compiled shift group (:mod:`pgas.exec.shiftgroup`) makes its task views once
 per binding; a run then moves each pair.  With NumPy that is one assignment per
 pair (about a microsecond each, however small), so a polyshift's cost grew with
 the shifts it carries.  :class:`Copies` runs the whole list in ONE call of a
@@ -81,8 +81,8 @@ class Copies:
         self.kernel = False
         if table is None:
             return
-        from .fuse import _numba
-        if _numba() is None:
+        from .fuse import load_numba
+        if load_numba() is None:
             return
         from .copykernel import run_table
         run_table(*table)                             # compiles or loads (moves of this run: done twice)
@@ -94,7 +94,7 @@ class Copies:
 
 def _overlap(a, b) -> bool:
     """Whether views ``a`` and ``b`` share an element (scalars share nothing; 0-d views are
-    views, rev1)."""
+    views)."""
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
         return False
     return np.may_share_memory(a, b) and np.shares_memory(a, b)
@@ -166,7 +166,7 @@ def _table(pairs):
                 return None
             views.append(src)
         elif isinstance(src, np.ndarray):
-            return None                                 # a 0-d view: its value may change between runs (rev1)
+            return None                                 # a 0-d view: its value may change between runs
         elif np.ndim(src) == 0:
             c = np.empty((), dtype=dtype)
             c[...] = src                                # NumPy's own conversion, as the assignment

@@ -51,7 +51,7 @@ class Domain:
 
     def as_parts(self) -> "Domain":
         """The same domain as rectangular parts (for what cannot clip: the inspector)."""
-        return _resolve_parts(self.items) if self.clips else self
+        return resolve_parts(self.items) if self.clips else self
 
     @property
     def ndim(self) -> int:
@@ -136,7 +136,7 @@ def resolve(domain) -> Domain:
     if not items:
         raise TypeError("pg.forall: the domain needs at least one range")
     got = _resolve_affine(items)
-    return got if got is not None else _resolve_parts(items)
+    return got if got is not None else resolve_parts(items)
 
 
 def _text(items, ks) -> str:
@@ -253,7 +253,7 @@ def _fit(f, k: int, v: int, pts: np.ndarray, counts):
     return fits[0], fits[1], step, first, first + step * (lens - 1), lens
 
 
-def _resolve_parts(items) -> Domain:
+def resolve_parts(items) -> Domain:
     """The domain as disjoint rectangular parts (one per run of equal inner ranges)."""
     boxes = [()]
     texts = []

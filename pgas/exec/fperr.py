@@ -132,7 +132,7 @@ def _agreed():
 
 #: While a statement that may raise NumPy's integer-power ValueError on data runs under
 #: :func:`deferring_powers` (a ``pg.forall`` record, whose exponent's data is not checked
-#: first): the errors seen, None otherwise (read by :func:`pgas.exec.run.evaluate`).
+#: first): the errors seen, None otherwise (read by :func:`pgas.exec.tasks.evaluate`).
 power_errors: list | None = None
 
 _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."

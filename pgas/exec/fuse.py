@@ -1,6 +1,6 @@
 """Fused local kernels: a task's expression program as one compiled loop nest.
 
-The NumPy path (:func:`pgas.exec.run.evaluate`) runs an expression tree as one
+The NumPy path (:func:`pgas.exec.tasks.evaluate`) runs an expression tree as one
 ufunc call per node, each making a temporary and a pass over memory.  This
 module turns the same program into the source of one loop nest over the task's
 strided views (one load per operand element, one store per result element, no
@@ -38,10 +38,7 @@ import math
 
 import numpy as np
 
-from . import fperr
-from . import fuserows, settings
-from .fusecode import BIN as _BIN, DTYPES as _DTYPES, HELPERS as _HELPERS, UN as _UN
-from .fusecode import cache_dir, load_module as _load_module, source as _source  # noqa: F401
+from . import fperr, fusecode, fuserows, settings
 
 #: Elements a task needs in ``fuse="auto"`` mode to be run by a kernel ...
 FUSE_MIN = 1 << 16
@@ -57,7 +54,7 @@ class Unfusable(Exception):
     """The program (or a value in it) has something no kernel computes exactly."""
 
 
-def _numba():
+def load_numba():
     """The numba module, or None when it cannot be imported (then nothing fuses)."""
     global _NUMBA
     if _NUMBA is _UNSET:
@@ -135,7 +132,7 @@ class _Analysis:
         if func is np.where:
             return self.where(args)
         name = getattr(func, "__name__", None)
-        table = _BIN if len(args) == 2 else _UN if len(args) == 1 else {}
+        table = fusecode.BIN if len(args) == 2 else fusecode.UN if len(args) == 1 else {}
         if not isinstance(func, np.ufunc) or name not in table:
             raise Unfusable(f"{name} is not compiled")
         self.key.append(("call", name))
@@ -144,7 +141,7 @@ class _Analysis:
             loop = func.resolve_dtypes(tuple(d for _, d in ins) + (None,))
         except (TypeError, ValueError) as e:
             raise Unfusable(str(e)) from None
-        if any(np.dtype(d) not in _DTYPES for d in loop) or len(set(loop[:-1])) != 1:
+        if any(np.dtype(d) not in fusecode.DTYPES for d in loop) or len(set(loop[:-1])) != 1:
             raise Unfusable(f"{name} loop {loop}")
         kind_ = loop[0].kind
         template = next((t for kinds, t in table[name].items() if kind_ in kinds), None)
@@ -159,7 +156,7 @@ class _Analysis:
         probes = [np.empty(0, d) if isinstance(d, np.dtype) else v for (_, d), v in
                   zip(ins, [a[1] if a[0] == "const" else None for a in args])]
         out = np.where(*probes).dtype
-        if out not in _DTYPES:
+        if out not in fusecode.DTYPES:
             raise Unfusable(f"where on {out}")
         for (_, d), a in zip(ins[1:], args[1:]):
             if not isinstance(d, np.dtype):
@@ -171,7 +168,7 @@ class _Analysis:
         """(code or pending constant, dtype) of a call's argument."""
         if prog[0] == "const":
             d = _scalar_dtype(prog[1])
-            if isinstance(d, np.dtype) and d not in _DTYPES:
+            if isinstance(d, np.dtype) and d not in fusecode.DTYPES:
                 raise Unfusable(f"constant of dtype {d}")
             self.key.append(("const", d))
             self.params.append(["const", None])        # a slot in leaf order; its dtype comes with the loop
@@ -205,7 +202,7 @@ def _result(name: str, dt: np.dtype) -> np.dtype:
 def _load(source: str):
     """The ``kernel`` function of ``source``, from a module file named by its hash."""
     stats["kernels"] += 1
-    return _load_module(source, "fuse").kernel
+    return fusecode.load_module(source, "fuse").kernel
 
 
 def kernel_for(prog, dtypes, ndim: int, hot: bool = True, rows=None):
@@ -229,10 +226,10 @@ def _kernel(a, code, dtype, ndim, hot, rows):
             _seen[key] = _seen.get(key, 0) + 1
             if not hot and _seen[key] < FUSE_AFTER:
                 raise Unfusable("not run often enough yet")
-        if _numba() is None:
+        if load_numba() is None:
             raise Unfusable("numba is not installed")
-        src = (_source(code, len(a.params), ndim) if rows is None
-               else fuserows.source(code, a.params, rows[0], rows[1], _HELPERS))
+        src = (fusecode.source(code, len(a.params), ndim) if rows is None
+               else fuserows.source(code, a.params, rows[0], rows[1], fusecode.HELPERS))
         k = _kernels[full] = (_load(src), a.params, dtype)
     return k
 
@@ -263,7 +260,7 @@ def wanted(size: int) -> bool:
 WRITTEN = object()
 
 #: A list while a compiled statement records the kernel calls of its run
-#: (:mod:`pgas.exec.faststmt`): each fused task appends ``(kernel, args)``, or None when its
+#: (:mod:`pgas.exec.persistent`): each fused task appends ``(kernel, args)``, or None when its
 #: arguments are not the same on a repeat (a constant converted per call).
 capture = None
 

@@ -1,8 +1,9 @@
 """Several statements with ONE exchange phase (the polyshift; see docs/polyshift.md).
 
-Built from the pieces of :mod:`pgas.exec.run`: the same notices, the same
-non-blocking multi-region gets and the same task evaluation, only shared by
-all the statements of a group.
+Built from the same pieces as a statement alone (:mod:`pgas.exec.run`): the same
+notices (:mod:`pgas.exec.notices`), the same non-blocking multi-region gets and the
+same task evaluation (:mod:`pgas.exec.tasks`), only shared by all the statements of a
+group.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import numpy as np
 from .. import comm
 from ..comm import check
 from . import ghostread, settings, transfer
-from .run import DONE_READ, READY, _flush_all, _sync, _TaskContext, evaluate, strided
+from .notices import DONE_READ, READY, sync_windows
+from .tasks import TaskContext, evaluate, strided
+
 
 def groupable(plan) -> bool:
     """True if ``plan`` can join :func:`run_together`: a pieces plan whose writes are all
@@ -66,7 +69,7 @@ def run_together(items) -> None:
     sources = sorted({m.peer for _, p in items for m in p.fetches})
     readers = sorted({r for _, p in items for r in p.readers})
     if sources or readers:
-        _sync(arrays.values())
+        sync_windows(arrays.values())
     garrs = _ghosted(items)                 # READY carries their write versions (replicated list)
     ready, vers = comm.expect_values(sources, READY, len(garrs)) if garrs else (comm.expect(sources, READY), None)
     readers_done = comm.expect(readers, DONE_READ)
@@ -89,7 +92,7 @@ def run_together(items) -> None:
         win.get_regions(peer, regions, buf, flush=False)
         for k, j, start, m in parts:
             bufs[k][j] = buf[start:start + m.size]
-    _flush_all([(g[0], g[1]) for g in groups.values()])
+    transfer.flush_all([(g[0], g[1]) for g in groups.values()])
     sent += comm.notify(sources, DONE_READ)
     stale = None
     if check.enabled and any(served):                # check mode: served fetches were fetched too
@@ -103,7 +106,7 @@ def run_together(items) -> None:
         reads_written = any(id(a) in written for j, a in enumerate(low.arrays) if j != W)
         vals = []
         for task in plan.tasks:
-            value = evaluate(low.prog, _TaskContext(low, plan, task, flats, bufs[k], True))
+            value = evaluate(low.prog, TaskContext(low, plan, task, flats, bufs[k], True))
             value = np.broadcast_to(value, task.shape)
             if reads_written or np.may_share_memory(value, flats[W]):
                 value = value.copy()

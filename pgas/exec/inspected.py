@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
-from .run import _combine, evaluate
+from .tasks import combiners, evaluate
 
 
 def _barrier(low) -> None:
@@ -74,7 +74,7 @@ def run_inspector(low, plan, aggregate: bool) -> None:
     warr = low.arrays[stmt.accesses[stmt.write].slot]
     wflat = warr.store.storage
     offs = lp.gathers[stmt.write].local_off
-    combine, reducer = _combine(stmt)
+    combine, reducer = combiners(stmt)
     if combine is None:
         wflat[offs] = value
         return

@@ -1,4 +1,4 @@
-"""A statement's interior computed while its halo is awaited (issue 12).
+"""A statement's interior computed while its halo is awaited.
 
 The planner already cuts a locale's iteration domain into tasks by the owners of
 their reads (:mod:`pgas.plan.pieces`): a 5-point stencil on row blocks has one task
@@ -26,7 +26,7 @@ compute their local tasks while the first strip is in flight
 :data:`MODE` is for tests and measurement: ``"auto"`` as above; ``"idle"`` only
 the first moment (the peers ready: fetch, then compute everything); ``"before"``
 always before waiting for the peers; ``"in flight"`` always after starting the
-fetches; ``"off"``: fetch, then compute everything, as before issue 12.
+fetches; ``"off"``: fetch, then compute everything, in the plan's order.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import numpy as np
 from .. import comm
 from . import settings, transfer
 
-#: When to compute the interior (see the module's docstring).  Off by default: on the
-#: 2-core development machine no mode measured faster than ``"off"`` (issue 12).
+#: When to compute the interior (see the module's docstring).  Off by default: no other
+#: mode has been measured faster than ``"off"``.
 MODE = "off"
 
 #: Tasks computed before their statement's remote reads had arrived (``"tasks"``),
@@ -68,12 +68,6 @@ def when(plan, ready, eligible: bool) -> str | None:
     return "idle"
 
 
-def _flush_all(pairs) -> None:
-    """Complete the started transfers: one flush per (window, target)."""
-    for win, peer in pairs:
-        win.flush(peer)
-
-
 def start_fetch(low, plan, served=None):
     """``(buffers, complete)``: every fetch of ``plan`` started with its protocol
     (:mod:`pgas.exec.transfer`) but those in ``served`` (index: buffer,
@@ -101,8 +95,8 @@ def start_fetch(low, plan, served=None):
         bufs.append(buf)
 
     def complete():
-        _flush_all({(id(low.arrays[m.slot].store.window), m.peer): (low.arrays[m.slot].store.window, m.peer)
-                    for m in fetches}.values())
+        transfer.flush_all({(id(low.arrays[m.slot].store.window), m.peer): (low.arrays[m.slot].store.window, m.peer)
+                            for m in fetches}.values())
         for f in finish:
             f()
         transfer.hold(-held)

@@ -28,126 +28,23 @@ a locale that is no peer of a statement never waits for it.  Inspector plans
 (non-separable subscripts) do not know their readers and keep two global
 barriers around the fetch.  In baseline mode (``pg.config(aggregate=False)``)
 the transfers move one element per message instead, as an unoptimised PGAS
-runtime does.  (Inspector plans run in :mod:`pgas.exec.inspected`.)
+runtime does.  (Inspector plans run in :mod:`pgas.exec.inspected`; step 3's writes are
+:mod:`pgas.exec.writeback`'s.)
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .. import comm
-from . import fperr
 from ..comm import check
-from . import clipped, fuse, ghostread, interior, settings, transfer
-from .interior import _flush_all  # noqa: F401  (pgas.exec.group's)
-from .strip import run_strips, strip_plan
-from ..plan import ACCUMULATE_OPS
 from ..plan.transfers import expand
-
-#: Reduction ufunc used to combine the values a write receives over the loop
-#: variables it ignores, per combining (in-place) ufunc.
-REDUCE_WITH = {"add": np.add, "subtract": np.add, "multiply": np.multiply, "true_divide": np.multiply,
-               "divide": np.multiply,
-               "bitwise_or": np.bitwise_or, "bitwise_and": np.bitwise_and, "bitwise_xor": np.bitwise_xor,
-               "minimum": np.minimum, "maximum": np.maximum, "fmin": np.fmin, "fmax": np.fmax,
-               "logical_or": np.logical_or, "logical_and": np.logical_and}
-
-
-def accumulable(reduce: str | None, dtype) -> bool:
-    """True if a reduction ``reduce`` into an array of ``dtype`` may accumulate
-    remotely (an MPI op exists for it on that type)."""
-    op = ACCUMULATE_OPS.get(reduce)
-    kind = np.dtype(dtype).kind
-    if op in ("sum", "prod"):
-        return kind in "iufc"
-    if op in ("min", "max"):
-        return kind in "iuf"
-    return op is not None and kind in "iu"
-
-
-def _identity(op: str, dtype) -> np.ndarray:
-    """The neutral element of MPI ``op`` in ``dtype``."""
-    dtype = np.dtype(dtype)
-    if op == "prod":
-        return np.ones((), dtype)
-    if op == "band":
-        return ~np.zeros((), dtype)
-    if op in ("min", "max"):
-        big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
-        small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
-        return np.asarray(big if op == "min" else small, dtype)
-    return np.zeros((), dtype)
-
-
-def strided(buf: np.ndarray, offset: int, strides, shape) -> np.ndarray:
-    """The view of flat ``buf`` at element ``offset`` with element ``strides`` (checked to
-    lie inside ``buf``; ``np.ndarray`` on the buffer is several times cheaper than
-    ``as_strided``, which is kept for buffers that are not contiguous)."""
-    item = buf.itemsize
-    st = tuple(s * item for s in strides)
-    if buf.flags.c_contiguous:
-        return np.ndarray(tuple(shape), buf.dtype, buffer=buf, offset=offset * item, strides=st)
-    return as_strided(buf[offset:], shape=tuple(shape), strides=st)
-
-
-def evaluate(prog, ctx):
-    """Run an expression program (see :mod:`pgas.exec.lowered`) with leaf values from ``ctx``."""
-    kind = prog[0]
-    if kind == "acc":
-        return ctx.access(prog[1])
-    if kind == "const":
-        return prog[1]
-    if kind == "np":
-        return ctx.replicated(prog[1])
-    if kind == "aff":
-        return ctx.affine(prog[1], prog[2])
-    args = [evaluate(a, ctx) for a in prog[2]]
-    if prog[1] is np.power and fperr.power_errors is not None:
-        args = fperr.power_args(args, dict(prog[3]))     # a forall's negative integer exponent, raised alike
-    return prog[1](*args, **dict(prog[3]))
-
-
-class _TaskContext:
-    def __init__(self, low, plan, task, flats, bufs, aggregate) -> None:
-        self.low, self.plan, self.task = low, plan, task
-        self.flats, self.bufs, self.aggregate = flats, bufs, aggregate
-
-    def access(self, k):
-        ref = self.task.refs[k]
-        slot = self.plan.stmt.accesses[k].slot
-        if ref.msg < 0:
-            return strided(self.flats[slot], ref.offset, ref.strides, self.task.shape)
-        if self.aggregate:
-            return strided(self.bufs[ref.msg], ref.boffset, ref.bstrides, self.task.shape)
-        return self.bufs[(self.task.piece, k)]
-
-    def address(self, k):
-        """``(flat buffer, element offset, element strides)`` of access ``k`` (what
-        :meth:`access` makes its view of), or ``(None, 0, ())`` without a flat buffer."""
-        ref = self.task.refs[k]
-        if ref.msg < 0:
-            return self.flats[self.plan.stmt.accesses[k].slot], ref.offset, ref.strides
-        if self.aggregate:
-            return self.bufs[ref.msg], ref.boffset, ref.bstrides
-        return None, 0, ()
-
-    def _values(self, v):
-        lat = self.plan.pieces[self.task.piece][v]
-        return np.asarray(lat.values(), dtype=np.int64)
-
-    def replicated(self, arr):
-        vals = [self._values(v) for v in range(self.plan.stmt.nvars)]
-        return arr[np.ix_(*vals)].reshape(self.task.shape)
-
-    def affine(self, coefs, const):
-        out = np.full((1,) * len(self.task.shape), const, dtype=np.int64)
-        for v, a in enumerate(coefs):
-            if a:
-                shape = [1] * len(self.task.shape)
-                shape[2 * v:2 * v + 2] = self.task.shape[2 * v:2 * v + 2]
-                out = out + a * self._values(v).reshape(shape)
-        return out
+from . import clipped, fuse, ghostread, interior, persistent, settings
+from .inspected import run_inspector
+from .notices import DONE_READ, DONE_WRITE, READY, WRITE_OK, sync_windows
+from .strip import run_strips, strip_plan
+from .tasks import TaskContext, combiners, evaluate, strided
+from .writeback import accumulate_results, write_results
 
 
 def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
@@ -164,33 +61,16 @@ def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
 def run(low, plan, aggregate: bool) -> None:
     """Execute this locale's ``plan`` (made from ``low``); collective over its peers."""
     if plan.kind == "inspector":
-        from .inspected import run_inspector
         run_inspector(low, plan, aggregate)
-    elif aggregate and faststmt.qualifies(low, plan):
+    elif aggregate and persistent.qualifies(low, plan):
         try:
-            faststmt.get(low, plan).run(low, _compute, _write)     # persistent two-sided transfers
+            persistent.get(low, plan).run(low, compute_tasks, write_results)     # persistent two-sided transfers
         finally:            # an error raised here alone (a warning made an error): its transfers are
-            comm.statement_done()     # complete, so it is done, as on the others (review s27)
+            comm.statement_done()     # complete, so it is done, as on the others
         return
     else:
         _run_pieces(low, plan, aggregate)
     comm.statement_done()                 # one-sided operations towards here may now proceed
-
-
-def _combine(stmt):
-    if stmt.reduce is None:
-        return None, None
-    return getattr(np, stmt.reduce), REDUCE_WITH[stmt.reduce]
-
-
-#: Tags of the synchronisation notices of one statement.
-READY, DONE_READ, WRITE_OK, DONE_WRITE = 11, 12, 13, 14
-
-
-def _sync(wins) -> None:
-    for w in wins:
-        w.complete()                                  # this locale's asynchronous updates
-        w.sync()
 
 
 #: What a plan's runs share, worked out on its first run: ``id(plan)`` ->
@@ -222,7 +102,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     _, sources, targets, peers, inplace = _static(plan)
     wins = {id(a.store.window): a.store.window for a in low.arrays}.values() if peers else ()
     if peers:
-        _sync(wins)                                   # my earlier stores, visible to my readers
+        sync_windows(wins)                                   # my earlier stores, visible to my readers
     garrs = ghostread.ghosted(low)                    # READY carries their write versions
     ready, vers = comm.expect_values(sources, READY, len(garrs)) if garrs else (comm.expect(sources, READY), None)
     readers_done = comm.expect(plan.readers, DONE_READ)
@@ -236,7 +116,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     when = interior.when(plan, ready, aggregate and striped is None and not stmt.clips)
     if when == "idle":                                # the peers are not ready: compute what is local meanwhile
         early = interior.local_reads(plan)
-        _compute(low, plan, early, flats, None, inplace, results)
+        compute_tasks(low, plan, early, flats, None, inplace, results)
     comm.wait(ready)
     if striped is not None:
         plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip
@@ -246,7 +126,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
                           else ([], _nothing))
         if when == "in flight":                       # the interior, while the halo is in flight
             early = interior.local_reads(plan)
-            _compute(low, plan, early, flats, bufs, inplace, results)
+            compute_tasks(low, plan, early, flats, bufs, inplace, results)
         complete()                                    # the halo has arrived
         stale = ghostread.verify(low, plan, served, bufs) if served and check.enabled else None
     else:
@@ -255,17 +135,17 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     sent += comm.notify(sources, DONE_READ)
     if striped is None:
         done = set(early)
-        _compute(low, plan, [i for i in range(len(plan.tasks)) if i not in done], flats, bufs, inplace, results,
+        compute_tasks(low, plan, [i for i in range(len(plan.tasks)) if i not in done], flats, bufs, inplace, results,
                  aggregate, dtypes)
     comm.wait(readers_done)                           # nobody reads my memory any more
     sent += comm.notify(plan.writers, WRITE_OK)
     if plan.accumulate:
-        _accumulate(plan, warr, wflat, results, aggregate, targets, writes_done)
+        accumulate_results(plan, warr, wflat, results, aggregate, targets, writes_done)
     else:
-        _write(plan, warr, wflat, results, aggregate, targets, writes_done)
+        write_results(plan, warr, wflat, results, aggregate, targets, writes_done)
     comm.wait(sent)
     if plan.writers:
-        _sync(wins)                                   # remote writes into my memory, visible to me
+        sync_windows(wins)                                   # remote writes into my memory, visible to me
     if garrs and check.enabled:
         comm.agree(stale)                             # a ghost read differed from its owner's elements
 
@@ -274,19 +154,19 @@ def _nothing() -> None:
     pass
 
 
-def _compute(low, plan, which, flats, bufs, inplace, results, aggregate=True, dtypes=None) -> None:
+def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=True, dtypes=None) -> None:
     """Compute the tasks at positions ``which`` of ``plan`` into ``results`` (None for a
     task a kernel stored in place, see :func:`pgas.exec.fuse.in_place`)."""
     stmt = plan.stmt
     W = stmt.write
     wflat = flats[stmt.accesses[W].slot]
-    _, reducer = _combine(stmt)
+    _, reducer = combiners(stmt)
     axes = plan.reduce_axes
     if dtypes is None:
         dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
     for i in which:
         task = plan.tasks[i]
-        ctx = _TaskContext(low, plan, task, flats, bufs, aggregate)
+        ctx = TaskContext(low, plan, task, flats, bufs, aggregate)
         ref = task.refs[W]
         target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
         if task.clip:                                 # a piece of a clipped domain (pgas.exec.clipped)
@@ -306,104 +186,3 @@ def _compute(low, plan, which, flats, bufs, inplace, results, aggregate=True, dt
         elif np.may_share_memory(value, wflat):
             value = value.copy()
         results[i] = value
-
-
-def _send_back(warr, plan, targets, send) -> list:
-    """Wait for the owners' word, start every write-back, complete them, say so."""
-    comm.wait(comm.expect(targets, WRITE_OK))
-    send()
-    for t in targets:
-        warr.store.window.flush(t)
-    return comm.notify(targets, DONE_WRITE)
-
-
-def _write(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
-    W = plan.stmt.write
-    axes = plan.reduce_axes
-    combine, _ = _combine(plan.stmt)
-    wbufs = [np.empty(m.size, dtype=warr.dtype) for m in plan.writebacks] if aggregate else []
-    remote = []
-    for task, value in zip(plan.tasks, results):
-        if value is None:
-            continue                                  # stored in place by a fused kernel
-        ref = task.refs[W]
-        if ref.msg < 0:
-            target = strided(wflat, ref.offset, ref.strides, task.shape)
-        elif aggregate:
-            target = strided(wbufs[ref.msg], ref.boffset, ref.bstrides, task.shape)
-        else:
-            remote.append((ref, task.shape, value))
-            continue
-        if axes:
-            target = _reduced(target, axes, len(task.shape))
-        if isinstance(value, clipped.Clipped):
-            clipped.store(target, value, combine if axes else None)
-        elif axes:
-            target[...] = combine(target, value)
-        else:
-            target[...] = value
-
-    def send():
-        for m, buf in zip(plan.writebacks, wbufs):
-            transfer.start_put(warr.store.window, m, buf, warr.dtype.itemsize)
-        for ref, shape, value in remote:
-            _put_elements(warr, ref, shape, value)
-
-    sent = _send_back(warr, plan, targets, send) if targets else []
-    comm.wait(writes_done)
-    comm.wait(sent)
-
-
-def _reduced(target, axes, ndim):
-    return target[tuple(slice(0, 1) if a in axes else slice(None) for a in range(ndim))]
-
-
-def _accumulate(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
-    """Send each task's partial results to the owners of its written elements:
-    combined per message buffer, one ``accumulate_regions`` per message (one
-    accumulate per element in baseline mode); own elements are combined once
-    every writer into this locale is done."""
-    stmt, W, axes, op = plan.stmt, plan.stmt.write, plan.reduce_axes, plan.accumulate
-    combine, reducer = _combine(stmt)
-    negate = stmt.reduce == "subtract"
-    wbufs = [np.full(m.size, _identity(op, warr.dtype)) for m in plan.writebacks] if aggregate else []
-    own, remote = [], []
-    for task, value in zip(plan.tasks, results):
-        ref = task.refs[W]
-        if ref.msg < 0:
-            own.append((task, value))
-        elif aggregate:
-            target = _reduced(strided(wbufs[ref.msg], ref.boffset, ref.bstrides, task.shape), axes, len(task.shape))
-            target[...] = reducer(target, value)
-        else:
-            remote.append((ref, value))
-
-    def send():
-        for m, buf in zip(plan.writebacks, wbufs):
-            transfer.start_put(warr.store.window, m, buf, warr.dtype.itemsize, op, negate)
-        for ref, value in remote:
-            data = np.ascontiguousarray(value, dtype=warr.dtype).reshape(-1)
-            data = -data if negate else data
-            for k, o in enumerate(expand(ref.offset, value.shape, ref.strides).tolist()):
-                warr.store.window.accumulate(ref.owner, o, data[k:k + 1], op)
-
-    sent = _send_back(warr, plan, targets, send) if targets else []
-    comm.wait(writes_done)
-    if plan.writers:
-        warr.store.window.sync()
-    for task, value in own:
-        ref = task.refs[W]
-        target = _reduced(strided(wflat, ref.offset, ref.strides, task.shape), axes, len(task.shape))
-        target[...] = combine(target, value)
-    comm.wait(sent)
-
-
-def _put_elements(arr, ref, shape, value) -> None:
-    """Baseline write-back: one message per element."""
-    offs = expand(ref.offset, shape, ref.strides)
-    data = np.ascontiguousarray(np.broadcast_to(value, shape), dtype=arr.dtype).reshape(-1)
-    for k, o in enumerate(offs.tolist()):
-        arr.store.window.put(ref.owner, o, data[k:k + 1])
-
-
-from . import faststmt  # noqa: E402  (it builds on pgas.exec.fastgroup and group, which import this module)

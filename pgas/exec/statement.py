@@ -17,9 +17,10 @@ import numpy as np
 
 from .. import comm
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
-from . import faststmt, fperr, ghostread, settings, strip, transfer
+from . import fperr, ghostread, persistent, settings, strip, transfer
 from .group import fits, groupable, run_together
-from .run import _compute, _write, accumulable, run
+from .run import compute_tasks, run
+from .writeback import accumulable, write_results
 
 #: Non-empty while :func:`explain` runs (its entries: ``(locales, texts, locale,
 #: statements seen)``): statements are described, not run.  Never rebound, so a
@@ -28,18 +29,18 @@ explaining: list = []
 
 
 def replay(again, arrays, value) -> None:
-    """Run statement ``again`` (:func:`pgas.exec.faststmt.replayable`'s answer) again on
+    """Run statement ``again`` (:func:`pgas.exec.persistent.replayable`'s answer) again on
     ``arrays`` as it ran before (``value``: a fill's scalar, else None)."""
-    faststmt.rerun(again, arrays, _compute, _write, value)
+    persistent.rerun(again, arrays, compute_tasks, write_results, value)
 
 
 def run_new(low, key=None) -> None:
     """Run lowered statement ``low`` under :func:`pgas.exec.fperr.run`; with ``key``
-    record it for replay (:func:`pgas.exec.faststmt.record`)."""
-    faststmt.ran[0] = None                         # set if it runs by two-sided transfers
+    record it for replay (:func:`pgas.exec.persistent.record`)."""
+    persistent.ran[0] = None                         # set if it runs by two-sided transfers
     fperr.run(execute, low, not explaining)   # np.errstate raise: every locale
     if key is not None:
-        faststmt.record(key, low, owner_policy(low) == "write")   # (a cost owner: chosen by agreement)
+        persistent.record(key, low, owner_policy(low) == "write")   # (a cost owner: chosen by agreement)
 
 
 def run_group(lows, header: str = "") -> None:
@@ -60,7 +61,7 @@ def run_group(lows, header: str = "") -> None:
 
 def run_planned(lows, fast, header: str = "") -> None:
     """Run planned statements ``[(low, plan), ...]`` with one exchange, by compiled group
-    ``fast`` (:class:`pgas.exec.fastgroup.FastGroup`) where it qualifies.  Under
+    ``fast`` (:class:`pgas.exec.shiftgroup.ShiftGroup`) where it qualifies.  Under
     :func:`explain`, describes each (and ``fast``)."""
     if explaining:
         head = f"{header}: {len(lows)} statements, their transfers in one exchange"
@@ -241,8 +242,8 @@ def _describe(low, layouts, at: int) -> str:
                       f"cells, so {mine.messages - served} messages")
 
     fast = (settings.get("aggregate") and mine.kind == "pieces" and mine.fetches + mine.writebacks
-            and faststmt.qualifies(low, mine, agree=False))
-    said_strips = faststmt.STRIPS if fast else strip.explain(low, mine)    # the strip count and why
+            and persistent.qualifies(low, mine, agree=False))
+    said_strips = persistent.STRIPS if fast else strip.explain(low, mine)    # the strip count and why
     if said_strips:
         lines += f"\n{said_strips}"
 

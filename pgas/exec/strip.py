@@ -23,6 +23,7 @@ from ..comm.window import wait_requests
 from ..plan import overlap
 from ..plan.strips import forced, strips
 from . import fuse, interior, settings, transfer
+from .tasks import TaskContext, combiners, evaluate
 
 _cache: dict = {}
 CACHE = 256
@@ -140,19 +141,17 @@ def run_strips(low, plan, striped, flats):
     the plan's write references still pointing into its own write-back buffers.  Tasks
     with no remote reads are computed first, while the first strip is in flight,
     unless :data:`pgas.exec.interior.MODE` is ``"off"`` (the default)."""
-    from .run import _TaskContext, _combine, evaluate
-
     pieces, parts = striped
     wplan = dataclasses.replace(plan, pieces=pieces, tasks=tuple(t for s in parts for t in s.tasks))
     stmt = plan.stmt
     wflat = flats[stmt.accesses[stmt.write].slot]
-    _, reducer = _combine(stmt)
+    _, reducer = combiners(stmt)
     axes = plan.reduce_axes
     dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
     results = [None] * len(wplan.tasks)
 
     def compute(i, task, bufs):
-        ctx = _TaskContext(low, wplan, task, flats, bufs, True)
+        ctx = TaskContext(low, wplan, task, flats, bufs, True)
         value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)     # None: the NumPy path
         value = evaluate(low.prog, ctx) if value is None else value
         value = np.broadcast_to(value, task.shape)

@@ -37,6 +37,12 @@ CHOICE_CACHE = 4096
 _peak = [0, 0]                  # [now, peak]
 
 
+def clear_choices() -> None:
+    """Forget the protocols chosen by messages' regions (a statement planned afresh then
+    chooses again, as its first plan did)."""
+    _choices.clear()
+
+
 def reset_peak() -> int:
     """Return the peak of aggregation-buffer bytes since the last call, and restart it."""
     p = _peak[1]
@@ -167,6 +173,12 @@ def _gather(regions, lo: int) -> np.ndarray:
     return idx
 
 
+def flush_all(pairs) -> None:
+    """Complete the started transfers: one flush per ``(window, target)`` of ``pairs``."""
+    for win, peer in pairs:
+        win.flush(peer)
+
+
 def start_put(win, m, buf: np.ndarray, itemsize: int, op: str | None = None, negate: bool = False) -> None:
     """Start writing (``op`` None) or accumulating ``buf`` into message ``m``'s regions;
     completed by the caller's flush of ``m.peer``."""
@@ -189,7 +201,7 @@ def start_put(win, m, buf: np.ndarray, itemsize: int, op: str | None = None, neg
 
 def describe(m, itemsize: int, write: bool, two_sided: bool = False) -> str:
     """One line: the message's LMADs, runs, and the protocol with the model's predictions
-    (``two_sided``: a persistent two-sided transfer, :mod:`pgas.exec.faststmt`)."""
+    (``two_sided``: a persistent two-sided transfer, :mod:`pgas.exec.persistent`)."""
     runs, n, lo, hi = shape_of(m.regions)
     more = f"; ... {len(m.regions) - 3} more" if len(m.regions) > 3 else ""
     head = f"LMADs {'; '.join(lmad.text(r) for r in m.regions[:3]) + more}; {runs} run{'s' if runs != 1 else ''}; "

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .pieces import Lattice
+from .lattice import Lattice
 
 #: Outer points of one piece enumerated at once, at most.
 MAX_OUTER = 1 << 24

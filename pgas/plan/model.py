@@ -22,6 +22,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from .clip import points_mask, structure
+
 
 class PlanError(ValueError):
     """A statement that cannot be planned (an access out of bounds, a bad box, ...)."""
@@ -124,8 +126,6 @@ class Statement:
                             f"{list(self.reduced_vars)}: use an in-place operator (+=, *=, ...) to reduce over them")
 
     def _check_clips(self, m: int) -> None:
-        from .clip import points_mask, structure
-
         clips = tuple((tuple(int(a) for a in c), int(e)) for c, e in self.clips)
         object.__setattr__(self, "clips", clips)
         if self.parts:
@@ -228,8 +228,6 @@ def _clipped_span(row, box, clips) -> tuple[int, int] | None:
     none): per point of its outer variables (integer work per outer point, never per
     element), each inner variable ranges over its box lattice cut to the interval its
     clips give, and a free variable over its box range."""
-    from .clip import structure
-
     inner, outer = structure(clips, len(box))
     axes = [box[v][0] + box[v][1] * np.arange(box[v][2], dtype=np.int64) for v in outer]
     pts = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []

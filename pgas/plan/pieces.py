@@ -29,26 +29,11 @@ pieces of any other locale.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from ..layout.segments import c_strides, var_lattices
+from .lattice import Lattice
 from .model import Statement
-
-
-@dataclass(frozen=True)
-class Lattice:
-    """One loop variable's part of a piece: ``i = first + du*u + dt*t``."""
-
-    first: int
-    du: int
-    length: int
-    dt: int
-    ntiles: int
-
-    def values(self) -> range | list:
-        """The loop variable's values on this lattice (in (t, u) order)."""
-        return [self.first + self.dt * t + self.du * u for t in range(self.ntiles) for u in range(self.length)]
 
 
 def lattices(stmt: Statement, layouts, only=None, fix=None, box=None) -> tuple[tuple[Lattice, ...], ...]:

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .model import Statement
-from .pieces import Lattice
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .pieces import Lattice
+from .lattice import Lattice
 from .result import Message, Ref, Task
 from .transfers import MessageBuilder, buffer_view, normalise, region_size
 

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, settings
 # Message-count tests check the packed protocol's one message per (locale, array);
 # tests/mpi/test_protocols.py runs "auto" and the others explicitly, and
 # tests/run_mpi.py runs the whole suite under "auto" (the library's default, with
-# its two-sided statements, pgas.exec.faststmt) at some locale counts.  No machine's
+# its two-sided statements, pgas.exec.persistent) at some locale counts.  No machine's
 # calibration file changes what the suite does.
 os.environ.setdefault("PGAS_PROTOCOL", "packed")
 os.environ.setdefault("PGAS_CALIBRATION", "none")

@@ -1,4 +1,4 @@
-"""Statements whose halo moves by persistent two-sided transfers (pgas.exec.faststmt,
+"""Statements whose halo moves by persistent two-sided transfers (pgas.exec.persistent,
 issue 12): the same results as NumPy and as the generic path (notices and one-sided
 gets), the path taken where it should be and not where it should not, on every
 locale alike (a locale on the other path would wait forever)."""
@@ -13,7 +13,7 @@ import pgas as pg
 from pgas import comm
 from pgas.exec import calibration as calibrate
 from pgas.comm import check
-from pgas.exec import faststmt, interior
+from pgas.exec import persistent, interior
 from util import a_dist, assert_matches, collective_verdict
 
 P = pg.num_locales
@@ -24,11 +24,11 @@ def _defaults():
     pg.config(protocol="auto")              # the library's default (the suite pins "packed": conftest)
     yield
     pg.config()
-    faststmt.ENABLED = True
+    persistent.ENABLED = True
 
 
 def _runs() -> int:
-    return faststmt.stats["runs"]
+    return persistent.stats["runs"]
 
 
 #: Statements over A, B (read) and T (written), with NumPy's meaning; some read T shifted
@@ -39,7 +39,7 @@ STATEMENTS = [
     lambda A, B, T: T.__setitem__(slice(1, -1), T[1:-1] - 0.25 * (A[2:] - B[:-2])),
     lambda A, B, T: T.__setitem__(slice(1, None), T[:-1] + 1.0),                 # reads T shifted
     lambda A, B, T: T.__setitem__(slice(None, None, -1), A[:] * 2.0),            # reversed
-    lambda A, B, T: T.__setitem__(slice(None, None, 2), B[1::2] - A[::2]),
+    lambda A, B, T: T.__setitem__(slice(None, -1, 2), B[1::2] - A[:-1:2]),
     lambda A, B, T: T.__setitem__(slice(None), A[::-1]),
 ]
 
@@ -55,7 +55,7 @@ def test_one_d_statements_match_numpy_and_the_generic_path(k, n, da, db, dt, rep
     for _ in range(reps):
         STATEMENTS[k](*want)
     for on in (True, False):
-        faststmt.ENABLED = on
+        persistent.ENABLED = on
         A, B, T = pg.from_numpy(GA, dist=da), pg.from_numpy(GB, dist=db), pg.from_numpy(GT, dist=dt)
         for _ in range(reps):
             STATEMENTS[k](A, B, T)
@@ -86,13 +86,13 @@ def test_taken_for_stencils_and_same_on_every_locale():
     and every locale counts the same runs."""
     G = np.arange(100.0).reshape(10, 10)
     A, B = pg.from_numpy(G), pg.zeros((10, 10))
-    runs, built = _runs(), faststmt.stats["built"]
+    runs, built = _runs(), persistent.stats["built"]
     for _ in range(4):
         B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[:-2, 1:-1] + A[2:, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:])
     want = np.zeros((10, 10))
     want[1:-1, 1:-1] = 0.2 * (G[1:-1, 1:-1] + G[:-2, 1:-1] + G[2:, 1:-1] + G[1:-1, :-2] + G[1:-1, 2:])
     assert_matches(B, want, rtol=0.0)
-    got = np.array([_runs() - runs, faststmt.stats["built"] - built])
+    got = np.array([_runs() - runs, persistent.stats["built"] - built])
     lo, hi = comm.allreduce(got, "min"), comm.allreduce(got, "max")
     collective_verdict(got[0] == 4 and got[1] <= 1 and (lo == hi).all(), f"runs, built: {got}")
 
@@ -144,9 +144,9 @@ def test_a_model_with_overlap_anywhere_keeps_the_generic_path():
 def test_other_arrays_of_the_same_layouts_and_a_small_cache():
     """One statement on more sets of arrays than a compiled statement keeps, in turn, with
     a cache of one compiled statement: each run reads its own arrays."""
-    keep = (faststmt.CACHE, faststmt.BINDINGS)
-    faststmt.CACHE, faststmt.BINDINGS = 1, 2
-    faststmt.clear()
+    keep = (persistent.CACHE, persistent.BINDINGS)
+    persistent.CACHE, persistent.BINDINGS = 1, 2
+    persistent.clear()
     try:
         n = 5 * P + 3
         sets = [(pg.from_numpy(np.arange(n) * (k + 1.0), dist=pg.Cyclic()), pg.zeros(n, dist=pg.Block()))
@@ -164,12 +164,12 @@ def test_other_arrays_of_the_same_layouts_and_a_small_cache():
                 assert_matches(C, w2, rtol=0.0)
         # a recorded statement may still hold an evicted (freed) compiled statement: it must hold
         # no buffer (it held them all: 36 MB more at peak in tests/pure/test_io_memory.py's Cyclic load)
-        freed = [r.fs for r in faststmt._replays.values() if r.fs is not None and not r.fs.built]
+        freed = [r.fs for r in persistent._replays.values() if r.fs is not None and not r.fs.built]
         collective_verdict((len(freed) >= 1 or check.enabled) and all(f.recvs is None and f.bufs is None for f in freed),
                            f"{len(freed)} freed, {sum(f.recvs is not None for f in freed)} holding buffers")
     finally:
-        faststmt.CACHE, faststmt.BINDINGS = keep
-        faststmt.clear()
+        persistent.CACHE, persistent.BINDINGS = keep
+        persistent.clear()
 
 
 def test_one_sided_writes_before_a_barrier_are_read():
@@ -227,9 +227,9 @@ def test_buffers_kept_within_the_budget(keep):
     """With room for no (or about one) statement's receive buffers, statements are freed
     after their runs (or the oldest dropped): the results stay NumPy's and the bytes held
     never exceed the budget once a run ends."""
-    was = faststmt.KEEP_BYTES
-    faststmt.KEEP_BYTES = keep
-    faststmt.clear()
+    was = persistent.KEEP_BYTES
+    persistent.KEEP_BYTES = keep
+    persistent.clear()
     try:
         n = 6 * P + 5
         G = np.arange(n * 1.0)
@@ -240,13 +240,13 @@ def test_buffers_kept_within_the_budget(keep):
                 B[s:] = A[:-s] + rnd
                 want[s:] = G[:-s] + rnd
                 assert_matches(B, want, rtol=0.0)
-                held.append(faststmt._kept[0])
+                held.append(persistent._kept[0])
         collective_verdict(max(held) <= keep, f"held {held}")
 
     finally:
-        faststmt.KEEP_BYTES = was
-        faststmt.clear()
-        collective_verdict(faststmt._kept[0] == 0, f"{faststmt._kept[0]} bytes still counted")
+        persistent.KEEP_BYTES = was
+        persistent.clear()
+        collective_verdict(persistent._kept[0] == 0, f"{persistent._kept[0]} bytes still counted")
 
 
 def test_arrays_used_by_two_sided_statements_release_their_windows():
@@ -259,8 +259,8 @@ def test_arrays_used_by_two_sided_statements_release_their_windows():
 
     live = {}
     for on in (False, True):
-        faststmt.ENABLED = on
-        faststmt.clear()
+        persistent.ENABLED = on
+        persistent.clear()
         A = pg.from_numpy(np.arange(8.0 * P))
         for k in range(12):
             B = pg.zeros(8 * P)
@@ -273,7 +273,7 @@ def test_arrays_used_by_two_sided_statements_release_their_windows():
 
 
 def _reruns() -> int:
-    return faststmt.stats["reruns"]
+    return persistent.stats["reruns"]
 
 
 def test_repeats_run_as_recorded_until_something_they_depend_on_changes():
@@ -305,9 +305,9 @@ def test_repeats_run_as_recorded_until_something_they_depend_on_changes():
     step(B, 3)
     step(B, 4)
     seen.append(_reruns())
-    faststmt.ENABLED = False
+    persistent.ENABLED = False
     step(B, 5)
-    faststmt.ENABLED = True
+    persistent.ENABLED = True
     interior.MODE, was = "auto", interior.MODE
     try:
         step(B, 6)
@@ -364,7 +364,7 @@ def test_fills_with_a_new_scalar_each_step(dtype):
 
 
 def _calls() -> int:
-    return faststmt.stats["calls"]
+    return persistent.stats["calls"]
 
 
 def test_recorded_kernel_calls_follow_what_they_depend_on():
@@ -443,7 +443,7 @@ def test_fills_into_kept_views(dist):
     for dtype in ("float64", "int16", "complex128"):
         G = np.zeros((n, m), dtype=dtype)
         A = pg.from_numpy(G, dist=dist)
-        before = faststmt.stats["fills"]
+        before = persistent.stats["fills"]
         for k, v in enumerate([1, 2.5, np.float32(-0.1), 7, np.int8(-3), 0.1, 9, 4]):
             if dtype == "int16" and isinstance(v, (float, np.floating)):
                 v = int(v * 10)
@@ -457,7 +457,7 @@ def test_fills_into_kept_views(dist):
                 A[n - 1, :] = v
                 G[n - 1, :] = v
             assert_matches(A, G, rtol=0.0)
-        fills = comm.allreduce(faststmt.stats["fills"] - before, "max")
+        fills = comm.allreduce(persistent.stats["fills"] - before, "max")
         collective_verdict(fills >= 3 or check.enabled, f"{fills} fills into kept views")
 
 

@@ -7,7 +7,7 @@ smaller than it, or 0): the target and the operands are random basic slices (ste
 the target itself read shifted, and the value is a random expression tree of
 operators, ufuncs and scalar constants of every kind (Python and NumPy, NEP 50
 promotion).  Each statement is run several times in a loop (a repeat takes the
-recorded fast paths: pgas.exec.faststmt's replays, recorded kernel calls and kept
+recorded fast paths: pgas.exec.persistent's replays, recorded kernel calls and kept
 fills) with the constants changed between some repeats; some repeats are in-place
 operators or ufuncs with ``out=``; lazy expressions are built before a write and read
 after it.  Every example runs under both protocols ("packed", the harness's pin, and
@@ -427,7 +427,7 @@ def test_random_statements_match_numpy(case):
 
 # -- loops of stencil statements (the recorded fast paths) --------------------------------
 #: Operations compiled by the fused kernels (and so the ones whose repeats make their last
-#: run's kernel calls again, pgas.exec.faststmt), per dtype kind.
+#: run's kernel calls again, pgas.exec.persistent), per dtype kind.
 KERNEL_BIN = {"b": ["add", "mul", "minimum", "maximum", "lt", "ne", "eq", "and", "or", "xor", "logical_xor"],
               "iu": ["add", "sub", "mul", "floordiv", "mod", "minimum", "maximum", "lt", "ge", "ne", "and", "or",
                      "xor", "logical_and"],

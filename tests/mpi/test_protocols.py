@@ -212,7 +212,7 @@ def test_pipelined_bursts(burst):
 @pytest.mark.parametrize("protocol", ["auto", "packed"])
 def test_explain_shows_descriptors_and_protocol(protocol):
     """Under the model's choice the statement's messages are persistent two-sided transfers
-    (pgas.exec.faststmt); a pinned protocol is the generic path's, with its predictions."""
+    (pgas.exec.persistent); a pinned protocol is the generic path's, with its predictions."""
     pg.config(protocol=protocol)
     A = pg.from_numpy(np.arange(40.0), dist=pg.Cyclic())
     B = pg.zeros(40, dist=pg.Block())

@@ -1,5 +1,5 @@
 """A repeated pshift plan call hands its arrays to the compiled group in the group's order
-(``PShiftPlan._key_order``, ``FastGroup.rerun_arrays``): against np.roll / NumPy end-off
+(``PShiftPlan._key_order``, ``ShiftGroup.rerun_arrays``): against np.roll / NumPy end-off
 shifts at 1-4 locales, with destination lists alternating, a distributed end-off boundary
 (an array the plan does not rebind: the mapping path), calls between them on the generic
 path (aggregation off), another source, and the messages of the one polling loop."""

@@ -1,4 +1,4 @@
-"""The fast path of a pshift plan run again on the same arrays (``FastGroup.rerun``: no
+"""The fast path of a pshift plan run again on the same arrays (``ShiftGroup.rerun``: no
 rebinding, views and checks of the last call) and the local moves in one compiled kernel
 (:mod:`pgas.exec.copies`), against np.roll / NumPy end-off shifts on 1-4 locales: values
 changing between runs, pending expressions on the destinations, ghosted destinations,
@@ -135,7 +135,7 @@ def test_other_destinations_and_errors_after_fast_runs():
 
 
 def test_explain_describes_the_compiled_group():
-    from pgas.exec import fastgroup
+    from pgas.exec import shiftgroup
     g = data((3 * P, 4), 6)
     A = pg.from_numpy(g)
     with pg.pshift_setup(A, [(1, 0), (-1, 1)]) as plan:
@@ -144,11 +144,11 @@ def test_explain_describes_the_compiled_group():
         collective_verdict("runs as a compiled group" in text and recv in text and "local moves" in text, text)
         text = pg.explain(lambda: plan(A), locales=P + 1)            # another locale count: plans only
         collective_verdict("compiled group" not in text and "statement:" in text, text)
-        fastgroup.ENABLED = False
+        shiftgroup.ENABLED = False
         try:
             text = pg.explain(lambda: plan(A))
         finally:
-            fastgroup.ENABLED = True
+            shiftgroup.ENABLED = True
         collective_verdict("generic path" in text, text)
         outs = plan(A)
         for R, sp in zip(outs, [(1, 0), (-1, 1)]):

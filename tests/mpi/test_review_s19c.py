@@ -1,4 +1,4 @@
-"""Reviewer's tests (s19c): compiled shift paths (fastgroup, ghostfast, ghost reads) under
+"""Reviewer's tests (s19c): compiled shift paths (shiftgroup, ghostfast, ghost reads) under
 repeated calls with the source changed between calls, skewed locales, reallocation,
 changing boundaries and alternating update_ghosts arguments.  Against NumPy."""
 

@@ -6,7 +6,7 @@
    masks and integer indices (as views and expressions too), assignment with repeats,
    casts, values that NumPy refuses (errors alike on every locale), pending lazy
    expressions and ghost cells after a write.
-2. The pshift fast repeat path (FastGroup.rerun, the move kernel) with the data changed
+2. The pshift fast repeat path (ShiftGroup.rerun, the move kernel) with the data changed
    between calls through fancy assignment, every kernel dtype and fuse switching.
 3. counting.locate_1d under update / gather / scatter, and comm.iallreduce.
 """

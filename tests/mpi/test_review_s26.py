@@ -1,5 +1,5 @@
 """Review s26 of the persistent two-sided statements and their recorded repeats
-(pgas.exec.faststmt): what the receive-buffer budget (KEEP_BYTES) bounds, and what a
+(pgas.exec.persistent): what the receive-buffer budget (KEEP_BYTES) bounds, and what a
 statement over it does to the others kept."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 
 import pgas as pg
 from pgas.comm import check
-from pgas.exec import faststmt
+from pgas.exec import persistent
 from util import assert_matches, collective_verdict
 
 P = pg.num_locales
@@ -16,11 +16,11 @@ P = pg.num_locales
 @pytest.fixture(autouse=True)
 def _defaults():
     pg.config(protocol="auto")              # the library's default (the suite pins "packed": conftest)
-    was = faststmt.KEEP_BYTES
-    faststmt.clear()
+    was = persistent.KEEP_BYTES
+    persistent.clear()
     yield
-    faststmt.KEEP_BYTES = was
-    faststmt.clear()
+    persistent.KEEP_BYTES = was
+    persistent.clear()
     pg.config()
 
 
@@ -28,7 +28,7 @@ def _held_bytes() -> int:
     """Bytes of receive buffers that compiled statements reachable from the module (the
     cache and the recorded statements) still hold."""
     seen = {}
-    fss = list(faststmt._cache.values()) + [r.fs for r in faststmt._replays.values() if r.fs is not None]
+    fss = list(persistent._cache.values()) + [r.fs for r in persistent._replays.values() if r.fs is not None]
     for fs in fss:
         for _, buf, _ in getattr(fs, "recvs", None) or []:
             seen[id(buf)] = buf.nbytes
@@ -40,7 +40,7 @@ def test_recorded_statements_hold_no_buffers_beyond_the_budget():
     buffers: the compiled statements dropped from the cache must let their receive buffers
     go, although a recorded statement still names them (it held them all: 16 times the
     budget here, up to 256 statements of up to KEEP_BYTES each by default)."""
-    faststmt.KEEP_BYTES = 4000
+    persistent.KEEP_BYTES = 4000
     n = 200 * P
     G = np.arange(n * 1.0)
     A, B = pg.from_numpy(G, dist=pg.Cyclic()), pg.zeros(n, dist=pg.Block())
@@ -51,9 +51,9 @@ def test_recorded_statements_hold_no_buffers_beyond_the_budget():
         want[s:] = G[:-s] + 1.0
     assert_matches(B, want, rtol=0.0)
     held = _held_bytes()
-    collective_verdict(held <= max(faststmt.KEEP_BYTES, faststmt._kept[0]),
-                       f"{held} bytes of receive buffers held, budget {faststmt.KEEP_BYTES}, "
-                       f"counted {faststmt._kept[0]}")
+    collective_verdict(held <= max(persistent.KEEP_BYTES, persistent._kept[0]),
+                       f"{held} bytes of receive buffers held, budget {persistent.KEEP_BYTES}, "
+                       f"counted {persistent._kept[0]}")
 
 
 def test_a_statement_over_the_budget_leaves_the_others_kept():
@@ -61,12 +61,12 @@ def test_a_statement_over_the_budget_leaves_the_others_kept():
     run, as documented) and a small one: the small one is compiled once (and, without
     PGAS_CHECK, runs as recorded).  (The big one's build dropped every other compiled
     statement each step, so the small one was rebuilt every step and never replayed.)"""
-    faststmt.KEEP_BYTES = 300
+    persistent.KEEP_BYTES = 300
     n = 100 * P
     G = np.arange(n * 1.0)
     A, B, C = pg.from_numpy(G, dist=pg.Cyclic()), pg.zeros(n, dist=pg.Block()), pg.zeros(n, dist=pg.Block())
     steps = 8
-    reruns, built = faststmt.stats["reruns"], faststmt.stats["built"]
+    reruns, built = persistent.stats["reruns"], persistent.stats["built"]
     for _ in range(steps):
         C[1:] = B[:-1] + 1.0              # a halo of one element: kept
         B[:] = A[::-1] * 1.0              # most of the array moves: over the budget
@@ -75,8 +75,8 @@ def test_a_statement_over_the_budget_leaves_the_others_kept():
     want_c[1:] = want_b[:-1] + 1.0
     assert_matches(B, want_b, rtol=0.0)
     assert_matches(C, want_c, rtol=0.0)
-    built = faststmt.stats["built"] - built
+    built = persistent.stats["built"] - built
     collective_verdict(built <= steps + 1, f"{built} statements compiled in {steps} steps")
-    got = faststmt.stats["reruns"] - reruns
+    got = persistent.stats["reruns"] - reruns
     collective_verdict(got >= steps - 2 or check.enabled, f"{got} statements run as recorded in {steps} steps")
-    collective_verdict(faststmt._kept[0] <= faststmt.KEEP_BYTES, f"{faststmt._kept[0]} bytes counted")
+    collective_verdict(persistent._kept[0] <= persistent.KEEP_BYTES, f"{persistent._kept[0]} bytes counted")

@@ -1,4 +1,4 @@
-"""Review s27 of 08c807f (pgas.exec.faststmt): a repeat on the same arrays makes its last
+"""Review s27 of 08c807f (pgas.exec.persistent): a repeat on the same arrays makes its last
 run's kernel calls again (``_Binding.calls``), and scalar fills store into views kept with
 the binding (``_Binding.fills``).  Every result is compared with NumPy's bit for bit (NaNs
 equal, the sign of zero checked), after each step, with what a kept call or view depends
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import pgas as pg
 from pgas import comm
 from pgas.comm import check
-from pgas.exec import faststmt, fuse
+from pgas.exec import persistent, fuse
 from util import a_dist, collective_verdict
 
 P = pg.num_locales
@@ -28,7 +28,7 @@ def _auto():
     pg.config(protocol="auto")              # the library's default (the suite pins "packed": conftest)
     yield
     pg.config()
-    faststmt.ENABLED = True
+    persistent.ENABLED = True
 
 
 def exact(A, G, what: str) -> None:
@@ -51,7 +51,7 @@ def exact(A, G, what: str) -> None:
 
 
 def _calls_seen(before: int) -> int:
-    return int(comm.allreduce(faststmt.stats["calls"] - before, "max"))
+    return int(comm.allreduce(persistent.stats["calls"] - before, "max"))
 
 
 # -- repeats made by the kept kernel calls -------------------------------------------
@@ -179,7 +179,7 @@ def test_kept_calls_are_made_and_follow_a_mutated_0d_array_and_replicated_operan
     T = pg.from_numpy(np.ones((n, m)), dist=pg.Block((P, 1)))
     GT = np.ones((n, m))
     c, W = np.array(0.5), np.ones(m)
-    before = faststmt.stats["calls"]
+    before = persistent.stats["calls"]
     for k in range(4):
         T[1:-1, :] = T[1:-1, :] * c + A[2:, :]
         GT[1:-1, :] = GT[1:-1, :] * c + GA[2:, :]
@@ -194,7 +194,7 @@ def test_kept_calls_are_made_and_follow_a_mutated_0d_array_and_replicated_operan
         exact(T, GT, f"T at step {k}")
         exact(E.eval(), GE, f"pending expression at step {k}")
     seen = _calls_seen(before)
-    collective_verdict(seen >= 4 or check.enabled or fuse._numba() is None, f"{seen} runs by kept calls")
+    collective_verdict(seen >= 4 or check.enabled or fuse.load_numba() is None, f"{seen} runs by kept calls")
 
 
 def test_no_task_here_keeps_no_program():
@@ -235,7 +235,7 @@ def test_floating_point_errors_after_kept_calls():
     for _ in range(4):
         step()
         want()
-    before = faststmt.stats["calls"]
+    before = persistent.stats["calls"]
     if comm.here() == P - 1:
         A.put((n - 1, 2), 0.0)
     pg.barrier()
@@ -262,7 +262,7 @@ def test_floating_point_errors_after_kept_calls():
         T.local[...] = 1.0
         GT[...] = 1.0
     seen = _calls_seen(before)
-    collective_verdict(seen >= 2 or check.enabled or fuse._numba() is None, f"{seen} runs by kept calls")
+    collective_verdict(seen >= 2 or check.enabled or fuse.load_numba() is None, f"{seen} runs by kept calls")
 
 
 def test_new_arrays_at_old_addresses():
@@ -275,8 +275,8 @@ def test_new_arrays_at_old_addresses():
     GA = np.arange(n * m, dtype=float).reshape(n, m)
     live = {}
     for on in (False, True):
-        faststmt.ENABLED = on
-        faststmt.clear()
+        persistent.ENABLED = on
+        persistent.clear()
         A = pg.from_numpy(GA, dist=pg.Cyclic())
         for k in range(6):
             G = np.full((n, m), float(k))

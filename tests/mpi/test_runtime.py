@@ -12,7 +12,7 @@ from util import assert_matches, collective_verdict
 import pgas as pg
 from pgas import comm
 from pgas.array.engine import StaleExpression
-from pgas.exec import faststmt
+from pgas.exec import persistent
 from pgas.exec import settings as engine_settings
 
 P = pg.num_locales
@@ -27,11 +27,11 @@ def test_neighbour_statements_use_no_global_barrier(dist):
     A = pg.from_numpy(np.arange(n * n, dtype=float).reshape(n, n), dist=dist)
     B = pg.zeros((n, n), dist=dist)
     B[1:-1, 1:-1] = A[1:-1, 1:-1]             # plan once (cached afterwards)
-    fast = faststmt.stats["runs"]
+    fast = persistent.stats["runs"]
     with pg.comm_diagnostics() as d:
         B[1:-1, 1:-1] = 0.25 * (A[:-2, 1:-1] + A[2:, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:])
         A[1:-1, 1:-1] = B[1:-1, 1:-1]
-    fast = faststmt.stats["runs"] - fast      # by two-sided transfers: the messages are the notices
+    fast = persistent.stats["runs"] - fast      # by two-sided transfers: the messages are the notices
     g = np.arange(n * n, dtype=float).reshape(n, n)
     want = g.copy()
     want[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pgas as pg
-from pgas.exec import fastgroup
+from pgas.exec import shiftgroup
 from pgas.layout import grids
 from test_ghosts import expected_block
 from util import a_dist, assert_matches, collective_verdict, unchecked
@@ -161,11 +161,11 @@ def test_update_ghosts_repeated_with_changes(case):
 @contextlib.contextmanager
 def generic_groups():
     """Groups run by the generic path (run_together), not compiled."""
-    fastgroup.ENABLED = False
+    shiftgroup.ENABLED = False
     try:
         yield
     finally:
-        fastgroup.ENABLED = True
+        shiftgroup.ENABLED = True
 
 
 @given(st.integers(1, 3), st.integers(1, 2))

@@ -175,7 +175,7 @@ def test_repeated_statement_is_planned_once():
     for _ in range(3):
         stmt()
     after = _plan.cache_info()
-    # each repeat looks its plan up (a hit), or under "auto" runs as recorded (pgas.exec.faststmt.rerun)
+    # each repeat looks its plan up (a hit), or under "auto" runs as recorded (pgas.exec.persistent.rerun)
     check(after.misses == before.misses and after.hits - before.hits in (0, 3), (before, after))
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from pgas.exec.domain import _resolve_parts, resolve
+from pgas.exec.domain import resolve_parts, resolve
 from pgas.layout import Block, BlockCyclic, Cyclic
 from pgas.plan import Access, Statement, plan
 from pgas.plan.inspector import box_points, global_indices
@@ -37,7 +37,7 @@ def test_plan_keeps_message_bound():
         L = dist.bind((n, n), P)
         accs = (Access(0, ((1, 0), (0, 1)), (0, 0)), Access(1, ((0, 1), (1, 0)), (0, 0)))
         tri = resolve((range(n), lambda i: range(i + 1, n)))
-        rows = _resolve_parts(tri.items)
+        rows = resolve_parts(tri.items)
         s_box = Statement(((0, 1, n), (0, 1, n)), accs, 0)
         g_box = plan(s_box, (L, L))
         for s_tri in (Statement(tri.box, accs, 0, None, (), tri.clips, tri.count),

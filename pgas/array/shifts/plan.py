@@ -18,7 +18,7 @@ class PShiftPlan:
     (:func:`pshift_setup`); call it as ``plan(A, out=None)``.  Free it with
     :meth:`free` or use it in a ``with`` block.
 
-    Its runs are compiled (:mod:`pgas.exec.fastgroup`): persistent MPI transfers,
+    Its runs are compiled (:mod:`pgas.exec.shiftgroup`): persistent MPI transfers,
     and NumPy views of the arrays of the last call, which the plan holds (with
     their memory) until it runs on other arrays or is freed."""
 

@@ -227,9 +227,8 @@ def kernels():
     ``step`` (two ``axpy`` then ``matvec_dot``, one call), ``dot``): compiled loops summing in NPB's order when numba is there and
     ``pg.config(fuse=...)`` is not False, else NumPy (:class:`_NumPyKernels`)."""
     if not _compiled:
-        from pgas.exec import fuse
-        from pgas.exec.fusecode import load_module
-        _compiled.append(load_module(_SRC, "cg") if fuse._numba() is not None else None)
+        from pgas.exec import fuse, fusecode
+        _compiled.append(fusecode.load_module(_SRC, "cg") if fuse.load_numba() is not None else None)
     if _compiled[0] is None or settings.get("fuse") is False:
         return _NumPyKernels
     return _compiled[0]

@@ -84,7 +84,7 @@ def plan_time(stmt, shapes, dist, P: int) -> tuple[float, int, int]:
     return dt, len(lp.pieces), len(peers)
 
 
-_OLD = r"""
+_BASELINE_SCRIPT = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from pgas.plan import Access, Statement, plan
@@ -97,13 +97,13 @@ print(json.dumps(time.perf_counter() - t0))
 """
 
 
-def old_plan_time(src: str, stmt, shapes, dist_name: str, P: int, limit: float) -> float | None:
+def baseline_plan_time(src: str, stmt, shapes, dist_name: str, P: int, limit: float) -> float | None:
     """Seconds the planner in checkout ``src`` takes (None past ``limit`` seconds)."""
     pkg = "layout" if os.path.isdir(os.path.join(src, "pgas", "layout")) else "dist"
     dist_src = {"Block": "Block()", "Cyclic": "Cyclic()", "BlockCyclic(4)": "BlockCyclic(4)"}[dist_name]
     arg = f"({stmt!r}, {shapes!r}, {dist_src}, {P})"
     try:
-        out = subprocess.run([sys.executable, "-c", _OLD.format(layout=pkg), src, arg], capture_output=True,
+        out = subprocess.run([sys.executable, "-c", _BASELINE_SCRIPT.format(layout=pkg), src, arg], capture_output=True,
                              text=True, timeout=limit, env=dict(os.environ, PYTHONPATH=src))
     except subprocess.TimeoutExpired:
         return None
@@ -121,8 +121,8 @@ def scaling(args) -> list[dict]:
                 row = {"statement": name, "dist": dname, "locales": P, "seconds": dt, "pieces": pieces,
                        "peers": peers}
                 if args.baseline_src and P <= args.baseline_max:
-                    row["baseline_seconds"] = old_plan_time(args.baseline_src, stmt, shapes, dname, P,
-                                                            args.baseline_limit)
+                    row["baseline_seconds"] = baseline_plan_time(args.baseline_src, stmt, shapes, dname, P,
+                                                                 args.baseline_limit)
                 rows.append(row)
                 progress(f"{name}, {dname}, P={P}: {dt * 1e3:.2f} ms, {pieces} pieces, {peers} peers"
                          + (f" (baseline {row['baseline_seconds']})" if "baseline_seconds" in row else ""))

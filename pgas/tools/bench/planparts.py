@@ -9,7 +9,7 @@ its outermost call):
 - ``plan``: :func:`pgas.plan.plan_local` (a cache lookup once planned; the
   first-time plan on the first step, with the plan cache emptied; none for a
   statement repeated on the same arrays by two-sided transfers, which runs as
-  recorded, :func:`pgas.exec.faststmt.rerun`);
+  recorded, :func:`pgas.exec.persistent.rerun`);
 - ``fetch``: starting and completing the transfers of the reads;
 - ``compute``: evaluating the expression on the pieces;
 - ``write``: the write-back (or accumulate) of the results;
@@ -44,15 +44,16 @@ STAGES = {
     ("pgas.exec.statement", "plan_local"): "plan",
     ("pgas.exec.group", "plan_local"): "plan",
     ("pgas.exec.statement", "run"): "run",
-    ("pgas.exec.faststmt", "rerun"): "run",
+    ("pgas.exec.persistent", "rerun"): "run",
     ("pgas.exec.group", "run_together"): "run",
     ("pgas.exec.run", "_fetch"): "fetch",
     ("pgas.exec.run", "_get_elements"): "fetch",
     ("pgas.exec.run", "run_strips"): "fetch",
     ("pgas.exec.run", "evaluate"): "compute",
+    ("pgas.exec.strip", "evaluate"): "compute",
     ("pgas.exec.fuse", "evaluate"): "compute",
-    ("pgas.exec.run", "_write"): "write",
-    ("pgas.exec.run", "_accumulate"): "write",
+    ("pgas.exec.run", "write_results"): "write",
+    ("pgas.exec.run", "accumulate_results"): "write",
 }
 
 
@@ -114,11 +115,11 @@ def _forget_plans() -> None:
 
     import pgas.plan
     from pgas.array import lowering as lower
-    from pgas.exec import faststmt, transfer
+    from pgas.exec import persistent, transfer
 
-    faststmt.clear()                           # recorded statements (replayed without planning)
+    persistent.clear()                           # recorded statements (replayed without planning)
     lower._memo.clear()
-    transfer._choices.clear()
+    transfer.clear_choices()
     for info in pkgutil.iter_modules(pgas.plan.__path__):
         mod = importlib.import_module(f"pgas.plan.{info.name}")
         for fn in list(vars(mod).values()):

@@ -4,7 +4,7 @@
 again and again on the same arrays could do once: it groups the fetches into
 messages, makes their buffers, synchronises with its peers by notices (READY,
 then DONE_READ), reads one-sided and flushes, and makes a strided view per task
-and operand.  :class:`FastGroup` does all of that once per plan and once per
+and operand.  :class:`ShiftGroup` does all of that once per plan and once per
 binding (the arrays a run uses):
 
 - every message becomes a persistent two-sided transfer
@@ -22,15 +22,14 @@ binding (the arrays a run uses):
 A run therefore only starts its requests, copies, waits and copies.  It applies
 when (replicated conditions, the same on every locale) every statement is
 groupable, aggregation is on and no statement reads an array the group writes;
-otherwise :meth:`FastGroup.run` returns False and the caller runs the generic
+otherwise :meth:`ShiftGroup.run` returns False and the caller runs the generic
 path (:func:`pgas.exec.group.run_together`).
 
 Arrays with ghost cells are sent too, even when the reader's ghost cells are
 current: proving them current takes the owner's write version, a notice round
-trip, which costs more than the border it saves (measured 3.0 ms per call with
-ghost reads and notices against 0.56 ms compiled, a rank-2 pshift of 16x16 per
-locale at 2 locales).  The generic path, for groups run once, reads current
-ghost cells instead of fetching.
+trip, which costs more than the border it saves (a small pshift with ghost reads
+and notices takes several times as long as compiled).  The generic path, for
+groups run once, reads current ghost cells instead of fetching.
 """
 
 
@@ -42,17 +41,17 @@ import numpy as np
 
 from .. import comm
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, RegionType, Transfers, start_all, wait
-from .copies import Copies
 from ..plan import plan_local
+from .copies import Copies
 from .group import groupable
-from .run import _TaskContext, evaluate, strided
+from .tasks import TaskContext, evaluate, strided
 
 #: Off: every group takes the generic path (for tests of that path).
 ENABLED = True
 
 
-class FastGroup:
-    """The compiled form of planned items ``[(low, plan), ...]`` (the front end's ``plan_group``).
+class ShiftGroup:
+    """The compiled form of planned items ``[(low, plan), ...]`` (:meth:`Executor.plan_group`).
 
     ``keep``: hold the views and send requests of the last binding between runs
     (a user's plan, freed with it); otherwise they are made per run and freed."""
@@ -101,11 +100,11 @@ class FastGroup:
         """What a run of this group does on this locale, for :func:`pgas.explain`: compiled
         (its messages, local moves and how they are made) or why it takes the generic path."""
         if not ENABLED:
-            return "  runs by the generic path (compiled groups are off: fastgroup.ENABLED)"
+            return "  runs by the generic path (compiled groups are off: shiftgroup.ENABLED)"
         if not self._built:
             self._build()
         if not self.ok:
-            return ("  runs by the generic path (pgas.exec.run_together): a statement is not groupable, "
+            return ("  runs by the generic path (pgas.exec.group.run_together): a statement is not groupable, "
                     "or the group reads an array it writes")
         me = self.items[0][1].locale
         recv = sorted({p for p, _, _ in self.recvs})
@@ -118,7 +117,7 @@ class FastGroup:
         how = ("in one numba kernel" if b is not None and (b.early.kernel or b.late.kernel) else
                "by NumPy, or in one numba kernel per list once pg.config(fuse=...) allows (pgas.exec.copies)")
         return "\n".join([
-            f"  runs as a compiled group (pgas.exec.fastgroup), on locale {me}: persistent two-sided "
+            f"  runs as a compiled group (pgas.exec.shiftgroup), on locale {me}: persistent two-sided "
             f"transfers, no notices, no one-sided gets",
             f"  receives: {_n(len(self.recvs), 'message')} from locales {recv} "
             f"({sum(buf.size for _, buf, _ in self.recvs)} elements, into kept buffers)",
@@ -126,7 +125,7 @@ class FastGroup:
             f"({sum(t.size for _, _, t, _ in self.sends)} elements, packed at each run's start)",
             f"  local moves: {early} while the messages travel, {late} from the receive buffers, "
             f"{evals} evaluated per run; moved {how}",
-            ("  a repeated call on the same arrays reuses its views (FastGroup.rerun); " if self.keep else "  ")
+            ("  a repeated call on the same arrays reuses its views (ShiftGroup.rerun); " if self.keep else "  ")
             + "the statements' plans follow (the generic path's)"])
 
     # -- binding (per set of arrays) -------------------------------------------
@@ -227,7 +226,7 @@ class FastGroup:
     def _go(self, b, lows) -> None:
         if self.peers:
             for w in b.wins:                          # my async updates done, my stores visible
-                if w.pending:                         # (pgas.exec.run._sync, inlined)
+                if w.pending:                         # (pgas.exec.notices.sync_windows, inlined)
                     w.complete()
                 w.win.Sync()
         sends = b.sends
@@ -242,7 +241,7 @@ class FastGroup:
         for k, task, dst in b.evals:
             low, plan = lows[k]
             flats = [a.store.storage for a in low.arrays]
-            dst[...] = np.broadcast_to(evaluate(low.prog, _TaskContext(low, plan, task, flats, self.bufs[k], True)),
+            dst[...] = np.broadcast_to(evaluate(low.prog, TaskContext(low, plan, task, flats, self.bufs[k], True)),
                                        task.shape)
         comm.statement_done()
 

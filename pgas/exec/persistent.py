@@ -1,6 +1,6 @@
-"""One statement's halo by persistent two-sided transfers (issue 12).
+"""One statement's halo by persistent two-sided transfers.
 
-The generic path (:func:`pgas.exec.run._run_pieces`) synchronises a statement
+The generic path (:mod:`pgas.exec.run`) synchronises a statement
 with its peers by notices: every owner tells its readers that its data is
 ready, each reader waits for that word, reads one-sided, flushes and says it is
 done, and the owner waits for that before it returns.  An owner therefore waits
@@ -9,7 +9,7 @@ run pays two notices, their waits, a get and a flush per peer.
 
 A statement whose every write is local (the owner computes: no reduction, no
 clipped domain, the owning access is the write) can do what a compiled shift
-group does (:mod:`pgas.exec.fastgroup`): every owner sends each reader the
+group does (:mod:`pgas.exec.shiftgroup`): every owner sends each reader the
 regions that reader's plan fetches from it (one persistent send per reader and
 array: the owner plans its readers' fetches with the pure planner, as they do),
 and every reader receives each owner's regions into one buffer kept with the
@@ -68,11 +68,9 @@ import numpy as np
 from .. import comm
 from . import fperr
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
-from . import calibration as calibrate
-from . import fastgroup, fuse, group, interior, settings   # (modules: some import pgas.exec.run, which imports this)
+from . import fuse, group, interior, settings, shiftgroup
 from .lowered import Lowered
-from .run import strided
-
+from .tasks import strided
 
 #: Off: every statement takes the generic path (for tests of that path, and to compare).
 ENABLED = True
@@ -94,12 +92,12 @@ _cache: dict = {}
 stats = {"runs": 0, "built": 0, "reruns": 0, "calls": 0, "fills": 0}
 
 #: ``pg.explain``'s strip line for a statement run here.
-STRIPS = ("strips: 1; its messages are persistent two-sided transfers (pgas.exec.faststmt), the tasks "
+STRIPS = ("strips: 1; its messages are persistent two-sided transfers (pgas.exec.persistent), the tasks "
           "that read none computed while they travel")
 
 
 def qualifies(low, plan, agree: bool = True) -> bool:
-    """True if ``plan`` (this locale's, of ``low``) runs by :class:`FastStatement`: from
+    """True if ``plan`` (this locale's, of ``low``) runs by :class:`PersistentStatement`: from
     replicated facts only, so the answer is the same on every locale.  The owner
     computes every element it writes, no array has ghost cells, the reads fit the
     buffer limit (:func:`pgas.exec.group.fits`), no locale's model measures overlap
@@ -152,7 +150,7 @@ def no_overlap() -> bool:
     return _agreed[1]
 
 
-def get(low, plan) -> "FastStatement":
+def get(low, plan) -> "PersistentStatement":
     """The compiled form of ``plan`` for arrays of ``low``'s dtypes (made on first use,
     cached by plan and dtypes: arrays of the same layouts share a plan, but their
     buffers and datatypes are made for their dtypes)."""
@@ -162,13 +160,13 @@ def get(low, plan) -> "FastStatement":
         return got
     if len(_cache) >= CACHE:
         _cache.pop(next(iter(_cache))).free()
-    got = _cache[key] = FastStatement(plan, key)
+    got = _cache[key] = PersistentStatement(plan, key)
     return got
 
 
 _kept = [0]                     # bytes of messages the cached compiled statements hold (KEEP_BYTES)
 #: ``(id of the lowered statement, compiled statement)`` of the last run by this path (set by
-#: :meth:`FastStatement.run`, cleared by the statement engine before each statement), for
+#: :meth:`PersistentStatement.run`, cleared by the statement engine before each statement), for
 #: :func:`record`: it records what ran instead of working the choice out again.
 ran: list = [None, None]
 
@@ -177,7 +175,7 @@ def _keep(fs) -> None:
     """Count a newly built ``fs``'s buffers; drop the oldest others beyond :data:`KEEP_BYTES`.
     A statement whose own buffers exceed the budget is freed after its run (transient) and
     drops nothing: dropping every other statement for it would not bring the count within
-    the budget, only rebuild them all on every step of a loop that runs it (review s26)."""
+    the budget, only rebuild them all on every step of a loop that runs it."""
     _kept[0] += fs.nbytes
     if fs.nbytes > KEEP_BYTES:
         fs.transient = True
@@ -218,7 +216,7 @@ class Replay:
 
 def rerun(r: Replay, bases, compute, write, fill=None) -> None:
     """Run recorded statement ``r`` on ``bases`` (its arrays, checked by :func:`replayable`;
-    ``compute``, ``write``: as for :meth:`FastStatement.run`); ``fill``: the scalar of a
+    ``compute``, ``write``: as for :meth:`PersistentStatement.run`); ``fill``: the scalar of a
     fill recorded by dtype (its program is that constant)."""
     prog = r.prog if fill is None else ("const", fill)
     try:
@@ -265,7 +263,7 @@ def record(key, low, replay: bool = True) -> None:
     _replays[key] = r
 
 
-class FastStatement:
+class PersistentStatement:
     """One locale's plan of one statement with its messages as persistent transfers."""
 
     def __init__(self, plan, key) -> None:
@@ -277,7 +275,7 @@ class FastStatement:
     def _build(self, low) -> None:
         plan = self.plan
         me = plan.locale
-        self.recvs, bufs, sends, self.types, self.xfer = fastgroup.transfers([(low, plan)], me)
+        self.recvs, bufs, sends, self.types, self.xfer = shiftgroup.transfers([(low, plan)], me)
         self.bufs = bufs[0]
         slot = {id(a): k for k, a in enumerate(low.arrays)}
         self.sends = [(r, slot[akey], t, tag) for r, akey, t, tag in sends]
@@ -311,7 +309,7 @@ class FastStatement:
 
     def run(self, low, compute, write) -> None:
         """Run the statement on ``low``'s arrays (``compute``, ``write``: the generic
-        path's :func:`pgas.exec.run._compute` and ``_write``)."""
+        path's :func:`pgas.exec.run.compute_tasks` and ``write_results``)."""
         if not self.built:
             self._build(low)
         plan = self.plan
@@ -350,7 +348,7 @@ class FastStatement:
             self._tasks(low, b, compute, write, waits)
         finally:
             if waits:               # an error raised before the wait (a warning made an error by
-                wait(waits.pop())   # a filter, an error callback): no receive left active (review s27)
+                wait(waits.pop())   # a filter, an error callback): no receive left active
             stats["runs"] += 1      # (counted alike on every locale)
         ran[0], ran[1] = id(low), self
         if self.transient:                            # too big to keep (KEEP_BYTES)
@@ -399,7 +397,7 @@ class FastStatement:
                     and all(r is None for r in results)):  # every task stored in place by a kernel
                 # (not where this locale has no task: nothing then says that the program is
                 # one a kernel keeps, and holding it would keep its replicated NumPy operands
-                # and 0-d arrays alive on this locale alone; review s27)
+                # and 0-d arrays alive on this locale alone)
                 b.calls = (low.prog, early, got[len(early):], len(got), (settings.version[0], fuse.generation[0]))
 
     def free(self) -> None:
@@ -414,7 +412,7 @@ class FastStatement:
                 t.free()
             self.built = False
             # let the buffers go: a recorded statement (Replay.fs) may still name this object,
-            # and would otherwise hold them beyond KEEP_BYTES (review s26); a run rebuilds
+            # and would otherwise hold them beyond KEEP_BYTES; a run rebuilds
             self.recvs = self.bufs = self.sends = self.types = self.xfer = self.packed = None
             self.nbytes = 0
 
@@ -427,7 +425,7 @@ class _Binding:
 
     __slots__ = ("refs", "flats", "wins", "sends", "requests", "counts", "calls", "fills", "recvs", "__weakref__")
 
-    def __init__(self, fs: FastStatement, arrays) -> None:
+    def __init__(self, fs: PersistentStatement, arrays) -> None:
         me = weakref.ref(self)
         gone = lambda _, me=me: (lambda b: b is not None and b.free())(me())     # noqa: E731
         self.refs = [weakref.ref(a, gone) for a in arrays]

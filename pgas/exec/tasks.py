@@ -1,0 +1,108 @@
+"""A task's values: strided views of flat buffers, and an expression program evaluated on them.
+
+Every path that runs a planned statement (the generic one, :mod:`pgas.exec.run`; strips,
+:mod:`pgas.exec.strip`; groups, :mod:`pgas.exec.group` and :mod:`pgas.exec.shiftgroup`;
+persistent transfers, :mod:`pgas.exec.persistent`; inspector plans,
+:mod:`pgas.exec.inspected`) computes a task the same way: each access is a strided view
+of the local storage or of a message buffer (:class:`TaskContext`), and the lowered
+program (:mod:`pgas.exec.lowered`) is evaluated on those views by NumPy (:func:`evaluate`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import fperr
+
+#: Reduction ufunc used to combine the values a write receives over the loop
+#: variables it ignores, per combining (in-place) ufunc.
+REDUCE_WITH = {"add": np.add, "subtract": np.add, "multiply": np.multiply, "true_divide": np.multiply,
+               "divide": np.multiply,
+               "bitwise_or": np.bitwise_or, "bitwise_and": np.bitwise_and, "bitwise_xor": np.bitwise_xor,
+               "minimum": np.minimum, "maximum": np.maximum, "fmin": np.fmin, "fmax": np.fmax,
+               "logical_or": np.logical_or, "logical_and": np.logical_and}
+
+
+def combiners(stmt):
+    """``(combine, reduce)`` ufuncs of a reduction statement (``A[...] += ...``): the one that
+    combines a value into the target, the one that reduces values over ignored loop
+    variables (:data:`REDUCE_WITH`); ``(None, None)`` for a plain write."""
+    if stmt.reduce is None:
+        return None, None
+    return getattr(np, stmt.reduce), REDUCE_WITH[stmt.reduce]
+
+
+def strided(buf: np.ndarray, offset: int, strides, shape) -> np.ndarray:
+    """The view of flat ``buf`` at element ``offset`` with element ``strides`` (checked to
+    lie inside ``buf``; ``np.ndarray`` on the buffer is several times cheaper than
+    ``as_strided``, which is kept for buffers that are not contiguous)."""
+    item = buf.itemsize
+    st = tuple(s * item for s in strides)
+    if buf.flags.c_contiguous:
+        return np.ndarray(tuple(shape), buf.dtype, buffer=buf, offset=offset * item, strides=st)
+    return as_strided(buf[offset:], shape=tuple(shape), strides=st)
+
+
+def evaluate(prog, ctx):
+    """Run an expression program (see :mod:`pgas.exec.lowered`) with leaf values from ``ctx``."""
+    kind = prog[0]
+    if kind == "acc":
+        return ctx.access(prog[1])
+    if kind == "const":
+        return prog[1]
+    if kind == "np":
+        return ctx.replicated(prog[1])
+    if kind == "aff":
+        return ctx.affine(prog[1], prog[2])
+    args = [evaluate(a, ctx) for a in prog[2]]
+    if prog[1] is np.power and fperr.power_errors is not None:
+        args = fperr.power_args(args, dict(prog[3]))     # a forall's negative integer exponent, raised alike
+    return prog[1](*args, **dict(prog[3]))
+
+
+class TaskContext:
+    """The leaf values of one task of a pieces plan: its accesses as views of the local
+    storage (``flats``) or of the message buffers (``bufs``; per message when
+    ``aggregate``, else per ``(piece, access)``), replicated operands and affine
+    subscripts over its lattice."""
+
+    def __init__(self, low, plan, task, flats, bufs, aggregate) -> None:
+        self.low, self.plan, self.task = low, plan, task
+        self.flats, self.bufs, self.aggregate = flats, bufs, aggregate
+
+    def access(self, k):
+        ref = self.task.refs[k]
+        slot = self.plan.stmt.accesses[k].slot
+        if ref.msg < 0:
+            return strided(self.flats[slot], ref.offset, ref.strides, self.task.shape)
+        if self.aggregate:
+            return strided(self.bufs[ref.msg], ref.boffset, ref.bstrides, self.task.shape)
+        return self.bufs[(self.task.piece, k)]
+
+    def address(self, k):
+        """``(flat buffer, element offset, element strides)`` of access ``k`` (what
+        :meth:`access` makes its view of), or ``(None, 0, ())`` without a flat buffer."""
+        ref = self.task.refs[k]
+        if ref.msg < 0:
+            return self.flats[self.plan.stmt.accesses[k].slot], ref.offset, ref.strides
+        if self.aggregate:
+            return self.bufs[ref.msg], ref.boffset, ref.bstrides
+        return None, 0, ()
+
+    def _values(self, v):
+        lat = self.plan.pieces[self.task.piece][v]
+        return np.asarray(lat.values(), dtype=np.int64)
+
+    def replicated(self, arr):
+        vals = [self._values(v) for v in range(self.plan.stmt.nvars)]
+        return arr[np.ix_(*vals)].reshape(self.task.shape)
+
+    def affine(self, coefs, const):
+        out = np.full((1,) * len(self.task.shape), const, dtype=np.int64)
+        for v, a in enumerate(coefs):
+            if a:
+                shape = [1] * len(self.task.shape)
+                shape[2 * v:2 * v + 2] = self.task.shape[2 * v:2 * v + 2]
+                out = out + a * self._values(v).reshape(shape)
+        return out
