@@ -59,7 +59,6 @@ def _kernel(op: str, dtype: np.dtype, n: int):
             or not counting.hot(n)):     # np.errstate raise: NumPy's ufunc.at reports errors
         return None
     if _compiled is None:
-        from ..exec import fuse, fusecode
         if fuse.load_numba() is None:
             return None
         _compiled = fusecode.load_module(_SRC, "apply")

@@ -222,9 +222,7 @@ def _numba(n: int, count: bool = True):
     if not hot(n, count):
         return None
     if _compiled is None:
-        from ..exec.fuse import load_numba as have
-        from ..exec.fusecode import load_module
-        _compiled = load_module(_SRC, "counting") if have() is not None else False
+        _compiled = fusecode.load_module(_SRC, "counting") if fuse.load_numba() is not None else False
     return _compiled or None
 
 

@@ -18,7 +18,7 @@ from ..exec import statement as engine_statement
 from ..exec.domain import resolve
 from ..exec.shiftgroup import ShiftGroup
 from ..exec.lowered import Lowered
-from ..exec.run import REDUCE_WITH
+from ..exec.tasks import REDUCE_WITH
 from ..exec.statement import execute, explaining
 from ..plan import plan_local
 from . import collective, engine

@@ -66,9 +66,9 @@ import weakref
 import numpy as np
 
 from .. import comm
-from . import fperr
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
-from . import fuse, group, interior, settings, shiftgroup
+from . import calibration as calibrate
+from . import fperr, fuse, group, interior, settings, shiftgroup
 from .lowered import Lowered
 from .tasks import strided
 

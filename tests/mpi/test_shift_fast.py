@@ -1,4 +1,4 @@
-"""Compiled repeated runs (pgas.exec.fastgroup, pgas.exec.ghostexchange): a pshift plan or a
+"""Compiled repeated runs (pgas.exec.shiftgroup, pgas.exec.ghostexchange): a pshift plan or a
 cached cshift run again and again, on the same or other arrays, with the values changing
 between runs; update_ghosts repeated with its arguments changing; grouped shifts reading
 current ghost cells.  Against np.roll / NumPy end-off shifts on 1-4 locales."""
