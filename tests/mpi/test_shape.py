@@ -113,3 +113,12 @@ def test_shape_errors_alike():
         A.transpose(0)
     with pytest.raises(np.exceptions.AxisError):
         pg.swapaxes(A, 0, 2)
+
+
+@pytest.mark.parametrize("fn", ["stack", "expand_dims"])
+def test_axis_none_is_rejected_like_numpy(fn):
+    # NumPy raises TypeError for np.stack([a, a], axis=None) and np.expand_dims(a, None);
+    # pgas silently treats None as axis 0.
+    A = pg.from_numpy(np.ones((3, 2)))
+    with pytest.raises(TypeError):
+        np.stack([A, A], axis=None) if fn == "stack" else np.expand_dims(A, None)
