@@ -1,4 +1,4 @@
-"""Fuzzing whole-array statements against NumPy (session s27).
+"""Fuzzing whole-array statements against NumPy.
 
 Random element-wise statements on 1-D, 2-D and 3-D arrays of random distributions
 (Block, Cyclic, BlockCyclic, any grid; extents not divisible by the locale count,

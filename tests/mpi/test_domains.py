@@ -1,5 +1,5 @@
 """pg.forall over non-rectangular domains (inner ranges depending on outer variables)
-against nested Python loops, and the forall errors of issue 13 (``/=`` reductions,
+against nested Python loops, and the forall errors (``/=`` reductions,
 nested forall, scalar conversions in a body).  The plans' message bound and
 footprints are checked by the pure planner in tests/pure/test_domain_plans.py."""
 

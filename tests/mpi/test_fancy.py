@@ -267,7 +267,7 @@ def test_set_every_key_kind_matches_numpy(dist):
 
 @pytest.mark.parametrize("where", ["list", "mask", "distributed"])
 def test_set_values_numpy_refuses_raise_on_every_locale(where):
-    """FIXED on rev1 (fancy._values): the values were converted per locale, on its slice only,
+    """Regression (fancy._values): the values were converted per locale, on its slice only,
     so ``A[[0, 5]] = [1, 2**70]`` raised OverflowError on the locale holding 2**70 and the
     others went on into the scatter (a hang at 2+ locales); and ``A8[[0, 2]] = [1, 300]``
     stored 44 silently, ``A[[0]] = 1j`` stored 0.0 (NumPy raises both)."""
@@ -289,7 +289,7 @@ def test_set_values_numpy_refuses_raise_on_every_locale(where):
 
 
 def test_set_value_with_leading_unit_dims():
-    """FIXED on rev1 (fancy._fit): a value with extra leading size-1 dimensions, which NumPy
+    """Regression (fancy._fit): a value with extra leading size-1 dimensions, which NumPy
     accepts, raised ValueError on every locale."""
     for dist in DISTS_keys[:2]:
         _set(G1, [0, 2], np.array([[1, 2]]), dist)
@@ -345,7 +345,7 @@ def test_distributed_mask_assignment_refuses_2d_values():
 
 @pytest.mark.parametrize("dist", DISTS_keys[:2], ids=["block", "cyclic"])
 def test_range_and_bool_keys(dist):
-    """FIXED on rev1 (fancy.is_advanced): ``A[range(1, 4)]``, ``A[True]``, ``A[np.True_]`` (keys
+    """Regression (fancy.is_advanced): ``A[range(1, 4)]``, ``A[True]``, ``A[np.True_]`` (keys
     NumPy accepts) raised IndexError on every locale."""
     for G, key in [(G1, range(1, 4)), (G2, (slice(None), range(2))), (G1, True), (G1, False), (G1, np.True_),
                    (G2, (0, True)), (G2, (True, [1, 2]))]:

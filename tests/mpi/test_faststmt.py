@@ -1,5 +1,4 @@
-"""Statements whose halo moves by persistent two-sided transfers (pgas.exec.faststmt,
-issue 12): the same results as NumPy and as the generic path (notices and one-sided
+"""Statements whose halo moves by persistent two-sided transfers (pgas.exec.faststmt): the same results as NumPy and as the generic path (notices and one-sided
 gets), the path taken where it should be and not where it should not, on every
 locale alike (a locale on the other path would wait forever)."""
 
@@ -212,7 +211,7 @@ def test_floating_point_errors_raise_on_every_locale():
 def test_same_layouts_other_dtypes(dtypes):
     """One statement on arrays of the same layouts (one plan) but other dtypes in turn:
     each run's buffers and datatypes are its arrays' (a plan's compiled transfers made
-    for float64 and reused for int64 read floats' bytes as integers: caught in review by
+    for float64 and reused for int64 read floats' bytes as integers: caught by
     the conformance table under protocol "auto")."""
     n = 5 * P + 2
     for dt in dtypes:
@@ -862,8 +861,8 @@ DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64"
 
 def _values(dt):
     """Values NumPy stores into ``dt`` without raising (Python and NumPy scalars of
-    other dtypes; pgas's conversion of some others differs from NumPy's, not this
-    change: see the review report)."""
+    other dtypes; pgas's conversion of some others differs from NumPy's and is
+    not what these tests check)."""
     kind = np.dtype(dt).kind
     common = [0, 1, 7, True, False, np.int8(3), np.uint8(100), np.int64(42), np.bool_(True), np.int16(12)]
     if kind == "b":

@@ -92,7 +92,7 @@ def test_integer_power_explained_on_one_locale():
 
 @pytest.mark.usefixtures("_defaults")
 @pytest.mark.parametrize("case", [
-    "forall_power",                 # fixed in rev24 (fperr.deferring_powers): it hung at 2+ locales
+    "forall_power",                 # fperr.deferring_powers: this hung at 2+ locales
     "errstate_raise"])
 def test_data_errors_on_one_locale(case):
     """NumPy raises on data here; pgas raises only on the locale computing the bad

@@ -603,7 +603,7 @@ def test_put_own_element_then_ghost_reads():
     _put_own_then_stencil(False)
 
 
-# (found by the review: A.put with a slice key used to skip ghosts.wrote, a silent stale read)
+# (A.put with a slice key must mark the ghosts stale: skipping ghosts.wrote was a silent stale read)
 def test_put_own_slice_then_ghost_reads():
     _put_own_then_stencil(True)
 

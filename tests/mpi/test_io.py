@@ -198,7 +198,7 @@ def _dists(nd):
 # ---------------------------------------------------------------------------
 @pytest.fixture
 def folder(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("s20")) if me == 0 else None
+    path = str(tmp_path_factory.mktemp("roundtrip")) if me == 0 else None
     return comm.bcast(path, 0) if P > 1 else path
 
 

@@ -110,7 +110,7 @@ def _defaults():
 @pytest.mark.usefixtures("_defaults")
 @pytest.mark.parametrize("how", ["operator", "ufunc", "where"])
 def test_expression_built_on_a_stale_used_subexpression(how):
-    # DEFECT found here and FIXED on this branch (pgas/array/expr.py Expr.__init__): E was
+    # Regression (pgas/array/expr.py Expr.__init__): E was
     # used (so no longer pending), its operand A was then written, and F = E * 2 took its
     # read set from E with A's *current* version: F silently computed from the new A
     # ([12, 12, ...] instead of [4, 6, ...]), where E.eval() itself raises StaleExpression.
@@ -135,7 +135,7 @@ def test_expression_built_on_a_stale_used_subexpression(how):
 
 @pytest.mark.usefixtures("_defaults")
 def test_assigning_a_stale_used_expression():
-    # DEFECT found here and FIXED on this branch (pgas/array/engine.py assign): B[:] = E with
+    # Regression (pgas/array/engine.py assign): B[:] = E with
     # E used and its operand A written since assigned the new A's result ([6, 6, ...] instead
     # of [2, 3, ...]) silently; E.eval() and np.add(E, 0, out=C) raise StaleExpression.
     from pgas.array.engine import StaleExpression
@@ -206,9 +206,9 @@ def test_dropped_pending_expressions_are_forgotten_but_held_ones_keep_old_values
 
 
 def test_one_sided_write_to_an_operand_of_a_used_unevaluated_expression_warns_or_keeps_old_values():
-    """(Fixed after the review: the locales agree at pg.barrier() on the arrays written
-    one-sided, and count a write of each, so E raises StaleExpression, as after a
-    collective write, instead of reading the put's value.)"""
+    """The locales agree at pg.barrier() on the arrays written one-sided, and count a
+    write of each, so E raises StaleExpression, as after a collective write, instead of
+    reading the put's value."""
     A = pg.from_numpy(np.arange(10.0))
     B = pg.zeros(9)
     E = A[1:] + A[:-1]

@@ -170,7 +170,7 @@ def test_diff_n0_ignores_prepend_append(dist):
     for kw in ({"prepend": 5.0}, {"append": np.zeros((2, 1))}, {"prepend": 1, "append": 2}):
         got = np.diff(A, 0, **kw)
         _same_rounding(got, np.diff(a, 0, **kw), f"diff(n=0, {kw})")
-        collective_verdict(got is A, "diff(n=0) is not its input (NumPy returns it itself; rev22)")
+        collective_verdict(got is A, "diff(n=0) is not its input (NumPy returns it itself)")
     _same_rounding(np.diff(A[::-1], 0, prepend=1.0), np.diff(a[::-1], 0, prepend=1.0), "diff(view, n=0)")
 
 

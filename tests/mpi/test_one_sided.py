@@ -155,7 +155,7 @@ def test_scalar_access_negative_indices_dtypes_and_counts(layout, dtype, data):
 
 def test_window_box_transfers_with_negative_strides_shaped_out():
     """Strided boxes (negative strides too) read the same from this locale and from others."""
-    win = comm.allocate(24, np.int64, ("review-box", 24))
+    win = comm.allocate(24, np.int64, ("box", 24))
     win.local[:] = np.arange(24) + 100 * ME
     pg.barrier()
     bad = []
@@ -177,9 +177,9 @@ def test_window_box_transfers_with_negative_strides_shaped_out():
     collective_verdict(not bad, repr(bad[:3]))
 
 
-# -- bugs found in the review ------------------------------------------------
+# -- window boxes from the own locale ----------------------------------------
 def test_window_box_get_into_flat_out_from_own_locale():
-    win = comm.allocate(12, np.float64, ("review-flat", 12))
+    win = comm.allocate(12, np.float64, ("flat", 12))
     win.local[:] = np.arange(12) + 100 * ME
     pg.barrier()
     bad = []

@@ -1,4 +1,4 @@
-"""The interior of a locale's pieces computed while the halo is in flight (issue 12):
+"""The interior of a locale's pieces computed while the halo is in flight:
 results equal NumPy's on every distribution, fused or not, whole or strip-mined,
 for pieces with no interior, pieces that are all interior, and in-place statements.
 (tests/pure/test_network_overlap.py runs the same on MPICH's network path, where

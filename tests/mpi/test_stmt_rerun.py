@@ -481,7 +481,7 @@ def _run_case(case, seed):
 
 @pytest.mark.usefixtures("_defaults")
 @given(cases=st.lists(_case(), min_size=3, max_size=3))
-@settings(max_examples=int(os.environ.get("REV10_EXAMPLES", 12)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_TEST_EXAMPLES", 12)), deadline=None)
 def test_same_text_rerun_fuzz(cases):
     """The same statement text, ``T[tk] = A[ak] * c + B[bk]``, run three times in a row on
     fresh arrays (freed between runs: their ids and memory reused) of drawn dtypes,
@@ -613,7 +613,7 @@ def test_ghosted_stencil_rerun_other_writes(how, fuse):
                                st.sampled_from([{}, {"fuse": True}, {"owner": "cost"}, {"protocol": "auto"},
                                                 {"buffer_limit": 64}, {"aggregate": False}])),
                      min_size=3, max_size=3))
-@settings(max_examples=int(os.environ.get("REV10_EXAMPLES", 6)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_TEST_EXAMPLES", 6)), deadline=None)
 def test_forall_and_slice_statements_rerun(runs):
     """The same stencil as a forall statement (with a loop variable as a value, and a
     reduction) and as a slice statement, alternately, on arrays of drawn dtypes and
@@ -794,7 +794,7 @@ def test_same_kind_casting_rerun(op):
 @given(perm=st.permutations([0, 1, 2]), steps=st.lists(st.sampled_from([1, 2, -1, -2]), min_size=6, max_size=6),
        dts=st.tuples(st.sampled_from(["float64", "int32"]), st.sampled_from(["float64", "complex128", "int8"])),
        dist=_dist(3))
-@settings(max_examples=int(os.environ.get("REV10_EXAMPLES", 8)), deadline=None)
+@settings(max_examples=int(os.environ.get("PGAS_TEST_EXAMPLES", 8)), deadline=None)
 def test_3d_permuted_views_of_views_rerun(perm, steps, dts, dist):
     """3-D arrays: ``T[k1][k2] = A.transpose(perm)[k1][k2] - 2`` (views of a permuted view,
     steps of either sign on every level), re-run on new arrays of another dtype, and an
