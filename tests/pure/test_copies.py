@@ -248,7 +248,7 @@ class _Forced(Copies):
 
 
 @given(_moves(), st.integers(2, 4), st.sampled_from([np.float64, np.int32, np.complex64]))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_copy_kernel_moves_as_numpy_in_list_order(moves, runs, dtype):
     """Run 1 by NumPy, run 2 compiles (the kernel, unless the guard refuses) and moves, later
     runs by the kernel: after each, the buffer equals NumPy's assignments in list order."""
