@@ -3,13 +3,12 @@
 import json
 
 import numpy as np
+from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
 from pgas.bench import cg
-from pgas.bench.nas_makea import CLASSES, csr_matvec, makea
-from util import collective_verdict
-from pgas.bench.nas_makea import verified
+from pgas.bench.nas_makea import CLASSES, csr_matvec, makea, verified
 
 
 def test_distributed_matvec_matches_serial():

@@ -3,12 +3,12 @@
 import json
 
 import numpy as np
+from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import isx
-from util import collective_verdict
 from pgas.array.core import DistArray
+from pgas.bench import isx
 
 
 def test_isx_tiny_run_verifies(tmp_path):

@@ -3,12 +3,12 @@
 import json
 
 import numpy as np
+from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
-from pgas.bench import randomaccess as ra
-from util import collective_verdict
 from pgas.array.core import DistArray
+from pgas.bench import randomaccess as ra
 
 
 def test_randomaccess_tiny_run_verifies(tmp_path):

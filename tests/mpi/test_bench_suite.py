@@ -8,13 +8,13 @@ import os
 
 import numpy as np
 import pytest
+from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
 from pgas.bench import kernelrun, suite
 from pgas.bench.kernels import KERNELS
 from pgas.bench.measure import measure, planned
-from util import collective_verdict
 
 
 def test_bench_run_tiny_verifies_every_distribution_and_mode(tmp_path):

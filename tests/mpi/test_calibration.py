@@ -3,10 +3,11 @@ each one measured, and a corrupt file on one locale ignored."""
 
 import numpy as np
 import pytest
+from util import assert_matches, collective_verdict
+
 import pgas as pg
 from pgas import calibrate, comm
 from pgas.exec import statement
-from util import assert_matches, collective_verdict
 
 
 @pytest.fixture(autouse=True)

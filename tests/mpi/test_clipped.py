@@ -3,8 +3,9 @@ points, over views, into reductions and with ghost cells, against NumPy."""
 
 import numpy as np
 import pytest
-import pgas as pg
 from util import assert_matches, collective_verdict, points
+
+import pgas as pg
 
 
 def _attempt(f):

@@ -4,12 +4,13 @@ collectives: back-to-back exchanges never mix, errors raise everywhere, skewed l
 import importlib
 import time
 import warnings
+
 import numpy as np
 import pytest
-import pgas as pg
-from pgas import comm
 from util import assert_matches, collective_verdict
 
+import pgas as pg
+from pgas import comm
 
 P = pg.num_locales
 

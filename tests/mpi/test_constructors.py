@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pgas as pg
 from test_axis_reduce import global_array, layouts
 from util import assert_matches, collective_verdict
+
+import pgas as pg
 from pgas import comm
 from pgas.layout import grids
 

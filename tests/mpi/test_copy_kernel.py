@@ -3,6 +3,7 @@ arrays, against NumPy."""
 
 import numpy as np
 import pytest
+
 import pgas as pg
 
 

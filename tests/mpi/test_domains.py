@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, points
 
 import pgas as pg
 from pgas.array.expr import TraceError
 from pgas.exec.domain import resolve
-from util import assert_matches, points
 
 DISTS = [pg.Cyclic(), pg.Block(), pg.BlockCyclic(2), pg.BlockCyclic(3)]
 

@@ -2,13 +2,13 @@
 updates, atomics, reductions, forall), with NumPy's promotion; float16 refused alike."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
+from util import assert_matches, collective_verdict
 
 import pgas as pg
-from util import assert_matches, collective_verdict
-import warnings
 
 P = pg.num_locales
 NEW = [np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64, np.complex64]

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
 
 import pgas as pg
-from pgas.layout import grids
-from util import assert_matches, collective_verdict
 from pgas import comm
+from pgas.layout import grids
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=15)

@@ -2,21 +2,21 @@
 gets), the path taken where it should be and not where it should not, on every
 locale alike (a locale on the other path would wait forever)."""
 
+import gc
+import warnings
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
 
 import pgas as pg
 from pgas import calibrate, comm
 from pgas.comm import check
-from pgas.exec import faststmt, interior
-from util import a_dist, assert_matches, collective_verdict
-import gc
-import warnings
-import weakref
-from pgas.exec import fuse
+from pgas.exec import faststmt, fuse, interior
 
 P = pg.num_locales
 
@@ -257,6 +257,7 @@ def test_arrays_used_by_two_sided_statements_release_their_windows():
     generic path (it held up to 4 sets of arrays' storage per statement: 6 live windows
     against 3)."""
     import gc
+
     from pgas.comm import window
 
     live = {}

@@ -3,8 +3,9 @@ references, affine subscripts, reductions, conditionals and where=, fused or not
 
 import numpy as np
 import pytest
-import pgas as pg
 from util import assert_matches, collective_verdict
+
+import pgas as pg
 
 
 @pytest.fixture

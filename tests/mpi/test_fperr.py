@@ -3,11 +3,13 @@ warned or ignored as NumPy does, on every locale alike, in statements, forall bo
 reductions, collectives and shifts, fused or not."""
 
 import warnings
+
 import numpy as np
 import pytest
-import pgas as pg
 from util import assert_matches, collective_verdict
 from util import raises_alike as _same_error
+
+import pgas as pg
 
 
 @pytest.fixture

@@ -2,17 +2,16 @@
 existing path seeing only the interior, against NumPy on 1-4 locales."""
 
 import itertools
+import time
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict, unchecked
 
 import pgas as pg
 from pgas.layout import grids
-from util import assert_matches, collective_verdict
-from util import unchecked
-import time
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)

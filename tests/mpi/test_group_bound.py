@@ -4,11 +4,11 @@ runs statement by statement, each strip-mined to the limit; results are NumPy's.
 
 import numpy as np
 import pytest
+from util import assert_matches, collective_verdict
 
 import pgas as pg
 from pgas import comm
 from pgas.exec import group, transfer
-from util import assert_matches, collective_verdict
 
 SHIFTS = [(1, 0), (-2, 1), (3, 0, 7.0)]
 

@@ -10,9 +10,10 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 
+from util import assert_matches, collective_verdict  # noqa: E402
+
 import pgas as pg  # noqa: E402
 from pgas.array.index import SUPPORTED_DTYPES  # noqa: E402
-from util import assert_matches, collective_verdict  # noqa: E402
 
 P = pg.num_locales
 ME = pg.here
@@ -103,7 +104,9 @@ def test_from_hdf5_big_endian_dataset_raises(tmp_path):
     # [0., 1., ..., 9.]; pg.load of a big-endian .npy works, but pg.from_hdf5 raises
     # TypeError "dtype >f8 is not supported by pgas arrays" on every locale.
     import os
+
     import h5py
+
     from pgas import comm
     path = comm.bcast(str(tmp_path) if comm.here() == 0 else None, 0)
     f = os.path.join(path, "be.h5")

@@ -5,11 +5,11 @@ import os
 
 import numpy as np
 import pytest
+from util import assert_matches, collective_verdict
 
 import pgas as pg
-from pgas.array.index import SUPPORTED_DTYPES
-from util import assert_matches, collective_verdict
 from pgas import comm
+from pgas.array.index import SUPPORTED_DTYPES
 from pgas.layout import grids
 
 P = pg.num_locales

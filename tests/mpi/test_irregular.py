@@ -9,11 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
 
 import pgas as pg
-from util import collective_verdict
 from pgas import comm
-from util import assert_matches
 
 P = pg.num_locales
 ME = pg.here

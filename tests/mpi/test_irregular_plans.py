@@ -2,16 +2,16 @@
 every index dtype and owner: interleaved plans, copies of plans, results not aliasing
 a plan's buffer."""
 
+import gc
+
 import numpy as np
 import pytest
-import pgas as pg
-from pgas import comm
-from util import assert_matches, collective_verdict
-import gc
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from util import a_dist
+from util import a_dist, assert_matches, collective_verdict
 
+import pgas as pg
+from pgas import comm
 
 P = pg.num_locales
 

@@ -2,14 +2,14 @@
 any collective write to an array they read (statements, scalar writes, in-place
 ufuncs, update, scatter)."""
 
+import warnings
+
 import numpy as np
+import pytest
+from util import assert_matches, collective_verdict
 
 import pgas as pg
-from util import assert_matches
-import pytest
 from pgas import comm
-from util import collective_verdict
-import warnings
 from pgas.array import engine
 
 

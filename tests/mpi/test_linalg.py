@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-import pgas as pg
-from pgas.layout import grids
 from util import assert_matches, collective_verdict
 
+import pgas as pg
+from pgas.layout import grids
 
 P = pg.num_locales
 

@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
 
 import pgas as pg
 from pgas import comm
-
-from util import a_dist, assert_matches, collective_verdict
 
 FLOATS = [np.float64, np.float32, np.complex128]
 

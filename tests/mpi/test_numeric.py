@@ -1,15 +1,15 @@
 """np.diff, np.trace, np.diag (2-D), np.nan_to_num and A.fill on distributed arrays against NumPy."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
+from util import same_as_numpy as _same_asnumpy
 
 import pgas as pg
-
-from util import a_dist, assert_matches, collective_verdict
-import warnings
-from util import same_as_numpy as _same_asnumpy
 
 DTYPES = [np.float64, np.float32, np.int64, np.int8, np.uint8, np.bool_]
 

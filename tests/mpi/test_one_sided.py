@@ -1,17 +1,18 @@
 """One-sided reads and writes (get, put, scalar access, window boxes): values, dtypes,
 message counts, errors raised everywhere, and their order with statements and barriers."""
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
+
 import pgas as pg
-from pgas.layout import grids
 from pgas import comm
 from pgas.array.index import basic_index
-from util import assert_matches, collective_verdict
-import time
-
+from pgas.layout import grids
 
 P = pg.num_locales
 

@@ -6,12 +6,13 @@ a fetch really arrives only at its flush.)"""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
 
 import pgas as pg
 from pgas.bench.polybench import fdtd_init, fdtd_steps, jacobi_init, jacobi_steps
 from pgas.exec import interior
-from util import a_dist, assert_matches, collective_verdict
 
 P = pg.num_locales
 DISTS = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(3)]

@@ -3,13 +3,13 @@ the statement kernels, random slice statements, and the buffer bound."""
 
 import numpy as np
 import pytest
+import test_stmt
+from util import assert_matches, check_kernel, collective_verdict
 
 import pgas as pg
-import test_stmt
 from pgas import comm
 from pgas.bench.kernels import KERNELS
 from pgas.exec import transfer
-from util import assert_matches, check_kernel, collective_verdict
 
 PROTOCOLS = ["auto", "packed", "pipelined", "bounding"]
 P = pg.num_locales

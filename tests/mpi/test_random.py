@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
 
 import pgas as pg
-from pgas.random import CHUNK, reference
-from util import assert_matches, collective_verdict
 from pgas.layout import grids
+from pgas.random import CHUNK, reference
 
 P = pg.num_locales
 MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=10)

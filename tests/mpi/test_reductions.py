@@ -2,17 +2,18 @@
 with where=, initial=) against NumPy: special values, dtypes, empty arrays, fewer
 elements than locales, ties across locales, warnings and errors alike on every locale."""
 
+import warnings
+
 import numpy as np
 import pytest
-import pgas as pg
-from util import assert_matches, collective_verdict
-import warnings
-from pgas import comm
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pgas.layout import grids
-from util import a_dist
+from util import a_dist, assert_matches, collective_verdict
 from util import same_as_numpy as _same_asnumpy
+
+import pgas as pg
+from pgas import comm
+from pgas.layout import grids
 
 
 def _attempt(f):

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pgas as pg
 from test_axis_reduce import global_array, layouts
 from util import assert_matches, collective_verdict
+
+import pgas as pg
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
 
 import pgas as pg
-from util import assert_matches, collective_verdict, a_dist
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)

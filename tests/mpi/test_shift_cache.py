@@ -1,14 +1,15 @@
 """pg.cshift / pg.eoshift / pg.pshift without a plan lower and plan once per (layout, dtype,
 shifts): repeated calls reuse the template and still give NumPy's answers."""
 
+import gc
+import time
+
 import numpy as np
+import pytest
+from util import assert_matches
 
 import pgas as pg
 from pgas.array import shiftspec
-from util import assert_matches
-import gc
-import time
-import pytest
 
 
 def test_repeated_cshift_reuses_template():

@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
 
 import pgas as pg
 from pgas.array.index import SUPPORTED_DTYPES
 from pgas.array.sort import sample_sort
-from util import assert_matches, collective_verdict
 from pgas.layout import grids
-from util import a_dist
 
 P = pg.num_locales
 MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=8)

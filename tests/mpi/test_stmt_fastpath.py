@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
 
 import pgas as pg
 from pgas.array.expr import TraceError
 from pgas.exec import settings, statement, transfer
-from util import assert_matches, collective_verdict
 
 
 @pytest.fixture(autouse=True)

@@ -2,17 +2,19 @@
 stale: other values, scalars of other types, reallocated arrays, other layouts,
 configuration changes, exceptions, views of views; results equal NumPy's every time."""
 
-import numpy as np
-import pytest
-import pgas as pg
-from util import assert_matches, collective_verdict
-from hypothesis import given, strategies as st
 import gc
 import os
 import warnings
-from hypothesis import settings
-from pgas.layout import grids
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
 from util import raises_alike as _same_error
+
+import pgas as pg
+from pgas.layout import grids
 
 
 @pytest.fixture

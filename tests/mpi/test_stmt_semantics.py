@@ -3,13 +3,14 @@ views of views, dtype promotion and casting, pending expressions, clear errors a
 message bound, against NumPy on every distribution."""
 
 import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from util import assert_matches, collective_verdict
-import pgas as pg
 
+import pgas as pg
 
 P = pg.num_locales
 

@@ -3,9 +3,9 @@ with current and stale ghosts, and the settings' errors."""
 
 import numpy as np
 import pytest
-import pgas as pg
 from util import assert_matches, collective_verdict
 
+import pgas as pg
 
 # ---------------------------------------------------------------------------
 # 2. np.var / np.std with where=

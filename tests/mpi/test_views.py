@@ -4,12 +4,12 @@ through, views of views, against NumPy."""
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
+
 import pgas as pg
 from pgas.layout import grids
-from util import assert_matches, collective_verdict
-from hypothesis import settings as hsettings
-
 
 P = pg.num_locales
 

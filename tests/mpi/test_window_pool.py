@@ -2,11 +2,12 @@
 released it (live views, locales releasing at different times, cycles)."""
 
 import gc
+
 import numpy as np
-import pgas as pg
-from pgas import comm
 from util import collective_verdict
 
+import pgas as pg
+from pgas import comm
 
 P = pg.num_locales
 

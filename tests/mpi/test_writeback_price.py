@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from util import assert_matches, collective_verdict
 
 import pgas as pg
 from pgas import calibrate, comm
 from pgas.exec import rates, settings, statement
-from util import assert_matches, collective_verdict
 
 P = comm.num_locales()
 

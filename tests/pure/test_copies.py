@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pgas.exec import copies
-from pgas.exec.copies import Copies
-from pgas.exec.copies import SMALL
+from pgas.exec.copies import SMALL, Copies
 
 pytest.importorskip("numba")
 

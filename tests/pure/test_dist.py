@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 
 import pgas.layout.dimmap
 import pgas.layout.distribution
-from pgas.layout import Block, BlockCyclic, Cyclic, DimMap, DistributionError, default_grid, grids
+from pgas.layout import (
+    Block,
+    BlockCyclic,
+    Cyclic,
+    DimMap,
+    DistributionError,
+    default_grid,
+    grids,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

@@ -1,6 +1,7 @@
 """np.round's power of ten (pgas.array.nanfuncs) is NumPy's, bit for bit."""
 
 import numpy as np
+
 from pgas.array.nanfuncs import _power_of_ten
 
 
