@@ -253,10 +253,15 @@ def test_random_self_overlapping_statements(hd):
     idx = list(src[:m])
     s_r = slice(idx[0], (idx[-1] + step) if idx[-1] + step >= 0 else None, step)
     a, A = dist_array((n,), dist)
+    try:                                          # a read slice starting past the end is empty:
+        with warnings.catch_warnings():           # NumPy cannot broadcast it into the target
+            warnings.simplefilter("ignore")
+            a[s_w] = a[s_r] * 2 - a[s_w]
+    except ValueError:
+        with pytest.raises(ValueError):
+            A[s_w] = A[s_r] * 2 - A[s_w]
+        return
     A[s_w] = A[s_r] * 2 - A[s_w]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a[s_w] = a[s_r] * 2 - a[s_w]
     assert_matches(A, a)
 
 
