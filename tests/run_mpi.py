@@ -9,13 +9,15 @@ errors, its example programs run on 2 locales), then under ``pgas run -n N``:
 - N = 1: every multi-locale test (``tests/mpi`` and the fuzzers, ``tests/fuzz``), under the
   library's default protocol (``PGAS_PROTOCOL=auto``);
 - N = 2, collective call checking on (``PGAS_CHECK=1``): every test whose behaviour depends on
-  the locale count, i.e. all of them but those in :data:`ONE_LOCALE_COUNT` (argument errors,
-  dtype and promotion rules, printing, command lines, the README's example: NumPy's rules,
-  not the distribution, decide what they check);
+  the locale count, i.e. all of them but those in :data:`ONE_LOCALE_COUNT` (dtype and
+  promotion rules, NumPy's edge cases, compiled kernels' arithmetic, cache keys, printing,
+  command lines, the README's example: what they check is decided by NumPy's rules or a
+  program's text, not by the distribution);
 - N = 3 (uneven blocks, auto protocol) and N = 4 (2-D grids, checked): the tests in
-  :data:`CORE` (the runtime, one-sided access, ghosts, shifts, statements' plans, irregular
-  access, reductions, redistribution, scale), where a third or fourth locale meets cases
-  (uneven blocks, 2 x 2 grids, locales owning nothing) that two do not;
+  :data:`CORE` (the runtime, one-sided access, exchanges, ghosts, shifts, statements and
+  their messages, irregular access, axis reductions, redistribution, sort, scale), where a
+  third or fourth locale meets cases (uneven blocks, 2 x 2 grids, locales owning nothing)
+  that two do not;
 - the scale stage: :data:`SCALE_TESTS` at 8 oversubscribed locales (checked).
 
 ``python tests/run_mpi.py --full`` (``make test-full``, what CI runs through ``.ci/run``; about
@@ -100,10 +102,16 @@ ONE_LOCALE_COUNT = [
     "tests/mpi/test_conformance.py",           # every ufunc's verdict (works / raises), small arrays
     "tests/mpi/test_printing.py",              # repr and str of small arrays
     "tests/mpi/test_readme.py",                # the README's example runs as written
-    "tests/mpi/test_kernels16.py",             # fused kernels' float16 arithmetic (per element)
-    "tests/mpi/test_stmt_fused.py",            # test_stmt.py again with compiled kernels (the
-    "tests/mpi/test_forall_fused.py",          # kernels run per locale; test_stmt.py itself
-    "tests/mpi/test_irregular_fused.py",       # runs at every count)
+    "tests/mpi/test_dtypes.py",                # result dtypes, promotion and casting rules
+    "tests/mpi/test_numeric.py",               # NumPy's edge cases of round, diff, isclose, nan_to_num
+    "tests/mpi/test_kernels.py",               # compiled kernels' arithmetic, element by element
+    "tests/mpi/test_kernels16.py",             # the same for float16
+    "tests/mpi/test_fuse.py",                  # fused expression trees bit-identical to NumPy
+    "tests/mpi/test_fuse_cache.py",            # the compiled-program cache's keys
+    "tests/mpi/test_stmt_memo.py",             # the lowering memo's keys
+    "tests/mpi/test_stmt_fused.py",            # test_stmt.py, test_forall.py and test_irregular.py
+    "tests/mpi/test_forall_fused.py",          # again with compiled kernels (which run per locale;
+    "tests/mpi/test_irregular_fused.py",       # the suites themselves run at every count)
 ]
 
 #: The tests that the fast matrix also runs at 3 and 4 locales: where uneven blocks, 2 x 2 grids
@@ -119,9 +127,7 @@ CORE = [
     "tests/mpi/test_shift_fast.py",
     "tests/mpi/test_stmt.py",
     "tests/mpi/test_stmt_messages.py",
-    "tests/mpi/test_faststmt.py",
     "tests/mpi/test_irregular.py",
-    "tests/mpi/test_fancy.py",
     "tests/mpi/test_axis_reduce.py",
     "tests/mpi/test_constructors.py",
     "tests/mpi/test_array.py",
