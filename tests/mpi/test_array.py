@@ -1,4 +1,6 @@
-"""DistArray basics against NumPy, on any number of locales."""
+"""DistArray basics against NumPy, on any number of locales.
+
+Also: degenerate grids round-trip and reduce."""
 
 import math
 

@@ -1,6 +1,8 @@
 """``pgas bench run`` and the suite's jobs at small sizes: every run verified against
 NumPy, message counts consistent across modes, a wrong result never reported as
-correct; explain's plot and planned message counts (no timings asserted)."""
+correct; explain's plot and planned message counts (no timings asserted).
+
+Also: ``--resume`` after a cut-short line."""
 
 import dataclasses
 import json

@@ -1,4 +1,7 @@
-"""Constructors and copies against NumPy: arange, linspace, eye, *_like, asarray, copyto, to_numpy(root)."""
+"""Constructors and copies against NumPy: arange, linspace, eye, *_like, asarray, copyto, to_numpy(root).
+
+Also: from_numpy and from_local given different arrays on different locales (raised
+everywhere), and redistribution between every pair of distributions."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,8 @@
 """The small integer, unsigned and complex64 dtypes through every path (statements, irregular
-updates, atomics, reductions, forall), with NumPy's promotion; float16 refused alike."""
+updates, atomics, reductions, forall), with NumPy's promotion; float16 refused alike.
+
+Also: scalars written to slices converted (or refused) as NumPy converts them, direct
+operators' result dtypes and values, result dtypes of reductions and ufuncs, astype's refusals."""
 
 import itertools
 import warnings

@@ -2,7 +2,10 @@
 index arrays and lists mixed with slices, integers, None and ..., NumPy boolean masks,
 distributed masks and distributed integer indices; assignment through them with
 repeated indices (the last value wins, as in NumPy) and ``+=`` (not accumulated);
-errors raised on every locale alike."""
+errors raised on every locale alike.
+
+Also: every key kind read and written, values NumPy refuses raised everywhere, pending
+expressions and ghost reads around fancy writes, read-only views."""
 
 import numpy as np
 import pytest

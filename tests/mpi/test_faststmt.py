@@ -1,6 +1,9 @@
 """Statements whose halo moves by persistent two-sided transfers (pgas.exec.faststmt): the same results as NumPy and as the generic path (notices and one-sided
 gets), the path taken where it should be and not where it should not, on every
-locale alike (a locale on the other path would wait forever)."""
+locale alike (a locale on the other path would wait forever).
+
+Also: kept calls and programs followed through changing scalars, arrays at reused addresses,
+fills of every dtype, errors before a wait, and the bytes kept for recorded statements."""
 
 import gc
 import warnings

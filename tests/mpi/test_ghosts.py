@@ -1,5 +1,9 @@
 """Ghost cells: padded storage in the window, update_ghosts, accumulate_ghosts, and every
-existing path seeing only the interior, against NumPy on 1-4 locales."""
+existing path seeing only the interior, against NumPy on 1-4 locales.
+
+Also: every write path followed by ghost reads (stale ghosts are never read), ghosts wider than
+a block, per-axis widths, periodic and corner exchanges, explain's message counts, and
+put of an own element or slice before a stencil."""
 
 import itertools
 import time

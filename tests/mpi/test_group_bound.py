@@ -1,6 +1,8 @@
 """Grouped statements (one exchange for several, :mod:`pgas.exec.group`) keep the
 aggregation-buffer bound: a group whose buffers may exceed ``pg.config(buffer_limit=...)``
-runs statement by statement, each strip-mined to the limit; results are NumPy's."""
+runs statement by statement, each strip-mined to the limit; results are NumPy's.
+
+Also: grouped shifts under small buffer limits, by protocol."""
 
 import numpy as np
 import pytest

@@ -1,7 +1,9 @@
 """HDF5 round trips at any locale count and distribution (skipped without h5py).
 
 With the serial h5py of PyPI the writes take turns (``serial=True``); the blocks each
-locale moves are the same ones a parallel build moves at once."""
+locale moves are the same ones a parallel build moves at once.
+
+Also: a big-endian dataset refused."""
 
 import os
 

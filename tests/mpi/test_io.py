@@ -1,5 +1,7 @@
 """Data in and out with no full copy: from_local, fromfunction, and parallel .npy
-save / load (byte-identical to np.save, any distribution, any locale count)."""
+save / load (byte-identical to np.save, any distribution, any locale count).
+
+Also: .npy, zarr and HDF5 round trips for every distribution."""
 
 import os
 

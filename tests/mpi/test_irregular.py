@@ -3,7 +3,10 @@
 Every locale derives its own indices from the drawn seed and its locale number;
 every locale can derive every other locale's too, so each computes the global
 NumPy reference itself.
-"""
+
+
+Also: every update op and dtype, plans refused on other layouts, atomics under contention
+(fetch-add, compare-exchange), one-sided slices with steps, and errors raised everywhere."""
 
 import numpy as np
 import pytest

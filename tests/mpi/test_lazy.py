@@ -1,6 +1,9 @@
 """Unassigned expressions keep NumPy's eager meaning: they are materialised before
 any collective write to an array they read (statements, scalar writes, in-place
-ufuncs, update, scatter)."""
+ufuncs, update, scatter).
+
+Also: expressions dropped or held across writes, stale used expressions refused, and
+expressions indexed or used as values."""
 
 import warnings
 

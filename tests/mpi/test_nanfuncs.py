@@ -1,5 +1,7 @@
 """np.nansum / nanprod / nanmin / nanmax / nanmean, np.isclose and np.round(A, decimals) on
-distributed arrays against NumPy, over shapes, distributions, NaN patterns and dtypes."""
+distributed arrays against NumPy, over shapes, distributions, NaN patterns and dtypes.
+
+Also: nanmin / nanmax of all-NaN full reductions."""
 
 import warnings
 

@@ -1,4 +1,7 @@
-"""np.diff, np.trace, np.diag (2-D), np.nan_to_num and A.fill on distributed arrays against NumPy."""
+"""np.diff, np.trace, np.diag (2-D), np.nan_to_num and A.fill on distributed arrays against NumPy.
+
+Also: np.round's decimals, np.isclose's weak scalars and tolerances, astype and nan_to_num
+with copy=False on views, and arguments NumPy refuses."""
 
 import warnings
 

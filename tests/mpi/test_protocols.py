@@ -1,5 +1,7 @@
 """Every transfer protocol, and strip-mining under a small buffer limit, against NumPy:
-the statement kernels, random slice statements, and the buffer bound."""
+the statement kernels, random slice statements, and the buffer bound.
+
+Also: every protocol gives NumPy's values on the same statements."""
 
 import numpy as np
 import pytest

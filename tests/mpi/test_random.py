@@ -1,6 +1,8 @@
 """pg.random: the same seed gives the same global array on any locale count and any
 distribution (checked exactly against ``pgas.random.reference``, which is computed
-in one process with NumPy only, so it cannot depend on the locale count)."""
+in one process with NumPy only, so it cannot depend on the locale count).
+
+Also: the reference arrays under every distribution."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,6 @@
-"""Shape changes against NumPy: transposes, flips and squeezes as views, reshape and joins."""
+"""Shape changes against NumPy: transposes, flips and squeezes as views, reshape and joins.
+
+Also: axis=None refused where NumPy refuses it."""
 
 import numpy as np
 import pytest

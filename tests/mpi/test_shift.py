@@ -1,4 +1,7 @@
-"""cshift / eoshift / pshift / pshift_setup / np.roll against NumPy on 1-4 locales."""
+"""cshift / eoshift / pshift / pshift_setup / np.roll against NumPy on 1-4 locales.
+
+Also: eoshift's boundary refused for bool and unsigned dtypes or as a view, and ghosted
+arrays refused as shift outputs."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,8 @@
 """pg.cshift / pg.eoshift / pg.pshift without a plan lower and plan once per (layout, dtype,
-shifts): repeated calls reuse the template and still give NumPy's answers."""
+shifts): repeated calls reuse the template and still give NumPy's answers.
+
+Also: cached shifts after writes, freed and reallocated arrays, grouped and compiled shifts
+over ghosts, and changing boundaries."""
 
 import gc
 import time

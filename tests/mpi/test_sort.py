@@ -1,6 +1,8 @@
 """Distributed sort, argsort, A.sort(), unique and searchsorted against NumPy's stable order,
 on every distribution, with adversarial inputs (duplicates, all equal, sorted, reversed,
-NaNs, empty locales)."""
+NaNs, empty locales).
+
+Also: heavy duplicates, NaNs, infinities and signed zeros, tiny arrays and 2-D row sorts."""
 
 import numpy as np
 import pytest
