@@ -117,7 +117,7 @@ def test_expression_built_on_a_stale_used_subexpression(how):
     # used (so no longer pending), its operand A was then written, and F = E * 2 took its
     # read set from E with A's *current* version: F silently computed from the new A
     # ([12, 12, ...] instead of [4, 6, ...]), where E.eval() itself raises StaleExpression.
-    # Silent wrong answer at every locale count; present before h12s too.
+    # Silent wrong answer at every locale count.
     from pgas.array.engine import StaleExpression
 
     a = np.arange(6.0)
