@@ -1,6 +1,8 @@
 # make venv   - create .venv and install pgas (with its MPI: the mpich wheel) and the test tools
 # make demo   - run the demo on 4 local locales
-# make test   - the whole test suite: pure tests, the docs, then tests/mpi on 1, 2, 3 and 4 locales
+# make test   - the test suite (under 10 minutes): pure tests, faults, the docs, every MPI test at 1 locale and
+#               the locale-count-dependent ones at 2-4 and 8 (tests/run_mpi.py says which)
+# make test-full - the full matrix: every MPI test at 1, 2, 3 and 4 locales, scale tests at 8 and 16 (CI)
 # make conformance - regenerate docs/conformance.md (the NumPy conformance table) at 4 locales
 # make docs   - build the documentation site into build/docs (MkDocs, warnings are errors)
 
@@ -8,7 +10,7 @@ PYTHON ?= python3
 VENV   := .venv
 DEMO   ?= examples/jacobi.py
 
-.PHONY: venv demo test docs conformance
+.PHONY: venv demo test test-full docs conformance
 
 venv: $(VENV)/.installed
 
@@ -24,6 +26,9 @@ demo: venv
 
 test: venv
 	$(VENV)/bin/python tests/run_mpi.py
+
+test-full: venv
+	$(VENV)/bin/python tests/run_mpi.py --full
 
 docs: venv
 	$(VENV)/bin/mkdocs build --strict

@@ -1,27 +1,46 @@
-"""Run the whole test suite: the pure tests (and the package's doctests) once
-without MPI, then the fault tests (``tests/faults``: hangs and dead locales under
-``pgas run``, each case starting its own job), then the documentation
-(``tests/docs``: the site builds with warnings as errors, its example programs run
-on 2 locales), then ``tests/mpi`` under ``pgas run -n N`` for N = 1, 2, 3, 4, then
-the scale stage: the runtime and scale tests at 8 and 16 oversubscribed locales.
+"""Run the test suite.  Two matrices:
 
-    python tests/run_mpi.py [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120] [--per-run 1200] [--no-docs]
-                            [--check 2,4,8,16] [--auto 1,3,16]
+``python tests/run_mpi.py`` (``make test``, the default; under 10 minutes on a 2-core machine):
+the pure tests and the package's doctests once without MPI (in 2 processes when pytest-xdist is
+installed), the fault tests (``tests/faults``: hangs and dead locales under ``pgas run``, each
+case starting its own job), the documentation (``tests/docs``: the site builds with warnings as
+errors, its example programs run on 2 locales), then under ``pgas run -n N``:
+
+- N = 1: every multi-locale test (``tests/mpi`` and the fuzzers, ``tests/fuzz``), under the
+  library's default protocol (``PGAS_PROTOCOL=auto``);
+- N = 2: every test whose behaviour depends on the locale count, i.e. all of them but those
+  in :data:`ONE_LOCALE_COUNT` (dtype and promotion rules, NumPy's edge cases, compiled
+  kernels' arithmetic, cache keys, printing, command lines, the README's example: what they
+  check is decided by NumPy's rules or a program's text, not by the distribution);
+- N = 3 (uneven blocks, auto protocol) and N = 4 (2-D grids, collective call checking on,
+  ``PGAS_CHECK=1``): the tests in :data:`CORE` (the runtime, one-sided access, exchanges, ghosts, shifts, statements and
+  their messages, irregular access, axis reductions, redistribution, sort, scale), where a
+  third or fourth locale meets cases (uneven blocks, 2 x 2 grids, locales owning nothing)
+  that two do not;
+- the scale stage: :data:`SCALE_TESTS` at 8 oversubscribed locales (checked).
+
+``python tests/run_mpi.py --full`` (``make test-full``, what CI runs through ``.ci/run``; about
+20 minutes): the same pure, fault and documentation stages, then all of ``tests/mpi`` and
+``tests/fuzz`` at N = 1, 2, 3, 4, and the scale stage at 8 and 16.  Checking is on at 2, 4, 8 and
+16 locales (4 and 8 in the fast matrix: checking makes a run about 70 % slower, and a
+mismatch it would name still fails an unchecked run, by its timeout) and the auto protocol at
+1, 3 and 16.
+
+    python tests/run_mpi.py [--full] [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120]
+                            [--per-run 1200] [--no-docs] [--check 4,8] [--auto 1,3,16]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
 which ends the job).  Stops at the first failing run.  The last line is
 ``P passed, F failed`` (counts over all runs); the exit status is 0 only if
-nothing failed.  The MPI runs at the locale counts in ``--check`` (default 2, 4,
-8 and 16) have collective call checking on (``PGAS_CHECK=1``): a test that makes
-locales disagree fails with a :class:`CollectiveMismatch` naming the call sites
-instead of hanging.  The runs at 1 and 3 locales keep the default, unchecked path
-under test (``--check ''`` turns checking off everywhere).  The harness pins
-``protocol="packed"`` (``tests/mpi/conftest.py``) so that message counts are
-known; the runs at the locale counts in ``--auto`` (default 1, 3 and 16) use the
-library's default, ``PGAS_PROTOCOL=auto``, under which statements move their
-halos by persistent two-sided transfers (``pgas.exec.persistent``): both paths are
-under test at every stage.
+nothing failed.  The MPI runs at the locale counts in ``--check`` have collective
+call checking on (``PGAS_CHECK=1``): a test that makes locales disagree fails with a
+:class:`CollectiveMismatch` naming the call sites instead of hanging; the other runs
+keep the default, unchecked path under test (``--check ''`` turns checking off
+everywhere).  The harness pins ``protocol="packed"`` (``tests/mpi/harness.py``) so that
+message counts are known; the runs at the locale counts in ``--auto`` use the
+library's default, ``PGAS_PROTOCOL=auto``, under which statements move their halos by
+persistent two-sided transfers: both paths are under test in both matrices.
 """
 
 from __future__ import annotations
@@ -39,8 +58,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def pure_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
-    """``(passed, failed, status)`` of the pure tests and doctests."""
-    return _pytest_run("pure", ["tests/pure", "--doctest-modules", "pgas"], per_test, per_run, tmp)
+    """``(passed, failed, status)`` of the pure tests and doctests (2 processes with pytest-xdist)."""
+    try:
+        import xdist  # noqa: F401
+        workers = ["-n", "2"]
+    except ImportError:
+        workers = []
+    return _pytest_run("pure", [*workers, "tests/pure", "--doctest-modules", "pgas"], per_test, per_run, tmp)
 
 
 def docs_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
@@ -66,19 +90,65 @@ def faults_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
     return _pytest_run("faults", ["tests/faults"], max(per_test, 300), per_run, tmp)
 
 
+#: The multi-locale tests: the harness's suite and the fuzzers (``tests/fuzz``).
+MPI_PATHS = ["tests/mpi", "tests/fuzz"]
+
 #: Run again at more locales than cores (oversubscribed, tiny arrays): the scale stage.
 SCALE_TESTS = ["tests/mpi/test_scale.py", "tests/mpi/test_runtime.py"]
 
+#: Tests (files, or node ids) that the fast matrix runs at one locale only: what they check is
+#: decided by NumPy's rules or by a program's text, not by how the arrays are distributed.
+ONE_LOCALE_COUNT = [
+    "tests/mpi/test_bench_stmt.py",            # argument checks of pgas bench stmt
+    "tests/mpi/test_conformance.py",           # every ufunc's verdict (works / raises), small arrays
+    "tests/mpi/test_printing.py",              # repr and str of small arrays
+    "tests/mpi/test_readme.py",                # the README's example runs as written
+    "tests/mpi/test_dtypes.py",                # result dtypes, promotion and casting rules
+    "tests/mpi/test_numeric.py",               # NumPy's edge cases of round, diff, isclose, nan_to_num
+    "tests/mpi/test_kernels.py",               # compiled kernels' arithmetic, element by element
+    "tests/mpi/test_kernels16.py",             # the same for float16
+    "tests/mpi/test_fuse.py",                  # fused expression trees bit-identical to NumPy
+    "tests/mpi/test_fuse_cache.py",            # the compiled-program cache's keys
+    "tests/mpi/test_stmt_memo.py",             # the lowering memo's keys
+    "tests/mpi/test_stmt_fused.py",            # test_stmt.py, test_forall.py and test_irregular.py
+    "tests/mpi/test_forall_fused.py",          # again with compiled kernels (which run per locale;
+    "tests/mpi/test_irregular_fused.py",       # the suites themselves run at every count)
+]
 
-def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=("tests/mpi",),
-            check: bool = False, auto: bool = False) -> tuple[int, int, int]:
-    """``(passed, failed, status)`` of ``paths`` (default ``tests/mpi``) on ``n`` locales
-    (``auto``: under the library's default protocol rather than the harness's "packed")."""
+#: The tests that the fast matrix also runs at 3 and 4 locales: where uneven blocks, 2 x 2 grids
+#: and locales owning nothing meet cases that 2 locales do not.
+CORE = [
+    "tests/mpi/test_runtime.py",
+    "tests/mpi/test_one_sided.py",
+    "tests/mpi/test_comm.py",
+    "tests/mpi/test_collective_check.py",
+    "tests/mpi/test_ghosts.py",
+    "tests/mpi/test_ghost_reads.py",
+    "tests/mpi/test_shift.py",
+    "tests/mpi/test_shift_fast.py",
+    "tests/mpi/test_stmt.py",
+    "tests/mpi/test_stmt_messages.py",
+    "tests/mpi/test_irregular.py",
+    "tests/mpi/test_axis_reduce.py",
+    "tests/mpi/test_constructors.py",
+    "tests/mpi/test_array.py",
+    "tests/mpi/test_domains.py",
+    "tests/mpi/test_sort.py",
+    "tests/mpi/test_scale.py",
+]
+
+
+def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=tuple(MPI_PATHS),
+            check: bool = False, auto: bool = False, skip=()) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of ``paths`` (default :data:`MPI_PATHS`) but the node ids in
+    ``skip`` on ``n`` locales (``auto``: under the library's default protocol rather than the
+    harness's "packed")."""
     counts = os.path.join(tmp, f"mpi{n}.json")
     env = dict(os.environ, PGAS_TEST_COUNTS=counts, **({"PGAS_CHECK": "1"} if check else {}),
                **({"PGAS_PROTOCOL": "auto"} if auto else {}))
     cmd = [sys.executable, "-m", "pgas.tools.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
-           "-q", "-x", *paths, f"--timeout={per_test}", "--timeout-method=thread"]
+           "-q", "-x", *paths, *(f"--deselect={t}" for t in skip), f"--timeout={per_test}",
+           "--timeout-method=thread"]
     status = _call(cmd, per_run + 30, env)
     got = {"passed": 0, "failed": 0}
     if os.path.exists(counts):
@@ -92,7 +162,7 @@ def _call(cmd: list[str], limit: float, env=None) -> int:
              and (env or {})[k] != os.environ.get(k)]
     print("$ " + "".join(shown) + " ".join(cmd), flush=True)
     try:
-        return subprocess.run(cmd, cwd=ROOT, env=env, timeout=limit).returncode
+        return subprocess.run(cmd, cwd=ROOT, env=env, timeout=limit, check=False).returncode
     except subprocess.TimeoutExpired:
         print(f"timed out after {limit} s", flush=True)
         return 124
@@ -100,19 +170,34 @@ def _call(cmd: list[str], limit: float, env=None) -> int:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ranks", default="1,2,3,4", help="locale counts for tests/mpi (default 1,2,3,4)")
-    p.add_argument("--scale", default="8,16", help="locale counts for the scale stage (default 8,16; '' for none)")
+    p.add_argument("--full", action="store_true",
+                   help="the full matrix: every MPI test at 1, 2, 3, 4 locales and the scale stage at 8 and 16")
+    p.add_argument("--ranks", default="1,2,3,4", help="locale counts for the MPI tests (default 1,2,3,4)")
+    p.add_argument("--scale", default=None, help="locale counts for the scale stage (default 8; 8,16 with --full; '' for none)")
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
     p.add_argument("--per-run", type=int, default=1200,
-                   help="seconds allowed per pytest run (default 1200: a stage takes 3-6 minutes on an idle 2-core machine, more when it is shared)")
+                   help="seconds allowed per pytest run (default 1200; a full stage takes 3-6 minutes on an idle 2-core machine)")
     p.add_argument("--no-docs", action="store_true", help="skip building the docs and running their examples")
-    p.add_argument("--check", default="2,4,8,16",
-                   help="locale counts whose MPI runs check collective calls (PGAS_CHECK=1; default 2,4,8,16; '' for none)")
+    p.add_argument("--check", default=None,
+                   help="locale counts whose MPI runs check collective calls (PGAS_CHECK=1; default 4,8; 2,4,8,16 with --full; "
+                        "'' for none)")
     p.add_argument("--auto", default="1,3,16",
                    help="locale counts whose MPI runs use PGAS_PROTOCOL=auto, the library's default (default 1,3,16)")
     args = p.parse_args()
-    checked = {int(n) for n in args.check.split(",") if n}
+    scale = args.scale if args.scale is not None else ("8,16" if args.full else "8")
+    checked = {int(n) for n in (args.check if args.check is not None else "2,4,8,16" if args.full else "4,8").split(",")
+               if n}
     auto = {int(n) for n in args.auto.split(",") if n}
+
+    def selection(n: int) -> dict:
+        """What the MPI run at ``n`` locales runs: everything at 1 locale or under --full; the
+        tests whose behaviour depends on the locale count at 2; :data:`CORE` at 3 and more."""
+        if args.full or n == 1:
+            return {}
+        if n == 2:
+            return {"skip": ONE_LOCALE_COUNT}
+        return {"paths": CORE}
+
     passed = failed = 0
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,11 +206,11 @@ def main() -> int:
         if not args.no_docs:
             runs.append(("docs", lambda: docs_run(args.per_test, args.per_run, tmp)))
         runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=n in checked,
-                                                          auto=n in auto))
-                 for n in args.ranks.split(",")]
+                                                          auto=n in auto, **selection(n)))
+                 for n in args.ranks.split(",") if n]
         runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, n in checked,
                                                             n in auto))
-                 for n in args.scale.split(",") if n]
+                 for n in scale.split(",") if n]
         for name, run in runs:
             start = time.time()
             ok, bad, status = run()

@@ -1,4 +1,6 @@
-"""DistArray basics against NumPy, on any number of locales."""
+"""DistArray basics against NumPy, on any number of locales.
+
+Also: degenerate grids round-trip and reduce."""
 
 import math
 
@@ -6,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
 
 import pgas as pg
-from util import collective_verdict
 from pgas.layout import grids
 
 P = pg.num_locales
@@ -225,3 +227,29 @@ def test_dist_reports_bound_grid():
     check(A.dist.grid == A.layout.grid and math.prod(A.dist.grid) == P)
     B = pg.zeros((6, 6), dist=A.dist)
     check(B.layout.key == A.layout.key)
+
+
+def global_array_foundation(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(-40, 40, size=shape)
+    dtype = np.dtype(dtype)
+    if dtype == np.complex128:
+        return (g + 1j * rng.integers(-9, 9, size=shape)).astype(dtype)
+    if dtype == bool:
+        return g > 0
+    return g.astype(dtype)
+
+
+@pytest.mark.parametrize("shape,grid", [((2, 9), (P, 1)), ((9, 2), (1, P)), ((1, 3, 5), (P, 1, 1)),
+                                        ((3, 1, 2, 5), (1, 1, 1, P)), ((2, 2, 2, 2), (1, P, 1, 1))])
+@pytest.mark.parametrize("kind", ["block", "cyclic", "bc7"])
+def test_degenerate_grids_round_trip_and_reduce(shape, grid, kind):
+    """Grids with all locales on one axis, often an axis shorter than the locale count."""
+    dist = {"block": pg.Block, "cyclic": pg.Cyclic}.get(kind, lambda grid: pg.BlockCyclic(7, grid=grid))(grid=grid)
+    G = global_array_foundation(shape, np.float64, 5)
+    A = pg.from_numpy(G, dist=dist)
+    assert_matches(A, G)
+    T = A.to_numpy()
+    ok = np.array_equal(T, G) and math.isclose(A.sum(), G.sum()) and A.min() == G.min() and A.max() == G.max()
+    ok = ok and A[tuple(-1 for _ in shape)] == G[(-1,) * len(shape)]
+    collective_verdict(ok, f"{shape} {dist}")

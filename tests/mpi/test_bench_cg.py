@@ -3,12 +3,12 @@
 import json
 
 import numpy as np
+from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
 from pgas.tools.bench import cg
-from pgas.tools.bench.nas_makea import CLASSES, csr_matvec, makea
-from util import collective_verdict
+from pgas.tools.bench.nas_makea import CLASSES, csr_matvec, makea, verified
 
 
 def test_distributed_matvec_matches_serial():
@@ -150,3 +150,13 @@ def test_step_and_unsigned_indices_equal_the_separate_kernels():
                                "unsigned indices change the mat-vec")
         finally:
             pg.config()
+
+
+def test_cg_verification_uses_the_official_zeta():
+    """NPB 3.x cg.c zeta_verify_value per class; a 1e-9 relative error fails."""
+    official = {"S": 8.5971775078648, "W": 10.362595087124, "A": 17.130235054029, "B": 22.712745482631}
+    params = {"S": (1400, 7, 15, 10.0), "W": (7000, 8, 15, 12.0), "A": (14000, 11, 15, 20.0), "B": (75000, 13, 75, 60.0)}
+    for name, z in official.items():
+        c = CLASSES[name]
+        assert (c.na, c.nonzer, c.niter, c.shift) == params[name] and c.zeta == z
+        assert verified(c, z) and not verified(c, z * (1 + 1e-9)) and not verified(c, float("nan"))

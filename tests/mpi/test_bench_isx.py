@@ -3,11 +3,12 @@
 import json
 
 import numpy as np
+from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
+from pgas.array.core import DistArray
 from pgas.tools.bench import isx
-from util import collective_verdict
 
 
 def test_isx_tiny_run_verifies(tmp_path):
@@ -47,3 +48,20 @@ def test_bucketize_groups_by_destination():
     keys = np.array([9, 0, 5, 3, 8, 1])
     s, c = isx.bucketize(keys, 3, 4)
     assert c.tolist() == [2, 2, 1, 1] and s.tolist() == [0, 1, 5, 3, 8, 9]
+
+
+P = pg.num_locales
+
+
+ME = pg.here
+
+
+def test_isx_verification_catches_lost_keys_in_a_later_trial(monkeypatch):
+    n, width = 500, 100
+    keys = isx.make_keys(n, width, P, ME, seed=3)
+    sorter = isx.Sorter(n, width)
+    _, counts = isx.sort_once(sorter, keys, "spmd")
+    collective_verdict(isx.verify(sorter, keys, counts)["verified"], "first trial")
+    monkeypatch.setattr(DistArray, "put", lambda self, index, value: None)       # every key is lost
+    _, counts = isx.sort_once(sorter, keys, "spmd")
+    collective_verdict(not isx.verify(sorter, keys, counts)["verified"], "lost keys verified")

@@ -3,11 +3,12 @@
 import json
 
 import numpy as np
+from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
+from pgas.array.core import DistArray
 from pgas.tools.bench import randomaccess as ra
-from util import collective_verdict
 
 
 def test_randomaccess_tiny_run_verifies(tmp_path):
@@ -66,3 +67,21 @@ def test_reapply_in_chunks_restores_the_table(monkeypatch):
     collective_verdict(ra.errors(T) == 0, "chunked re-application did not restore the table")
     ra.run_aggregated(T, ra.WARMUP_BLOCKS // 32)            # a warm-up's partial run changes the table
     collective_verdict(ra.errors(T) > 0, "a partial run went unnoticed")
+
+
+P = pg.num_locales
+
+
+# -- benchmark verification ---------------------------------------------------
+def test_randomaccess_verification_catches_a_broken_aggregated_update(monkeypatch):
+    monkeypatch.setattr(DistArray, "update", lambda self, indices, values, op="add": comm.barrier())
+    T = ra.make_table(ra.table_size(5, P))
+    m = ra.measure(T, "aggregated")
+    collective_verdict(not m["verified"], f"a no-op update() verified with {m['errors']} errors")
+
+
+def test_randomaccess_verification_catches_a_broken_update_one(monkeypatch):
+    monkeypatch.setattr(DistArray, "update_one", lambda self, i, v, op="add": None)
+    T = ra.make_table(ra.table_size(5, P))
+    m = ra.measure(T, "update_one")
+    collective_verdict(not m["verified"], f"a no-op update_one verified with {m['errors']} errors")

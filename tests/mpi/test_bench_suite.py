@@ -1,6 +1,8 @@
 """``pgas bench run`` and the suite's jobs at small sizes: every run verified against
 NumPy, message counts consistent across modes, a wrong result never reported as
-correct; explain's plot and planned message counts (no timings asserted)."""
+correct; explain's plot and planned message counts (no timings asserted).
+
+Also: ``--resume`` after a cut-short line."""
 
 import dataclasses
 import json
@@ -8,13 +10,13 @@ import os
 
 import numpy as np
 import pytest
+from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
 from pgas.tools.bench import kernelrun, suite
 from pgas.tools.bench.kernels import KERNELS
 from pgas.tools.bench.measure import measure, planned
-from util import collective_verdict
 
 
 def test_bench_run_tiny_verifies_every_distribution_and_mode(tmp_path):
@@ -112,3 +114,71 @@ def test_show_a_kernel_step(capsys):
     out = capsys.readouterr().out
     ok = status == 0 and "Cyclic, 8x8 on 4 locales" in out and out.count("statement:") == 4 and "plan: locale 1" in out
     collective_verdict(ok, out[-2000:])
+
+
+P = pg.num_locales
+
+
+me = pg.here
+
+
+# ---------------------------------------------------------------------------
+# 4. pgas bench suite --resume
+# ---------------------------------------------------------------------------
+def _planned_configs():
+    from pgas.tools.bench import suite
+    from pgas.tools.bench.kernels import KERNELS
+
+    jobs = suite.configs("small", 1, ["folding"], ["planned"])
+    return [dict(c, n=KERNELS["folding"].tiny) for c in jobs[1] if c["study"] == "planned"][:2]
+
+
+def test_resume_after_a_line_cut_short_keeps_the_next_run(tmp_path):
+    from pgas.tools.bench import suite
+
+    out = comm.bcast(str(tmp_path), 0)
+    mine = _planned_configs()
+    path, raw = os.path.join(out, "job.json"), os.path.join(out, "raw.jsonl")
+    if me == 0:
+        json.dump(mine[1:], open(path, "w"))
+        with open(raw, "w") as f:
+            f.write(json.dumps({"config": mine[0], "row": {"study": "planned"}}) + "\n")
+            f.write('{"config": {"cut sh')              # the job was killed mid-line
+    comm.barrier()
+    status = suite.run_job(path, raw, 1)
+    done = comm.bcast(suite.load_rows(raw)[0] if me == 0 else None, 0)
+    collective_verdict(status == 0 and done == mine, f"status {status}; kept {done}")
+
+
+def test_resume_with_other_steps_does_not_keep_old_rows(tmp_path, monkeypatch):
+    import pgas.tools.launch.launcher as launch_mod
+    from pgas.tools.bench import suite
+
+    out = comm.bcast(str(tmp_path), 0)
+    ran = []
+
+    def fake_launch(P, argv, timeout):             # a job: one row per configuration, tagged with steps
+        job, steps = argv[argv.index("--job") + 1], int(argv[argv.index("--steps") + 1])
+        raw = os.path.join(out, "raw", f"{P}.jsonl")
+        with open(job) as f, open(raw, "a") as w:
+            for c in json.load(f):
+                ran.append(steps)
+                w.write(json.dumps({"config": c, "row": {"study": c["study"], "steps": steps}}) + "\n")
+        return 0
+    monkeypatch.setattr(launch_mod, "launch", fake_launch)
+    monkeypatch.setattr(launch_mod, "under_launcher", lambda: False)
+    mine = _planned_configs()
+    monkeypatch.setattr(suite, "configs", lambda *a: {1: mine})
+    import pgas.tools.bench.report as report
+    monkeypatch.setattr(report, "build", lambda *a, **k: [])
+    ok, why = True, ""
+    if me == 0:                                    # (no collective inside: the jobs are faked)
+        try:
+            suite.main(["--out", out, "--steps", "1", "--no-plots"])
+            suite.main(["--out", out, "--steps", "5", "--no-plots", "--resume"])
+            res = json.load(open(os.path.join(out, "results.json")))
+            steps = [r["steps"] for r in res["runs"]]
+            ok, why = steps == [res["steps"]] * len(steps), f"results say steps {res['steps']}, rows ran {steps}"
+        except Exception as e:  # noqa: BLE001 - reported on every locale below
+            ok, why = False, f"{type(e).__name__}: {e}"
+    collective_verdict(ok, why)

@@ -1,13 +1,18 @@
-"""Constructors and copies against NumPy: arange, linspace, eye, *_like, asarray, copyto, to_numpy(root)."""
+"""Constructors and copies against NumPy: arange, linspace, eye, *_like, asarray, copyto, to_numpy(root).
+
+Also: from_numpy and from_local given different arrays on different locales (raised
+everywhere), and redistribution between every pair of distributions."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pgas as pg
 from test_axis_reduce import global_array, layouts
 from util import assert_matches, collective_verdict
+
+import pgas as pg
+from pgas import comm
+from pgas.layout import grids
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)
@@ -119,3 +124,128 @@ def test_constructor_errors_alike():
         pg.zeros(3).to_numpy(root=P)
     with pytest.raises(ValueError, match="non-negative"):
         pg.linspace(0, 1, -1)
+
+
+def _attempt(f):
+    """Run f on every locale; return (result, None) or (None, 'Type: message')."""
+    try:
+        return f(), None
+    except Exception as e:  # noqa: BLE001 - the finding is the exception itself
+        return None, f"{type(e).__name__}: {e}"
+
+
+def test_from_numpy_different_arrays_raise_alike():
+    a = np.arange(10.0)
+    b = a.copy()
+    if pg.here == P - 1:
+        b[7] = -0.0 if P > 1 else b[7]
+        b[3] = 99.0 if P > 1 else b[3]
+    _, err = _attempt(lambda: pg.from_numpy(b))
+    errs = comm.allgather(err)
+    if P == 1:
+        collective_verdict(err is None, str(err))
+    else:
+        collective_verdict(all(e is not None for e in errs), f"raised only on some locales: {errs}")
+
+
+@pytest.mark.parametrize("variant", ["negzero", "nan_payload", "dtype", "shape"])
+def test_from_numpy_subtle_differences(variant):
+    """Locales passing arrays that differ only subtly: either every locale raises, or every
+    locale gets the same array (no locale silently holding different data)."""
+    a = np.array([0.0, 1.0, np.nan, 3.0])
+    b = a.copy()
+    last = pg.here == P - 1 and P > 1
+    if variant == "negzero" and last:
+        b[0] = -0.0
+    if variant == "nan_payload" and last:
+        b = b.view(np.uint64).copy()
+        b[2] ^= 1
+        b = b.view(np.float64)
+    if variant == "dtype" and last:
+        b = b.astype(np.float32)
+    if variant == "shape" and last:
+        b = b.reshape(2, 2)
+    A, err = _attempt(lambda: pg.from_numpy(b))
+    errs = comm.allgather(err)
+    collective_verdict(all(e is None for e in errs) or all(e is not None for e in errs),
+                       f"raised on some locales only: {errs}")
+    if err is None and variant == "negzero":
+        # every locale must now hold the same value at [0]
+        v = A.to_numpy()
+        signs = comm.allgather(bool(np.signbit(v[0])))
+        collective_verdict(len(set(signs)) == 1, f"locales disagree on sign of A[0]: {signs}")
+
+
+@pytest.mark.parametrize("variant", ["dtypes", "all_empty", "some_empty", "ndim"])
+def test_from_local_mixed(variant):
+    if variant == "dtypes":
+        blk = np.arange(3, dtype=np.int64 if pg.here % 2 else np.float64)
+    elif variant == "all_empty":
+        blk = np.empty(0)
+    elif variant == "some_empty":
+        blk = np.arange(float(pg.here)) if pg.here % 2 else np.empty(0)
+    else:
+        blk = np.arange(4.0).reshape(2, 2) if pg.here == P - 1 and P > 1 else np.arange(4.0).reshape(2, 2)[0]
+    A, err = _attempt(lambda: pg.from_local(blk))
+    errs = comm.allgather(err)
+    collective_verdict(all(e is None for e in errs) or all(e is not None for e in errs),
+                       f"raised on some locales only: {errs}")
+    if err is None:
+        blocks = comm.allgather(blk)
+        want = np.concatenate(blocks)
+        got = A.to_numpy()
+        collective_verdict(got.shape == want.shape and np.array_equal(got, want),
+                           f"from_local: {got!r} ({got.dtype}) vs concatenation {want!r} ({want.dtype})")
+        collective_verdict(variant != "dtypes" or P == 1 or got.dtype == np.result_type(*[b.dtype for b in blocks]),
+                           f"dtype {got.dtype}")
+
+
+def _dists(nd):
+    out = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
+    for i, g in enumerate(grids(P, nd)):             # one kind per grid, rotating
+        out.append([pg.Block(g), pg.Cyclic(g), pg.BlockCyclic(3, g)][i % 3])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# 2. Redistribution, incl. sizes below the locale count and zero-length axes
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0,), (2,), (7,), (0, 3), (3, 0), (1, 5), (5, 2)])
+def test_redistribute_between_every_pair_of_distributions(shape):
+    a = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    for d1 in _dists(len(shape)):
+        A = pg.from_numpy(a, dist=d1)
+        for d2 in _dists(len(shape)):
+            assert_matches(pg.redistribute(A, d2), a)
+
+
+@pytest.mark.parametrize("dist", DISTS)
+def test_arange_of_numpy_small_int_scalars_has_numpy_dtype(dist):
+    # np.arange(np.int8(1), np.int8(100), np.int8(7)) is int64 in NumPy 2; pgas makes int8.
+    args = (np.int8(1), np.int8(100), np.int8(7))
+    assert_matches(pg.arange(*args, dist=dist), np.arange(*args))
+
+
+@pytest.mark.parametrize("dist", DISTS)
+def test_arange_of_int8_start_does_not_wrap(dist):
+    # pgas: pg.arange(np.int8(120), 130) -> [120 ... 127, -128, -127] (int8, wrapped), silently.
+    # NumPy 2.4 raises ValueError here; either raise, or give 120..129.
+    try:
+        A = pg.arange(np.int8(120), 130, dist=dist)
+    except (ValueError, OverflowError, TypeError):
+        return
+    got = A.to_numpy()
+    collective_verdict(bool(np.array_equal(got.astype(np.int64), np.arange(120, 130))), f"got {got!r}")
+
+
+ME = pg.here
+
+
+def test_from_numpy_with_different_shapes_fails_everywhere():
+    """Locales passing arrays of different shapes all raise (no locale left in a collective)."""
+    try:
+        pg.from_numpy(np.zeros(3 + ME % 2))
+        raised = False
+    except ValueError:
+        raised = True
+    collective_verdict(raised == (P > 1), f"raised={raised}")

@@ -1,5 +1,5 @@
 """pg.forall over non-rectangular domains (inner ranges depending on outer variables)
-against nested Python loops, and the forall errors of issue 13 (``/=`` reductions,
+against nested Python loops, and the forall errors (``/=`` reductions,
 nested forall, scalar conversions in a body).  The plans' message bound and
 footprints are checked by the pure planner in tests/pure/test_domain_plans.py."""
 
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, points
 
 import pgas as pg
 from pgas.array.expr import TraceError
 from pgas.exec.domain import resolve
-from util import assert_matches, points
 
 DISTS = [pg.Cyclic(), pg.Block(), pg.BlockCyclic(2), pg.BlockCyclic(3)]
 

@@ -1,7 +1,9 @@
 """HDF5 round trips at any locale count and distribution (skipped without h5py).
 
 With the serial h5py of PyPI the writes take turns (``serial=True``); the blocks each
-locale moves are the same ones a parallel build moves at once."""
+locale moves are the same ones a parallel build moves at once.
+
+Also: a big-endian dataset refused."""
 
 import os
 
@@ -10,9 +12,10 @@ import pytest
 
 h5py = pytest.importorskip("h5py")
 
+from util import assert_matches, collective_verdict  # noqa: E402
+
 import pgas as pg  # noqa: E402
 from pgas.array.index import SUPPORTED_DTYPES  # noqa: E402
-from util import assert_matches, collective_verdict  # noqa: E402
 
 P = pg.num_locales
 ME = pg.here
@@ -87,3 +90,33 @@ def test_errors_on_every_locale(path):
     if SERIAL:
         with pytest.raises(ImportError, match="parallel h5py"):
             pg.to_hdf5(pg.from_numpy(np.ones(5)), path)
+
+
+def _attempt(f):
+    """Run f on every locale; return (result, None) or (None, 'Type: message')."""
+    try:
+        return f(), None
+    except Exception as e:  # noqa: BLE001 - the finding is the exception itself
+        return None, f"{type(e).__name__}: {e}"
+
+
+def test_from_hdf5_big_endian_dataset_raises(tmp_path):
+    # docs/data.md: pg.from_hdf5 reads a dataset into a DistArray. A float64 dataset stored
+    # big-endian ('>f8', as h5py writes np.arange(10, dtype='>f8')) reads in NumPy/h5py as
+    # [0., 1., ..., 9.]; pg.load of a big-endian .npy works, but pg.from_hdf5 raises
+    # TypeError "dtype >f8 is not supported by pgas arrays" on every locale.
+    import os
+
+    import h5py
+
+    from pgas import comm
+    path = comm.bcast(str(tmp_path) if comm.here() == 0 else None, 0)
+    f = os.path.join(path, "be.h5")
+    if comm.here() == 0:
+        os.makedirs(path, exist_ok=True)
+        with h5py.File(f, "w") as h:
+            h.create_dataset("be", data=np.arange(10, dtype=">f8"))
+    comm.barrier()
+    A, err = _attempt(lambda: pg.from_hdf5(f, "be", dist=pg.Cyclic()))
+    collective_verdict(err is None, f"pg.from_hdf5 of a '>f8' dataset raised {err}")
+    assert_matches(A, np.arange(10.0), check_dtype=False)

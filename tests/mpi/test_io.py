@@ -1,15 +1,18 @@
 """Data in and out with no full copy: from_local, fromfunction, and parallel .npy
-save / load (byte-identical to np.save, any distribution, any locale count)."""
+save / load (byte-identical to np.save, any distribution, any locale count).
+
+Also: .npy, zarr and HDF5 round trips for every distribution."""
 
 import os
-import tempfile
 
 import numpy as np
 import pytest
+from util import assert_matches, collective_verdict
 
 import pgas as pg
+from pgas import comm
 from pgas.array.index import SUPPORTED_DTYPES
-from util import assert_matches, collective_verdict
+from pgas.layout import grids
 
 P = pg.num_locales
 ME = pg.here
@@ -180,3 +183,45 @@ def test_npy_errors_alike(shared_dir):
         pg.save(os.path.join(shared_dir, "no", "such", "dir.npy"), pg.zeros(3))
     with pytest.raises(TypeError, match="DistArray"):
         pg.save(os.path.join(shared_dir, "x.npy"), np.zeros(3))
+
+
+me = pg.here
+
+
+def _dists(nd):
+    out = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
+    for i, g in enumerate(grids(P, nd)):             # one kind per grid, rotating
+        out.append([pg.Block(g), pg.Cyclic(g), pg.BlockCyclic(3, g)][i % 3])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# 6. Files
+# ---------------------------------------------------------------------------
+@pytest.fixture
+def folder(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("roundtrip")) if me == 0 else None
+    return comm.bcast(path, 0) if P > 1 else path
+
+
+@pytest.mark.parametrize("shape", [(0,), (5,), (2, 0), (3, 5), (2, 3, 2)])
+def test_npy_zarr_hdf5_round_trips_for_every_distribution(shape, folder):
+    for k, dt in enumerate([np.float64, np.int16, np.bool_, np.complex128]):
+        a = (np.arange(int(np.prod(shape))) * 3 - 4).astype(dt).reshape(shape)
+        for j, d in enumerate(_dists(len(shape))):
+            A = pg.from_numpy(a, dist=d)
+            p = os.path.join(folder, f"a{k}_{j}.npy")
+            pg.save(p, A)
+            assert_matches(pg.load(p, dist=pg.Cyclic() if len(shape) < 2 else pg.BlockCyclic(2)), a)
+            ok = True
+            if me == 0:
+                b = np.load(p)
+                ok = b.dtype == a.dtype and np.array_equal(b, a)
+            collective_verdict(ok, "np.load of pg.save's file differs")
+            if dt in (np.float64, np.int16) and j % 2 == 0:
+                z = os.path.join(folder, f"z{k}_{j}.zarr")
+                pg.to_zarr(A, z)
+                assert_matches(pg.from_zarr(z, dist=pg.Cyclic()), a)
+                h = os.path.join(folder, f"h{k}_{j}.h5")
+                pg.to_hdf5(A, h, "x", serial=True)
+                assert_matches(pg.from_hdf5(h, "x", dist=pg.Block()), a)

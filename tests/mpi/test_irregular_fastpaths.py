@@ -1,4 +1,4 @@
-"""The fast paths of the irregular operations against NumPy (h12c):
+"""The fast paths of the irregular operations against NumPy:
 
 - ``update`` of integers with an exact, associative and commutative op on a 1-D
   array: bucketed in one compiled pass, repeats sent uncombined

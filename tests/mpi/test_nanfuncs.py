@@ -1,5 +1,7 @@
 """np.nansum / nanprod / nanmin / nanmax / nanmean, np.isclose and np.round(A, decimals) on
-distributed arrays against NumPy, over shapes, distributions, NaN patterns and dtypes."""
+distributed arrays against NumPy, over shapes, distributions, NaN patterns and dtypes.
+
+Also: nanmin / nanmax of all-NaN full reductions."""
 
 import warnings
 
@@ -7,11 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
 
 import pgas as pg
 from pgas import comm
-
-from util import a_dist, assert_matches, collective_verdict
 
 FLOATS = [np.float64, np.float32, np.complex128]
 
@@ -143,3 +144,41 @@ def test_astype_casting_and_copy():
     collective_verdict(B is not A, "copy=True returned the array itself")
     assert_matches(A[::2].astype(np.int16, casting="unsafe"), np.arange(0, 6, 2, dtype=np.int16))
     assert_matches((A + 1).astype(np.float32, casting="same_kind"), np.arange(1.0, 7.0, dtype=np.float32))
+
+
+DISTS = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
+
+
+def _done(x):
+    """A DistArray from a lazy result (expressions and views), else ``x``."""
+    return x if hasattr(x, "_storage") or not hasattr(x, "eval") else x.eval()
+
+
+def _same_rounding(got, want, what):
+    got = _done(got)
+    got = got.to_numpy() if hasattr(got, "to_numpy") else got
+    ok = (type(np.asarray(got)) is type(np.asarray(want)) and np.shape(got) == np.shape(want)
+          and np.asarray(got).dtype == np.asarray(want).dtype and np.array_equal(got, want, equal_nan=True))
+    collective_verdict(ok, lambda: f"{what}: got {got!r}, NumPy {want!r}")
+
+
+@pytest.mark.parametrize("dist", DISTS, ids=str)
+@pytest.mark.parametrize("fn", [np.nanmin, np.nanmax])
+@pytest.mark.parametrize("shape,axis,keepdims", [((5,), 0, False), ((5,), 0, True), ((5,), None, True),
+                                                 ((2, 3), (0, 1), False), ((2, 3), (0, 1), True),
+                                                 ((2, 3), None, True), ((2, 3), None, False)])
+def test_nanminmax_all_nan_full_reduction(dist, fn, shape, axis, keepdims):
+    """Was: AttributeError ('numpy.ndarray' has no 'eval') for axis=0 of 1-D / axis=(0, 1)
+    of 2-D, and a scalar instead of NumPy's (1, 1) array with axis=None, keepdims=True."""
+    a = np.full(shape, np.nan, dtype=np.float32)
+    A = pg.from_numpy(a, dist=dist)
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        want = fn(a, axis=axis, keepdims=keepdims)
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        got = fn(A, axis=axis, keepdims=keepdims)
+    _same_rounding(got, want, f"{fn.__name__}(axis={axis}, keepdims={keepdims})")
+    a[..., 0] = 3.0                                  # one value: no warning, NumPy's value
+    A = pg.from_numpy(a, dist=dist)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same_rounding(fn(A, axis=axis, keepdims=keepdims), fn(a, axis=axis, keepdims=keepdims), "with a value")

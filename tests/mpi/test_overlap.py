@@ -1,4 +1,4 @@
-"""The interior of a locale's pieces computed while the halo is in flight (issue 12):
+"""The interior of a locale's pieces computed while the halo is in flight:
 results equal NumPy's on every distribution, fused or not, whole or strip-mined,
 for pieces with no interior, pieces that are all interior, and in-place statements.
 (tests/pure/test_network_overlap.py runs the same on MPICH's network path, where
@@ -6,12 +6,13 @@ a fetch really arrives only at its flush.)"""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
 
 import pgas as pg
 from pgas.tools.bench.polybench import fdtd_init, fdtd_steps, jacobi_init, jacobi_steps
 from pgas.exec import interior
-from util import a_dist, assert_matches, collective_verdict
 
 P = pg.num_locales
 DISTS = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(3)]

@@ -1,15 +1,17 @@
 """Every transfer protocol, and strip-mining under a small buffer limit, against NumPy:
-the statement kernels, random slice statements, and the buffer bound."""
+the statement kernels, random slice statements, and the buffer bound.
+
+Also: every protocol gives NumPy's values on the same statements."""
 
 import numpy as np
 import pytest
+import test_stmt
+from util import assert_matches, check_kernel, collective_verdict
 
 import pgas as pg
-import test_stmt
 from pgas import comm
 from pgas.tools.bench.kernels import KERNELS
 from pgas.exec import transfer
-from util import assert_matches, check_kernel, collective_verdict
 
 PROTOCOLS = ["auto", "packed", "pipelined", "bounding"]
 P = pg.num_locales
@@ -293,3 +295,44 @@ def test_bench_plan_overhead_parts(tmp_path):
                   and all(math.isfinite(v) and v >= 0 for v in r["parts_us_per_step"].values())
                   and r["first_plan_us_per_statement"] > 0 for r in rows)
     collective_verdict(ok, f"status {status}")
+
+
+def _attempt(f):
+    """Run f on every locale; return (result, None) or (None, 'Type: message')."""
+    try:
+        return f(), None
+    except Exception as e:  # noqa: BLE001 - the finding is the exception itself
+        return None, f"{type(e).__name__}: {e}"
+
+
+def data(shape, seed=0):
+    return np.random.default_rng(seed).integers(-9, 10, size=shape).astype(float)
+
+
+# ---------------------------------------------------------------------------
+# 4. Protocol choice
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("protocol", ["auto", "packed", "pipelined", "bounding"])
+def test_protocols_give_numpy(protocol):
+    _, err = _attempt(lambda: pg.config(protocol=protocol))
+    if err is not None:
+        pytest.skip(err)
+    try:
+        for dist in [pg.Block(), pg.Cyclic(), pg.BlockCyclic(3)]:
+            G, H = data((13, 11), 1), data((13, 11), 2)
+            A, B = pg.from_numpy(G, dist=dist), pg.from_numpy(H, dist=pg.Cyclic())
+            C = pg.zeros((13, 11), dist=dist)
+            C[1:-1, 2:] = A[2:, :-2] * B[:-2, 1:-1]
+            want = np.zeros((13, 11))
+            want[1:-1, 2:] = G[2:, :-2] * H[:-2, 1:-1]
+            assert_matches(C, want)
+            D = pg.zeros((11, 13), dist=dist)
+            D[...] = A.T + B.T[:, ::-1]
+            assert_matches(D, G.T + H.T[:, ::-1])
+            F = pg.zeros(11, dist=dist)
+            F[::-2] = A[3, ::-2] - B[::2, 4][:6]
+            want = np.zeros(11)
+            want[::-2] = G[3, ::-2] - H[::2, 4][:6]
+            assert_matches(F, want)
+    finally:
+        pg.config()

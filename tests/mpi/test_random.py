@@ -1,15 +1,18 @@
 """pg.random: the same seed gives the same global array on any locale count and any
 distribution (checked exactly against ``pgas.random.reference``, which is computed
-in one process with NumPy only, so it cannot depend on the locale count)."""
+in one process with NumPy only, so it cannot depend on the locale count).
+
+Also: the reference arrays under every distribution."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
 
 import pgas as pg
+from pgas.layout import grids
 from pgas.random import CHUNK, reference
-from util import assert_matches, collective_verdict
 
 P = pg.num_locales
 MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=10)
@@ -109,3 +112,21 @@ def test_errors_alike_on_every_locale():
         rng.permutation(2.5)
     with pytest.raises(pg.DistributionError):
         rng.random((-1,))
+
+
+def _dists(nd):
+    out = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
+    for i, g in enumerate(grids(P, nd)):             # one kind per grid, rotating
+        out.append([pg.Block(g), pg.Cyclic(g), pg.BlockCyclic(3, g)][i % 3])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# 7. Random arrays: the same global array under every distribution
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [0, 1, 5, 1000])
+def test_random_arrays_are_the_reference_arrays_under_every_distribution(n):
+    for d in _dists(1):
+        rng = pg.random.default_rng(7)
+        assert_matches(rng.random(n, dist=d), pg.random.reference(7, 0, n, "random"), rtol=0)
+        assert_matches(rng.random(n, dist=d), pg.random.reference(7, 1, n, "random"), rtol=0)

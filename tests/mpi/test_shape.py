@@ -1,13 +1,15 @@
-"""Shape changes against NumPy: transposes, flips and squeezes as views, reshape and joins."""
+"""Shape changes against NumPy: transposes, flips and squeezes as views, reshape and joins.
+
+Also: axis=None refused where NumPy refuses it."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import pgas as pg
 from test_axis_reduce import global_array, layouts
 from util import assert_matches, collective_verdict
+
+import pgas as pg
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)
@@ -113,3 +115,12 @@ def test_shape_errors_alike():
         A.transpose(0)
     with pytest.raises(np.exceptions.AxisError):
         pg.swapaxes(A, 0, 2)
+
+
+@pytest.mark.parametrize("fn", ["stack", "expand_dims"])
+def test_axis_none_is_rejected_like_numpy(fn):
+    # NumPy raises TypeError for np.stack([a, a], axis=None) and np.expand_dims(a, None);
+    # pgas silently treats None as axis 0.
+    A = pg.from_numpy(np.ones((3, 2)))
+    with pytest.raises(TypeError):
+        np.stack([A, A], axis=None) if fn == "stack" else np.expand_dims(A, None)

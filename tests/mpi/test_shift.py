@@ -1,12 +1,15 @@
-"""cshift / eoshift / pshift / pshift_setup / np.roll against NumPy on 1-4 locales."""
+"""cshift / eoshift / pshift / pshift_setup / np.roll against NumPy on 1-4 locales.
+
+Also: eoshift's boundary refused for bool and unsigned dtypes or as a view, and ghosted
+arrays refused as shift outputs."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import a_dist, assert_matches, collective_verdict
 
 import pgas as pg
-from util import assert_matches, collective_verdict, a_dist
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=20)
@@ -206,3 +209,54 @@ def test_out_and_pending_expressions():
     pg.cshift(A, 4, out=R)
     assert_matches(e.eval(), np.ones(8))
     assert_matches(R, np.roll(g, -4))
+
+
+def _attempt(f):
+    """Run f on every locale; return (result, None) or (None, 'Type: message')."""
+    try:
+        return f(), None
+    except Exception as e:  # noqa: BLE001 - the finding is the exception itself
+        return None, f"{type(e).__name__}: {e}"
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.uint64])
+def test_eoshift_default_boundary_raises_for_bool_and_unsigned(dtype):
+    # docs/polyshift.md: eoshift's boundary is "the constants 0 (the default)".
+    # NumPy end-off shift of [1,1,1,1,1] by 1 with fill 0 gives [1,1,1,1,0] (False for bool).
+    # pgas raises TypeError "cannot cast a boundary of dtype int64 to the array's bool/uint8
+    # (rule 'same_kind')" on every locale, for the DEFAULT boundary (and for pshift (1, 0, 0)).
+    a = np.ones(5, dtype=dtype)
+    A = pg.from_numpy(a)
+    R, err = _attempt(lambda: pg.eoshift(A, 1))
+    collective_verdict(err is None, f"pg.eoshift(A, 1) on {np.dtype(dtype)} raised {err}")
+    assert_matches(R, np.concatenate([a[1:], np.zeros(1, dtype)]))
+
+
+def test_eoshift_boundary_that_is_a_view_raises():
+    # docs/polyshift.md: the boundary may be "an array (NumPy or distributed) of the array's
+    # shape without the shifted axis". A distributed row A[0] (a View) is such an array.
+    # NumPy: end-off shift of a by 1 along axis 0 filling with a[0] -> rows a[1], a[2], a[3], a[0].
+    # pgas raises TypeError "distributed expression: use .to_numpy() ..." on every locale
+    # (a DistArray boundary works; a View of one does not).
+    a = np.arange(12).reshape(4, 3)
+    A = pg.from_numpy(a)
+    R, err = _attempt(lambda: pg.eoshift(A, 1, 0, A[0]))
+    collective_verdict(err is None, f"pg.eoshift(A, 1, 0, A[0]) raised {err}")
+    assert_matches(R, np.concatenate([a[1:], a[:1]]))
+
+
+def test_empty_like_of_ghosted_array_rejected_as_shift_output():
+    # docs/polyshift.md's own pattern: nbrs = [pg.empty_like(phi) ...]; plan(phi, out=nbrs).
+    # With a ghosted phi, empty_like/zeros_like drop the ghost widths (ghosts (0, 0)), and
+    # every shift with out= raises ValueError "output float64 array of shape (4, 6) with
+    # Block(grid=...) does not match the source float64 array of shape (4, 6) with Block(grid=...)"
+    # -- the two descriptions printed are identical. Expected: the shift result, as with
+    # NumPy's np.roll(phi, -1, 0).
+    a = np.arange(24.0).reshape(4, 6)
+    phi = pg.zeros((4, 6), ghosts=(1, 1))
+    phi[...] = a
+    out = pg.empty_like(phi)
+    _, err = _attempt(lambda: pg.cshift(phi, 1, 0, out=out))
+    collective_verdict(err is None, f"pg.cshift(phi, 1, 0, out=pg.empty_like(phi)) raised {err}; "
+                                    f"empty_like ghosts={out.ghosts}, phi ghosts={phi.ghosts}")
+    assert_matches(out, np.roll(a, -1, 0))

@@ -1,4 +1,4 @@
-"""The cached statement's fast paths (s23, h10): slice keys straight to views, the
+"""The cached statement's fast paths: slice keys straight to views, the
 result dtype probed once per structure and dtypes, the owner and each message's
 protocol chosen once per plan.  Each test tries to fool a cache with a statement
 of the same shapes but another dtype, distribution, aliasing or slice bounds, run
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from util import assert_matches, collective_verdict
 
 import pgas as pg
 from pgas.array.expr import TraceError
 from pgas.exec import settings, statement, transfer
-from util import assert_matches, collective_verdict
 
 
 @pytest.fixture(autouse=True)
@@ -211,7 +211,7 @@ _BASIC = st.one_of(st.integers(-7, 7), st.builds(slice, st.none() | st.integers(
 @hsettings(max_examples=60, deadline=None)
 @given(key=st.tuples(_BASIC, _BASIC, _BASIC), inner=st.tuples(_BASIC, _BASIC))
 def test_int_and_slice_keys_read_and_write_as_numpy(key, inner):
-    """Keys mixing Python ints and slices (``A[0, :]``, s25's fast path), also applied to
+    """Keys mixing Python ints and slices (``A[0, :]``, a fast path of their own), also applied to
     a view: the view reads and is written as NumPy's; an int out of bounds raises
     NumPy's IndexError on every locale."""
     G = np.arange(5 * 6 * 7, dtype=np.float64).reshape(5, 6, 7)

@@ -1,4 +1,4 @@
-"""Remote write-backs priced in the owner choice (h10, issue 10 item 5): under
+"""Remote write-backs priced in the owner choice: under
 ``protocol="auto"`` mvt's reductions run where plain aggregation runs them when the
 calibration says an accumulate costs more than the elements it saves, elsewhere
 when it does not; the same choice on every locale, results equal to NumPy; and
@@ -8,13 +8,14 @@ import math
 
 import numpy as np
 import pytest
+from util import assert_matches, collective_verdict
 
 import pgas as pg
 from pgas import comm
 from pgas.exec import calibration as calibrate
+from pgas.exec import calibration as calibrate
 from pgas.exec import settings, statement
 from pgas.tools.calibrate import statements as rates
-from util import assert_matches, collective_verdict
 
 P = comm.num_locales()
 
@@ -116,7 +117,7 @@ def test_planning_settings_that_differ_raise_everywhere(differ):
 
 
 def test_the_owner_choice_is_made_again_when_the_protocol_changes():
-    # DEFECT found here (pgas bench stmt runs mvt under owner="cost" with "packed", then
+    # Regression (pgas bench stmt runs mvt under owner="cost" with "packed", then
     # "auto"): the choice was cached by statement and layouts alone, so "auto" reused the
     # fewest-elements choice and never ranked by time.  Now the settings are in the key.
     calibrate._current.append(calibrate.Model(**dict(calibrate.DEFAULTS, gap=1e-8, packed_gap=1e-8,

@@ -227,11 +227,11 @@ def test_doctests(module):
 
 
 def test_mpi_harness_aborts_the_job_on_a_one_locale_failure(tmp_path):
-    """tests/mpi/conftest.py: a failure on locale 1 alone (locale 0 goes on to a collective)
-    ends the job promptly, reported once, and the pass count reaches the runner."""
+    """tests/mpi/harness.py (the conftest's hooks): a failure on locale 1 alone (locale 0 goes
+    on to a collective) ends the job promptly, reported once, and the pass count reaches the runner."""
     here = os.path.dirname(os.path.abspath(__file__))
-    conftest = os.path.join(os.path.dirname(here), "mpi", "conftest.py")
-    (tmp_path / "conftest.py").write_text(open(conftest).read())
+    harness = os.path.join(os.path.dirname(here), "mpi", "harness.py")
+    (tmp_path / "conftest.py").write_text(open(harness).read())
     (tmp_path / "test_x.py").write_text(textwrap.dedent("""
         import pgas as pg
 

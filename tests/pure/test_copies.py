@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pgas.exec import copies
-from pgas.exec.copies import Copies
+from pgas.exec.copies import SMALL, Copies
 
 pytest.importorskip("numba")
 
@@ -158,3 +158,106 @@ def test_disjoint_moves_in_one_block_still_compile():
     assert c.kernel
     c()
     np.testing.assert_array_equal(blk, ref)
+
+
+def _run(make, runs=2, change=None):
+    """The moves by Copies (kernel forced) and by NumPy assignments in list order."""
+    pytest.importorskip("numba")
+    (pk, mk), (pn, mn) = make(), make()
+    c = Copies(pk)
+    c._compile()
+    for r in range(runs):
+        if change and r:
+            change(mk), change(mn)
+        c()
+        for d, s in pn:
+            d[...] = s
+    return mk, mn
+
+
+def test_zero_d_source_view_is_not_frozen():
+    """Was: a 0-d ndarray source went into the kernel's constants at compile time, so later
+    runs copied its first value."""
+    def make():
+        m, out = np.arange(10.0), np.zeros(9)
+        return [(out[0:3], m[0:3]), (out[3:6], m[3:6]), (out[6:7], m[9:10].reshape(())), (out[7:9], m[1:3])], (m, out)
+
+    def change(mem):
+        mem[0][9] = 42.0
+    got, want = _run(make, 2, change)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_zero_d_small_destination_read_by_a_large_move():
+    """Was: 0-d views counted as sharing nothing, so the kernel ran a small 0-d write before
+    an earlier large move reading that element."""
+    n = SMALL + 8
+
+    def make():
+        m = np.arange(3 * n, dtype=np.float64)
+        return [(m[n:2 * n], m[0:n]), (m[5:6].reshape(()), -1.0), (m[2 * n:2 * n + 2], m[6:8]),
+                (m[2 * n + 2:2 * n + 4], m[8:10])], (m,)
+    got, want = _run(make, 1)
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+@st.composite
+def _moves(draw):
+    """``(buffer length, [(dst spec, src spec, length), ...])``."""
+    big = draw(st.booleans())
+    n = 3 * (SMALL + 20) if big else 64   # room for the longest move at stride 3
+    spec = []
+    for _ in range(draw(st.integers(1, 6))):
+        length = draw(st.integers(1, SMALL + 20 if big else 20))
+
+        def view(step):
+            span = (length - 1) * abs(step) + 1
+            start = draw(st.integers(0, n - span))
+            return ("v", start + (span - 1 if step < 0 else 0), step)
+        dst = view(draw(st.sampled_from([1, 2, -1])))
+        kind = draw(st.sampled_from(["v", "b", "c"]))
+        if kind == "v":
+            src = view(draw(st.sampled_from([1, 3, -1, -2])))
+        elif kind == "b":
+            src = ("b", draw(st.integers(0, n - 1)), 0)
+        else:
+            src = ("c", draw(st.floats(-5, 5)), 0)
+        spec.append((dst, src, length))
+    return n, spec
+
+
+def _build(n, spec, dtype):
+    m = np.arange(n).astype(dtype)
+    pairs = []
+    for (_, d0, ds), (kind, s0, ss), length in spec:
+        dst = m[d0::ds][:length]
+        src = (m[s0::ss][:length] if kind == "v" else np.broadcast_to(m[s0:s0 + 1], (length,)) if kind == "b"
+               else s0)
+        pairs.append((dst, src))
+    return m, pairs
+
+
+class _Forced(Copies):
+    """fuse=True from the second run on, whatever the count of small moves."""
+
+    __slots__ = ()
+
+    def _ready(self) -> bool:
+        return True
+
+
+@given(_moves(), st.integers(2, 4), st.sampled_from([np.float64, np.int32, np.complex64]))
+@settings(max_examples=60, deadline=None)
+def test_copy_kernel_moves_as_numpy_in_list_order(moves, runs, dtype):
+    """Run 1 by NumPy, run 2 compiles (the kernel, unless the guard refuses) and moves, later
+    runs by the kernel: after each, the buffer equals NumPy's assignments in list order."""
+    pytest.importorskip("numba")
+    n, spec = moves
+    (mk, pk), (mn, pn) = _build(n, spec, dtype), _build(n, spec, dtype)
+    c = _Forced(pk)
+    c.kernel = None if any(d.size <= SMALL for d, _ in pk) else False
+    for r in range(runs):
+        c()
+        for d, s in pn:
+            d[...] = s
+        np.testing.assert_array_equal(mk, mn, err_msg=f"run {r + 1}, kernel {c.kernel}")

@@ -1,6 +1,6 @@
 """Environment variables that change how statements are planned (``PGAS_PROTOCOL``,
 ``PGAS_AGGREGATE``, ``PGAS_CHECK``) must read alike on every locale: otherwise every
-locale raises the same error when the library starts (h10), instead of planning a
+locale raises the same error when the library starts, instead of planning a
 statement differently and hanging.  Needs its own job: the variables differ per rank."""
 
 import subprocess

@@ -1,4 +1,4 @@
-"""The owner choice prices remote write-backs (h10, issue 10 item 5): the model's
+"""The owner choice prices remote write-backs: the model's
 ``writeback`` figure, how it is fitted and loaded, and the choice it makes for mvt."""
 
 import json

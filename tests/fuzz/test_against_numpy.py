@@ -1,4 +1,4 @@
-"""Fuzzing whole-array statements against NumPy (session s27).
+"""Fuzzing whole-array statements against NumPy.
 
 Random element-wise statements on 1-D, 2-D and 3-D arrays of random distributions
 (Block, Cyclic, BlockCyclic, any grid; extents not divisible by the locale count,
@@ -35,12 +35,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import collective_verdict
 
 import pgas as pg
 from pgas.array.expr import Affine
 from pgas.exec import fuse
 from pgas.layout import grids
-from util import collective_verdict
 
 P = pg.num_locales
 

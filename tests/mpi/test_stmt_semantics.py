@@ -1,10 +1,6 @@
-"""Adversarial review of the statement layer: slice statements and forall bodies
-checked against NumPy on every distribution and grid, at any locale count.
-
-Tests marked ``xfail(strict=True)`` pin down bugs found by the review: each
-one's reason names the fault; when it is fixed the test starts passing and
-strict xfail turns it red, so the mark must then be removed.
-"""
+"""Statements' NumPy semantics: overlapping self-assignments, empty slices, broadcasting,
+views of views, dtype promotion and casting, pending expressions, clear errors and the
+message bound, against NumPy on every distribution."""
 
 import warnings
 
@@ -17,7 +13,11 @@ from util import assert_matches, collective_verdict
 import pgas as pg
 
 P = pg.num_locales
+
+
 DISTS = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(3)]
+
+
 GRIDS = [None, (1, P), (P, 1)]
 
 
@@ -164,73 +164,6 @@ def test_pending_expression_sees_values_of_its_moment(dist):
     assert_matches(E.eval(), a[1:] + 1)
 
 
-# -- forall -------------------------------------------------------------------
-@pytest.mark.parametrize("dist", DISTS, ids=str)
-def test_forall_affine_coefficients(dist):
-    a, A = dist_array((20,), dist)
-    b, B = dist_array((20,), dist)
-    pg.forall(range(9), lambda i: A.__setitem__(2 * i + 1, B[-i + 18] * 2))
-    for i in range(9):
-        a[2 * i + 1] = b[18 - i] * 2
-    pg.forall(range(20), lambda i: A.__setitem__(19 - i, A[i]))       # reversal onto itself
-    a[...] = a[::-1].copy()
-    pg.forall(range(19, -1, -3), lambda i: A.__setitem__(i, A[i] * 2 + B[5]))
-    a[19::-3] = a[19::-3] * 2 + b[5]
-    pg.forall(range(3, 3), lambda i: A.__setitem__(i, 1.0))
-    assert_matches(A, a)
-
-
-@pytest.mark.parametrize("dist", DISTS, ids=str)
-def test_forall_diagonal_sums_and_several_assignments(dist):
-    a, A = dist_array((8, 8), dist)
-    b, B = dist_array((8,), dist)
-    pg.forall(range(8), lambda i: A.__setitem__((i, i), B[i] + A[i, i]))
-    a[np.arange(8), np.arange(8)] += b
-    G = pg.zeros((4, 4), dist=dist)
-    pg.forall((range(4), range(4)), lambda i, j: G.__setitem__((i, j), A[i + j, j] - A[j, i]))   # inspector read
-    assert_matches(A, a)
-    assert_matches(G, np.array([[a[i + j, j] - a[j, i] for j in range(4)] for i in range(4)]))
-    c, C = dist_array((8,), dist)
-
-    def body(i):
-        B[i + 1] = C[i] * 2
-        C[i] = B[i + 1] + B[i]
-    pg.forall(range(7), body)
-    b[1:] = c[:-1] * 2
-    c[:-1] = b[1:] + b[:-1]
-    assert_matches(B, b)
-    assert_matches(C, c)
-
-
-@pytest.mark.parametrize("dist", DISTS, ids=str)
-def test_forall_reductions(dist):
-    a, A = dist_array((6, 6), dist)
-    b, B = dist_array((6, 6), dist)
-    D = pg.zeros((6, 6), dist=dist)
-    def matmul(i, j, k):
-        D[i, j] += A[i, k] * B[k, j]
-    pg.forall((range(6), range(6), range(6)), matmul)
-    assert_matches(D, a @ b)
-    x, X = dist_array((10,), dist, np.int64)
-    S = pg.zeros((3,), dtype=np.int64, dist=dist)
-
-    def body(i, j):
-        S[j] -= X[3 * i + j]
-    pg.forall((range(3), range(3)), body)
-    assert_matches(S, -x[:9].reshape(3, 3).sum(0))
-    W = pg.full((3,), 100.0, dist=dist)
-    pg.forall((range(3), range(3)), lambda i, j: np.minimum(W[j], X[3 * i + j] * 1.0, out=W[j]))
-    assert_matches(W, np.minimum(100.0, x[:9].reshape(3, 3).min(0)))
-
-
-@pytest.mark.parametrize("dist", DISTS, ids=str)
-def test_forall_where_with_loop_variable(dist):
-    a, A = dist_array((10,), dist)
-    B = pg.zeros((10,), dist=dist)
-    pg.forall(range(10), lambda i: B.__setitem__(i, pg.where(A[i] > 0, A[i], i * 1.5)))
-    assert_matches(B, np.where(a > 0, a, np.arange(10) * 1.5))
-
-
 # -- errors (raised on every locale alike) --------------------------------------
 def _raises(exc, fn, *words):
     try:
@@ -320,10 +253,15 @@ def test_random_self_overlapping_statements(hd):
     idx = list(src[:m])
     s_r = slice(idx[0], (idx[-1] + step) if idx[-1] + step >= 0 else None, step)
     a, A = dist_array((n,), dist)
+    try:                                          # a read slice starting past the end is empty:
+        with warnings.catch_warnings():           # NumPy cannot broadcast it into the target
+            warnings.simplefilter("ignore")
+            a[s_w] = a[s_r] * 2 - a[s_w]
+    except ValueError:
+        with pytest.raises(ValueError):
+            A[s_w] = A[s_r] * 2 - A[s_w]
+        return
     A[s_w] = A[s_r] * 2 - A[s_w]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a[s_w] = a[s_r] * 2 - a[s_w]
     assert_matches(A, a)
 
 
@@ -352,26 +290,3 @@ def test_expression_of_materialised_expression(dist):
     A[...] = 0.0                     # E is materialised here, holding a[1:] + 1
     F = E * 2
     assert_matches(F.eval(), (a[1:] + 1) * 2)
-
-
-def test_forall_reduction_into_fixed_element():
-    a, A = dist_array((10,), pg.Cyclic())
-    S = pg.zeros((2,), dist=pg.Cyclic())
-
-    def body(i):
-        S[0] += A[i]
-    pg.forall(range(10), body)
-    assert_matches(S, np.array([a.sum(), 0.0]))
-
-
-def test_forall_write_with_combined_subscript():
-    a, A = dist_array((9,), pg.Cyclic())
-    b, B = dist_array((5, 5), pg.Cyclic())
-
-    def body(i, j):
-        A[i + j] += B[i, j]
-    pg.forall((range(5), range(5)), body)
-    for i in range(5):
-        for j in range(5):
-            a[i + j] += b[i, j]
-    assert_matches(A, a)
