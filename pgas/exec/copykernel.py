@@ -1,6 +1,5 @@
 """The numba kernel of :mod:`pgas.exec.copies` (imported only when numba is wanted)."""
 
-import numpy as np
 from numba import njit
 
 from .. import numbacache

@@ -77,7 +77,7 @@ def test_reductions_along_axes(layout, dtype, op, data):
         warnings.simplefilter("ignore", RuntimeWarning)
         try:
             want = getattr(np, op)(G, axis=axis, keepdims=keepdims)
-        except ValueError as e:                   # min/max of an empty axis: we must raise alike
+        except ValueError:                   # min/max of an empty axis: we must raise alike
             with pytest.raises(ValueError, match="zero-size|identity"):
                 getattr(pg, op)(A, axis=axis, keepdims=keepdims)
             return

@@ -150,7 +150,7 @@ def test_different_scalar_index_unchecked(unchecked):
         return A[pg.here]  # own-index-unchecked
 
     text = raised_everywhere(job)
-    expect(text, f"locale 0 called A[0] {at('own-index-unchecked')}", f"locale 1 called A[1]")
+    expect(text, f"locale 0 called A[0] {at('own-index-unchecked')}", "locale 1 called A[1]")
     assert A[3] == 3
 
 
@@ -219,7 +219,7 @@ def test_forall_and_barrier(checking):
         pg.barrier()  # barrier
 
     text = raised_everywhere(job)
-    expect(text, f"locale 0 called pg.forall((range(0, 4)), ", at("forall-one"),
+    expect(text, "locale 0 called pg.forall((range(0, 4)), ", at("forall-one"),
            f"{others()} called pg.barrier() {at('barrier')}")
 
 

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 import pgas as pg
 from pgas.exec import settings as engine_settings
 
-StaleGhosts = pg.StaleGhosts
 from util import assert_matches, collective_verdict, unchecked
+
+StaleGhosts = pg.StaleGhosts
 
 P = pg.num_locales
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=15)

@@ -7,7 +7,6 @@ another destination list, errors after a fast run."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import pgas as pg
 from pgas.exec import copies

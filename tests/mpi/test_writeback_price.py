@@ -13,7 +13,6 @@ from util import assert_matches, collective_verdict
 import pgas as pg
 from pgas import comm
 from pgas.exec import calibration as calibrate
-from pgas.exec import calibration as calibrate
 from pgas.exec import settings, statement
 from pgas.tools.calibrate import statements as rates
 

@@ -49,7 +49,7 @@ def raises_alike(err, call, what: str) -> None:
     try:
         call()
     except Exception as e:                  # noqa: BLE001
-        collective_verdict(isinstance(e, err), lambda: f"{what}: raised {type(e).__name__}: {e}, NumPy {err.__name__}")
+        collective_verdict(isinstance(e, err), lambda e=e: f"{what}: raised {type(e).__name__}: {e}, NumPy {err.__name__}")
         return
     collective_verdict(False, f"{what}: ran, NumPy raises {err.__name__}")
 

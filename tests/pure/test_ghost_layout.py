@@ -1,10 +1,8 @@
 """Pure checks of ghost-cell layouts (no MPI): storage offsets agree everywhere, and the
 ghost exchange's sources and readers match on both sides for any grid and width."""
 
-import itertools
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
