@@ -125,7 +125,7 @@ CORE = [
     "tests/mpi/test_ghosts.py",
     "tests/mpi/test_ghost_reads.py",
     "tests/mpi/test_shift.py",
-    "tests/mpi/test_shift_fast.py",
+    "tests/mpi/test_shift_compiled.py",
     "tests/mpi/test_stmt.py",
     "tests/mpi/test_stmt_messages.py",
     "tests/mpi/test_irregular.py",

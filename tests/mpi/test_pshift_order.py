@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 
 import pgas as pg
-from test_shift_fast import cases, data, want
+from test_shift_compiled import cases, data, want
 from util import assert_matches
 
 P = pg.num_locales

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 
 import pgas as pg
 from pgas.exec import copies
-from test_shift_fast import cases, data, want
+from test_shift_compiled import cases, data, want
 from util import assert_matches, collective_verdict
 
 P = pg.num_locales
