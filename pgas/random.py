@@ -146,7 +146,7 @@ class Generator:
             got_val = comm.alltoallv([vals[order[cuts[r]:cuts[r + 1]]] for r in range(P)], a.dtype)
             for o, v in zip(got_off, got_val):
                 a._flat_local[o] = v
-        comm.barrier([a._win])
+        comm.barrier([a.store.window])
         return a
 
     def random(self, size, dtype=float, dist=None) -> DistArray:

@@ -279,7 +279,7 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
     finally:
         if f is not None:
             f.close()
-    comm.barrier([tmp._win])
+    comm.barrier([tmp.store.window])
     if direct:
         return tmp
     out = empty(shape, dtype, dist, name)

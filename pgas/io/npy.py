@@ -289,7 +289,7 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
                         strip.local)
             if not file_dtype.isnative:
                 strip.local.byteswap(inplace=True)
-            comm.barrier([strip._win])
+            comm.barrier([strip.store.window])
             A[start:stop] = strip
         _verify(path, sums, A, offset, False)
         return A
@@ -300,7 +300,7 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
             A.local[...] = buf
         if not file_dtype.isnative:
             A.local.byteswap(inplace=True)
-    comm.barrier([A._win])
+    comm.barrier([A.store.window])
     _verify(path, sums, A, offset, not fortran and file_dtype.isnative)
     return A
 

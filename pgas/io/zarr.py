@@ -201,7 +201,7 @@ def from_zarr(store, dist: Distribution | None = None, name: str | None = None) 
         err = e
     comm.agree(err)
     check_block_sums(str(store), z.attrs.get(CRC_ATTR), tmp, lambda glob: z[glob])
-    comm.barrier([tmp._win])
+    comm.barrier([tmp.store.window])
     if direct:
         return tmp
     out = empty(z.shape, z.dtype, dist, name)
