@@ -4,6 +4,13 @@ Nothing here runs at import time.  MPI is initialised on first use (``here``,
 ``num_locales`` or any collective); the library talks on its own duplicate of
 ``COMM_WORLD``, made the first time a collective needs it.  Outside a launcher
 a plain ``import pgas`` gives one locale.
+
+An uncaught exception on a locale of a job of several, started by anything but
+``pgas run`` (plain ``mpiexec``, ``srun``, ``python -m mpi4py``), prints its
+traceback tagged ``[locale k]`` and ends the whole job with ``MPI_Abort``
+(status 1): without it the locale would run the collective cleanup at exit
+(freeing windows) while the others wait elsewhere, and the job would hang.
+Under ``pgas run`` the runner catches the exception itself and the watchdog reports it.
 """
 
 from __future__ import annotations
@@ -40,7 +47,29 @@ def mpi():
         from mpi4py import MPI
 
         _MPI = MPI
+        _abort_on_uncaught_exception()
     return _MPI
+
+
+def _abort_on_uncaught_exception() -> None:
+    """Outside ``pgas run`` (no ``$PGAS_JOB_DIR``), make an uncaught exception end the whole
+    job (see the module docstring).  Python calls ``sys.excepthook`` before its exit
+    handlers, so the locale aborts before any collective cleanup could hang it; a normal
+    end and ``SystemExit`` do not pass through it."""
+    if os.environ.get("PGAS_JOB_DIR") or getattr(sys.excepthook, "_pgas", False):
+        return
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        if _MPI is not None and _MPI.Is_initialized() and not _MPI.Is_finalized() and num_locales() > 1:
+            try:
+                report_and_abort(value.with_traceback(tb))
+            finally:
+                abort(1)
+        previous(kind, value, tb)
+
+    hook._pgas = True
+    sys.excepthook = hook
 
 
 def _tune_for_oversubscription() -> None:
