@@ -13,7 +13,7 @@ identical tracebacks from several locales are printed once.  A watchdog
 Exit status: the job's (a script's ``sys.exit`` status, 1 for an error); 124
 when ``--timeout`` ran out; 125 when the watchdog found the job hung (a locale
 ended its script and the others did not end theirs within ``--grace``, or no
-progress for ``--hang-timeout``); when a locale died, its ``os._exit`` status
+progress for ``--hang-timeout``, 600 s by default); when a locale died, its ``os._exit`` status
 (1 for ``os._exit(0)``) or 128 + N for signal N (139 for a segfault; 1 when
 unknown); 130 after Ctrl-C; 2 for bad arguments.
 """
@@ -26,7 +26,14 @@ import platform
 import re
 import sys
 
-from pgas.tools.launch.launcher import StderrFilter, UsageError, launch, mpiexec_command, under_launcher  # noqa: F401
+from pgas.tools.launch.launcher import (  # noqa: F401
+    HANG_TIMEOUT,
+    StderrFilter,
+    UsageError,
+    launch,
+    mpiexec_command,
+    under_launcher,
+)
 
 
 # -- subcommands ---------------------------------------------------------
@@ -47,6 +54,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _seconds_or_off(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a number of seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (0: off), got {text}")
+    return value
+
+
 def _locales(text: str) -> int:
     try:
         value = int(text)
@@ -57,7 +74,7 @@ def _locales(text: str) -> int:
     return value
 
 
-RUN_EPILOG = """\
+RUN_EPILOG = f"""\
 exit status: the job's (a script's sys.exit status, 1 for an error); 124 when
 --timeout ran out; 125 when the watchdog found the job hung; when a locale
 died, its os._exit status or 128+N for signal N (1 if unknown); 130 after
@@ -65,10 +82,12 @@ Ctrl-C; 2 for bad arguments.
 
 watchdog: when a locale dies (os._exit, a signal, a crash), at once; when a
 locale ends its script and the others do not end theirs within --grace
-seconds; or (with --hang-timeout S) when for S seconds no locale ends its
-script and no locale's Python stack changes: pgas run prints which locales
-ended and how, and the line each live locale waits at, then ends the job.
-Raise --grace for jobs whose locales finish far apart.
+seconds; or when for --hang-timeout seconds ({HANG_TIMEOUT:g} unless --hang-timeout or
+$PGAS_HANG_TIMEOUT says otherwise; 0: never) no locale ends its script and
+no locale's Python stack changes: pgas run prints which locales ended and
+how, and the line each live locale waits at, then ends the job. Raise
+--grace for jobs whose locales finish far apart, --hang-timeout for a job
+with single steps (one NumPy or I/O call) longer than that.
 """
 
 
@@ -87,9 +106,10 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--grace", type=_seconds, default=10.0, metavar="S",
                    help="seconds the other locales get to end once one locale has ended its script or "
                         "died, before the job is reported as hung (default %(default)g)")
-    p.add_argument("--hang-timeout", type=_seconds, default=None, metavar="S",
+    p.add_argument("--hang-timeout", type=_seconds_or_off, default=None, metavar="S",
                    help="report and end the job after S seconds without progress: no locale ended "
-                        "and no locale's Python stack changed (default: off)")
+                        "and no locale's Python stack changed (default: $PGAS_HANG_TIMEOUT if set, "
+                        f"else {HANG_TIMEOUT:g}; 0 turns the check off)")
     p.add_argument("-m", dest="module", metavar="module", help="run library module as a script (as python -m)")
     p.add_argument("script", nargs="?", help="the script each locale runs (as python script.py)")
     p.add_argument("args", nargs="*", help="arguments for the script or module (passed as they are)")

@@ -49,13 +49,13 @@ def leftovers(marker: str) -> list[str]:
     return found
 
 
-def pgas_run(n: int, script: str, *args: str, opts=("--grace", "3")):
-    """Run ``script`` under ``pgas run -n n``; the finished process, after checking that it
-    ended within the bound and left no process of the job behind."""
+def pgas_run(n: int, script: str, *args: str, opts=("--grace", "3"), env=None):
+    """Run ``script`` under ``pgas run -n n`` (with ``env`` added to the environment); the finished
+    process, after checking that it ended within the bound and left no process of the job behind."""
     marker = f"--marker={uuid.uuid4().hex}"
     guard = GUARD if "--timeout" not in opts else []
     cmd = [*PGAS, "-n", str(n), *guard, *opts, os.path.join(HERE, script), *args, marker]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND, cwd=HERE)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=BOUND, cwd=HERE, env={**os.environ, **(env or {})})
     assert not _wait_gone(marker), f"processes left behind: {leftovers(marker)}\n{r.stderr}"
     return r
 
@@ -73,17 +73,21 @@ CASES = {   # the longest first
     "timeout": (2, "prog_stall.py", ("60",), ("--timeout", "15")),
     "unequal": (3, "prog_unequal.py", (), ("--grace", "3", "--hang-timeout", "8")),
     "hang_timeout": (2, "prog_stall.py", ("60",), ("--hang-timeout", "3")),
+    "hang_default": (2, "prog_stall.py", ("60",), ("--grace", "3")),       # the default limit, from ENV
     **{f"one_locale_{m}": (2, "prog_one_locale.py", (m,), ("--grace", "3")) for m in ("item", "to_numpy", "sum")},
     "early_exit": (3, "prog_early_exit.py", (), ("--grace", "3")),
     **{f"die_{m}": (3, "prog_die.py", (m,), ("--grace", "3")) for m in ("os_exit", "sigkill", "segfault")},
 }
+#: Environment added for a case: the no-progress check is on by default (its limit, 600 s,
+#: shortened here through the environment, as a site would change it without the flag).
+ENV = {"hang_default": {"PGAS_HANG_TIMEOUT": "3"}}
 
 
 @pytest.fixture(scope="module")
 def ran():
     """Case name -> finished process, all cases run 4 at a time."""
     with ThreadPoolExecutor(4) as pool:
-        futures = {name: pool.submit(pgas_run, n, script, *args, opts=opts)
+        futures = {name: pool.submit(pgas_run, n, script, *args, opts=opts, env=ENV.get(name))
                    for name, (n, script, args, opts) in CASES.items()}
         return {name: f.result() for name, f in futures.items()}
 
@@ -144,6 +148,15 @@ def test_hang_timeout_reports_a_job_without_progress(ran):
     assert r.returncode == 125, r.stderr
     assert "[pgas] the job made no progress for 3 s" in r.stderr, r.stderr
     assert f"[pgas] locale 1 waits at prog_stall.py:{line_of('prog_stall.py', 'sleep')} " in r.stderr, r.stderr
+    assert_no_banner(r)
+
+
+def test_no_progress_check_is_on_by_default(ran):
+    r = ran["hang_default"]
+    assert r.returncode == 125, r.stderr
+    assert "[pgas] the job made no progress for 3 s (--hang-timeout or $PGAS_HANG_TIMEOUT" in r.stderr, r.stderr
+    assert f"[pgas] locale 1 waits at prog_stall.py:{line_of('prog_stall.py', 'sleep')} " in r.stderr, r.stderr
+    assert f"[pgas] locale 0 waits at prog_stall.py:{line_of('prog_stall.py', 'barrier')} " in r.stderr, r.stderr
     assert_no_banner(r)
 
 

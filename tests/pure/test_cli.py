@@ -15,6 +15,7 @@ import pgas.tools.launch.launcher
 import pgas.tools.launch.watch
 import pgas.tools.cli
 from pgas.tools.cli import StderrFilter, UsageError, parse_run
+from pgas.tools.launch.launcher import hang_timeout_default
 
 PGAS = [sys.executable, "-m", "pgas.tools.cli"]
 
@@ -110,6 +111,7 @@ def test_info_runs():
     (["--timeout", "5", "-n", "2", "-m", "mod", "a", "--help"], (2, 5.0, 10.0, None, ["-m", "mod", "a", "--help"])),
     (["-n", "1", "--timeout=0.5", "--grace", "3", "--hang-timeout=7", "s.py"], (1, 0.5, 3.0, 7.0, ["s.py"])),
     (["-n3", "s.py"], (3, None, 10.0, None, ["s.py"])),
+    (["-n", "2", "--hang-timeout", "0", "s.py"], (2, None, 10.0, 0.0, ["s.py"])),
 ])
 def test_parse_run(argv, expect):
     ns = parse_run(argv)
@@ -120,10 +122,27 @@ def test_parse_run(argv, expect):
     ([], "-n"), (["s.py"], "-n"), (["-n", "0", "s.py"], "-n"), (["-n", "x", "s.py"], "-n"),
     (["-n", "2"], "no script"), (["-n", "2", "-m"], "-m"), (["-n", "2", "--bogus", "s.py"], "--bogus"),
     (["-n", "2", "--timeout", "-1", "s.py"], "--timeout"), (["-n", "2", "--grace", "x", "s.py"], "--grace"),
+    (["-n", "2", "--hang-timeout", "-1", "s.py"], "--hang-timeout"), (["-n", "2", "--hang-timeout", "x", "s.py"], "--hang"),
 ])
 def test_parse_run_errors(argv, words):
     with pytest.raises(UsageError, match=words):
         parse_run(argv)
+
+
+@pytest.mark.parametrize("env, expect", [(None, 600.0), ("45", 45.0), (" 0 ", 0.0), ("", 600.0)])
+def test_hang_timeout_on_by_default(env, expect, monkeypatch):
+    if env is None:
+        monkeypatch.delenv("PGAS_HANG_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("PGAS_HANG_TIMEOUT", env)
+    assert hang_timeout_default() == expect
+
+
+@pytest.mark.parametrize("env", ["-5", "soon", "nan"])
+def test_hang_timeout_from_the_environment_checked(env, monkeypatch):
+    monkeypatch.setenv("PGAS_HANG_TIMEOUT", env)
+    with pytest.raises(UsageError, match="PGAS_HANG_TIMEOUT"):
+        hang_timeout_default()
 
 
 @pytest.mark.parametrize("args, named", [

@@ -105,10 +105,33 @@ class StderrFilter:
         return out
 
 
+#: Seconds without progress after which the watchdog ends a job, unless ``--hang-timeout``
+#: or ``$PGAS_HANG_TIMEOUT`` says otherwise (0: never): long enough for any one step of a
+#: real job (a NumPy call, a file read), short enough that a hung job does not burn an allocation.
+HANG_TIMEOUT = 600.0
+
+
+def hang_timeout_default() -> float:
+    """``$PGAS_HANG_TIMEOUT`` (seconds, 0 turns the check off) if set, else :data:`HANG_TIMEOUT`."""
+    text = os.environ.get("PGAS_HANG_TIMEOUT", "").strip()
+    if not text:
+        return HANG_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise UsageError(f"PGAS_HANG_TIMEOUT expects a number of seconds (0: off), got {text!r}")
+    return value
+
+
 def launch(n: int, target: list[str], timeout: float | None = None, grace: float = 10.0,
            hang_timeout: float | None = None) -> int:
     """Run ``python -m pgas.tools.launch.runner *target`` on ``n`` locales under the watchdog (see
-    :mod:`pgas.tools.launch.watch`); return the exit status (see the module docstring)."""
+    :mod:`pgas.tools.launch.watch`); return the exit status (see the module docstring).
+    ``hang_timeout`` None: :func:`hang_timeout_default`; 0: no check for progress."""
+    if hang_timeout is None:
+        hang_timeout = hang_timeout_default()
     launcher = mpiexec_command()
     if os.path.exists(os.path.join(os.path.dirname(launcher[0]), "mpiexec.hydra")):
         # MPICH's hydra would kill the other locales the moment one dies, leaving no stack to
@@ -213,8 +236,9 @@ def _watch_job(proc: subprocess.Popen, job: "watch.JobDir", timeout, grace: floa
         if timeout and now - t0 >= timeout:
             return watch.TIMEOUT_STATUS, f"the job timed out after {timeout:g} s (--timeout)"
         if hang_timeout and time.time() - job.last_progress() >= hang_timeout:
-            return watch.HANG_STATUS, (f"the job made no progress for {hang_timeout:g} s (--hang-timeout): "
-                                        "no locale ended and no locale's Python stack changed")
+            return watch.HANG_STATUS, (f"the job made no progress for {hang_timeout:g} s (--hang-timeout or "
+                                        "$PGAS_HANG_TIMEOUT; 0 turns the check off): no locale ended and "
+                                        "no locale's Python stack changed")
     return None
 
 
