@@ -1,0 +1,79 @@
+"""Jobs started by a plain ``mpiexec`` (as on a cluster, no ``pgas run`` and no watchdog): an
+uncaught exception on one locale ends the whole job at once, with its traceback tagged with
+the locale, also under ``python -m mpi4py``; a correct job and ``sys.exit`` keep their status.
+Run without MPI (each case starts its own ``mpiexec``):
+
+    python -m pytest -q tests/faults/test_abort.py
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from test_faults import _wait_gone, leftovers, line_of
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BOUND = 60            # seconds: a job that hangs instead of aborting fails here
+MPIEXEC = next((p for p in (os.path.join(os.path.dirname(sys.executable), "mpiexec"), shutil.which("mpiexec"))
+                if p and os.access(p, os.X_OK)), None)
+# what a launcher around this test (pgas run, mpiexec) set: the job below must not inherit it
+_OUTER = ("PGAS_JOB_DIR", "PGAS_HANG_SAMPLE", "PMI_", "PMIX_", "OMPI_", "MPI_LOCALNRANKS", "HYDRA_")
+
+pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec beside this Python or on PATH")
+
+
+def mpiexec(mode: str, mpi4py: bool = False, n: int = 2):
+    """Run ``prog_raise.py mode`` with ``mpiexec -n n python [-m mpi4py]``; the finished process,
+    after checking that it ended within the bound and left nothing behind."""
+    marker = f"--marker={uuid.uuid4().hex}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_OUTER)}
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, *filter(None, [env.get("PYTHONPATH")])])
+    cmd = [MPIEXEC, "-n", str(n), sys.executable, *(["-m", "mpi4py"] if mpi4py else []),
+           os.path.join(HERE, "prog_raise.py"), mode, marker]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE, env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=BOUND)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)         # the job hung: end it, locales included
+        out, err = proc.communicate()
+        pytest.fail(f"the job did not end within {BOUND} s\n{err}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert not _wait_gone(marker), f"processes left behind: {leftovers(marker)}\n{err}"
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("mpi4py", [False, True], ids=["python", "python -m mpi4py"])
+@pytest.mark.parametrize("mode, error", [("raise", "ValueError: bad value on one locale"),
+                                         ("interrupt", "KeyboardInterrupt")])
+def test_uncaught_exception_aborts_the_job(mode, error, mpi4py):
+    r = mpiexec(mode, mpi4py)
+    assert r.returncode == 1, r.stderr
+    line = line_of("prog_raise.py", mode)
+    assert f'[locale 1]   File "{os.path.join(HERE, "prog_raise.py")}", line {line}, in <module>\n' in r.stderr, r.stderr
+    assert f"[locale 1] {error}\n" in r.stderr, r.stderr
+    assert "[locale 0]" not in r.stderr, r.stderr
+    assert "MPI_Abort(MPI_COMM_WORLD, 1)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("mpi4py", [False, True], ids=["python", "python -m mpi4py"])
+def test_correct_job_exits_0(mpi4py):
+    r = mpiexec("clean", mpi4py)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["total", "28"], r.stdout
+    assert "[locale" not in r.stderr and "Abort" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("mpi4py", [False, True], ids=["python", "python -m mpi4py"])
+def test_sys_exit_on_every_locale_keeps_its_status(mpi4py):
+    r = mpiexec("exit3", mpi4py)
+    assert r.returncode == 3, r.stderr
+    assert "[locale" not in r.stderr and "Traceback" not in r.stderr, r.stderr
