@@ -13,11 +13,12 @@ says which locale and where, and ends the job.
 * ``K.exit``: where it called ``os._exit`` (which skips every other record);
 * ``K.abort``: that it is ending the whole job with ``MPI_Abort`` (it raised, or
   called ``sys.exit`` with a nonzero status): the others' ends are then expected;
-* ``K.beat``: touched when its Python stack changed (only with ``--hang-timeout``).
+* ``K.beat``: touched when its Python stack changed (unless ``--hang-timeout 0``).
 
 The job is reported and ended (exit status :data:`HANG_STATUS`) when a locale
 has ended its script or died and the others have not ended theirs within the
-grace period, or, with ``--hang-timeout S``, when for ``S`` seconds no locale
+grace period, or, with ``--hang-timeout S`` (600 s by default, see
+:func:`pgas.tools.launch.launcher.hang_timeout_default`; 0: never), when for ``S`` seconds no locale
 ended its script and no locale's Python stack changed (sampled every 0.5 s; a
 single step longer than ``S``, such as a long NumPy call, counts as no
 progress).  ``--timeout`` ends it with :data:`TIMEOUT_STATUS`.  The report names
