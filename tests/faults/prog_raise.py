@@ -1,6 +1,6 @@
 """Locale 1 ends its script early while the others wait in a barrier, started by a plain
-``mpiexec`` (no ``pgas run``): ``prog_raise.py raise|interrupt|exit3|clean``
-(``exit3``: every locale calls ``sys.exit(3)``; ``clean``: a correct job)."""
+``mpiexec`` (no ``pgas run``): ``prog_raise.py raise|interrupt|exit0|exit3|clean``
+(``exitN``: every locale calls ``sys.exit(N)``; ``clean``: a correct job)."""
 import sys
 
 import pgas as pg
@@ -13,7 +13,7 @@ if mode == "interrupt" and pg.here == 1:
     raise KeyboardInterrupt                          # LINE interrupt
 pg.barrier()
 total = A.sum()
-if mode == "exit3":
-    sys.exit(3)
+if mode.startswith("exit"):
+    sys.exit(int(mode[4:]))
 if pg.here == 0:
     print("total", total)

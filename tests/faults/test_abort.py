@@ -73,7 +73,8 @@ def test_correct_job_exits_0(mpi4py):
 
 
 @pytest.mark.parametrize("mpi4py", [False, True], ids=["python", "python -m mpi4py"])
-def test_sys_exit_on_every_locale_keeps_its_status(mpi4py):
-    r = mpiexec("exit3", mpi4py)
-    assert r.returncode == 3, r.stderr
+@pytest.mark.parametrize("status", [0, 3])
+def test_sys_exit_on_every_locale_keeps_its_status(status, mpi4py):
+    r = mpiexec(f"exit{status}", mpi4py)
+    assert r.returncode == status, r.stderr
     assert "[locale" not in r.stderr and "Traceback" not in r.stderr, r.stderr
