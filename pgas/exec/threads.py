@@ -13,6 +13,7 @@ goes back to the node's.  Libraries loaded after the limit was set are not limit
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
 from ..comm import node
 
@@ -49,6 +50,20 @@ def apply(n: int) -> None:
         threadpool_limits(limits=n)
     _numba(n)
     _applied[0] = n
+
+
+@contextmanager
+def limited(n: int):
+    """Within the block, this locale's pools may run ``n`` threads (a benchmark's
+    one-process reference, timed while the other locales sleep, uses the whole node's
+    cores); the limit in force before comes back after it."""
+    before = _applied[0]
+    apply(n)
+    try:
+        yield
+    finally:
+        if before is not None:
+            apply(before)
 
 
 def _numba(n: int) -> None:

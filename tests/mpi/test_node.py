@@ -120,3 +120,16 @@ def test_an_unknown_wait_policy_is_refused():
     with pytest.raises(ValueError, match="wait policy"):
         runtime.set_wait("sleep")
     collective_verdict(runtime.wait_mode() in node.WAITS, runtime.wait_mode())
+
+
+def test_a_block_may_run_more_threads_and_the_limit_comes_back():
+    _skip_without_blas()
+    pg.config()
+    at = node.info()
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: BLAS will not run two threads")
+    with threads.limited(2):
+        inside = _blas_threads()
+    collective_verdict(all(n == 2 for n in inside) and threads.limit() == at.threads
+                       and all(n == at.threads for n in _blas_threads()),
+                       f"inside {inside}, after {_blas_threads()}, limit {threads.limit()}")
