@@ -5,8 +5,8 @@ then the data), and an operation that must raise its errors on every locale alik
 adds a third (:func:`~pgas.comm.runtime.agree`).  On a busy machine each collective
 is a rendezvous of every locale, and in a loop of small exchanges (RandomAccess's
 blocks of 1024 updates, CG's gathers) the rendezvous, not the data, take the time.
-Waits poll and yield the core between polls (with more processes than cores, as
-on a shared machine, a spinning wait takes the time the peers need to send):
+Waits poll as the node's wait policy says (:mod:`pgas.comm.node`: yielding the core
+between polls, unless every locale has a core of its own and ``PGAS_WAIT=spin``):
 
 - :func:`exchange`: sizes and senders unknown to the receiver.  Up to
   :data:`DENSE_MAX` locales every pair exchanges one message, empty or not, with a
@@ -36,7 +36,7 @@ import numpy as np
 
 from .counters import record, record_sync
 from .p2p import live, start_all
-from .runtime import _notices, _yield, comm, here, mpi, num_locales, raise_agreed, yielding_wait
+from .runtime import _notices, comm, here, mpi, num_locales, pause, raise_agreed, yielding_wait
 
 #: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
 #: of known-size exchanges (statements' notices use 11-14, ghost exchanges 21-22).
@@ -117,7 +117,7 @@ def _dense(send, dtype, error, me: int, P: int):
             if buf.size > 1:
                 raw[r] = buf[:-1]
         if rest:
-            _yield()
+            pause()
         waiting = rest
     yielding_wait(reqs)
     return raw, failed
@@ -154,7 +154,7 @@ def _sparse(send, dtype, error, me: int, P: int):
             done = c.Iallreduce(flag, first, op=MPI.MIN)
         if done is not None and done.Test():
             break
-        _yield()
+        pause()
     return raw, int(first[0]) < P
 
 
@@ -208,8 +208,8 @@ class KnownExchange:
         start_all(self._reqs, self._counts)
 
     def wait(self) -> None:
-        """Wait until every receive has landed and every send is complete (polling and
-        yielding the core, as :func:`exchange_known`)."""
+        """Wait until every receive has landed and every send is complete (polling as
+        :func:`exchange_known`)."""
         yielding_wait(self._reqs)
 
     def free(self) -> None:

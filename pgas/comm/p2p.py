@@ -134,10 +134,12 @@ class Transfers:
 
 
 #: Polls (each followed by a yield of the core) before a wait starts sleeping ``NAP`` seconds
-#: between polls; None: yield only (:func:`pgas.comm.runtime.yielding_wait`).  With more
-#: processes than cores a yielding poller stays runnable and takes the time slices its peers
-#: need to send; a napping one leaves the run queue (small plans in turn ran faster
-#: with a nap after 20 polls than yielding only, with more locales than cores).
+#: between polls, on an oversubscribed node (wait policy ``"nap"``, :mod:`pgas.comm.node`;
+#: :func:`pgas.comm.runtime.yielding_wait`).  With more processes than cores a yielding
+#: poller stays runnable and takes the time slices its peers need to send; a napping one
+#: leaves the run queue (small plans in turn ran faster with a nap after 20 polls than
+#: yielding only, with more locales than cores).  Where every locale has a core of its
+#: own the waits never nap.
 SPINS = 20
 NAP = 5e-5
 
@@ -247,7 +249,7 @@ def start_all(requests: list, counts: list) -> None:
 
 def wait(requests: list) -> None:
     """Wait for ``requests`` (started), polling as :func:`pgas.comm.runtime.yielding_wait`
-    with :data:`SPINS` and :data:`NAP`."""
+    with :data:`SPINS` and :data:`NAP` (which nap only on an oversubscribed node)."""
     runtime.yielding_wait(requests, SPINS, NAP)
 
 

@@ -25,6 +25,7 @@ import zlib
 
 import numpy as np
 
+from . import node as _nodes
 from .counters import record, record_barrier, record_sync
 
 _MPI = None
@@ -90,9 +91,16 @@ def comm():
     if _comm is None:
         c = mpi().COMM_WORLD.Dup()
         _same_environment(c)
+        try:
+            learned = _nodes.learn(c, mpi())      # the node's locales and cores; raises alike on bad settings
+        except ValueError:
+            c.Free()
+            raise
+        set_wait(learned.wait)
         _comm = c
         _ncomm = mpi().COMM_WORLD.Dup()
         _epochs.open(_comm)
+        _nodes.run_hooks()
     return _comm
 
 
@@ -108,6 +116,9 @@ def agree_on_environment(readers: dict) -> None:
     alike; they are compared once, when the library's communicator is made (the first
     collective), so register them on import."""
     _agreed_env.update(readers)
+
+
+agree_on_environment(_nodes.ENV)            # PGAS_THREADS, PGAS_WAIT
 
 
 def _same_environment(c) -> None:
@@ -131,8 +142,8 @@ def _same_environment(c) -> None:
             where = "; ".join(f"{v or '(unset)'!r} on locales {[r for r, e in enumerate(every) if e[i][1] == v]}"
                               for v in vals)
             diff.append(f"{k} is {where}")
-    raise RuntimeError("pgas: settings that change how statements are planned differ between locales, so "
-                       "they could plan a statement differently and hang: " + ", ".join(diff) +
+    raise RuntimeError("pgas: settings that change how statements are planned or how locales wait differ "
+                       "between locales, so they could plan a statement differently and hang: " + ", ".join(diff) +
                        ". Set them alike on every locale (or unset them).")
 
 
@@ -425,15 +436,46 @@ def iallreduce(value, op: str = "sum") -> PendingReduction:
 
 _yield = os.sched_yield if hasattr(os, "sched_yield") else (lambda: None)
 
+#: How waits poll (one of :data:`pgas.comm.node.WAITS`): set from the node when the library's
+#: communicator is made (:mod:`pgas.comm.node`); "nap" until then.
+_wait = "nap"
+
+
+def set_wait(policy: str) -> None:
+    """Make waits poll by ``policy``: ``"spin"`` (no yield), ``"yield"`` (yield the core
+    between polls) or ``"nap"`` (yield, and where a wait asks for it sleep after some polls)."""
+    global _wait
+    if policy not in _nodes.WAITS:
+        raise ValueError(f"wait policy must be one of {_nodes.WAITS}, got {policy!r}")
+    _wait = policy
+
+
+def wait_mode() -> str:
+    """The wait policy in force (see :func:`set_wait`)."""
+    return _wait
+
+
+def pause() -> None:
+    """Between two polls of a waiting loop: yield the core, unless the policy is to spin."""
+    if _wait != "spin":
+        _yield()
+
 
 def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None:
-    """Wait for ``requests``, giving the core away between polls: with more processes
-    than cores (a shared machine) a spinning wait takes the time the peers need to
-    get there.
-    On an idle core the yield returns at once.  With ``spins``, after that many
-    yielding polls the wait sleeps ``nap`` seconds between polls instead (it leaves
-    the run queue; see :data:`pgas.comm.p2p.SPINS`)."""
+    """Wait for ``requests``, polling as the node's wait policy says (:func:`set_wait`,
+    :mod:`pgas.comm.node`).  ``"yield"`` and ``"nap"`` give the core away between polls:
+    with more processes than cores (a shared machine) a spinning wait takes the time
+    the peers need to get there; on an idle core the yield returns at once.  Under
+    ``"nap"`` only, with ``spins``, after that many yielding polls the wait sleeps
+    ``nap`` seconds between polls instead (it leaves the run queue; see
+    :data:`pgas.comm.p2p.SPINS`).  ``"spin"`` polls without yielding."""
     Request, k = mpi().Request, 0
+    if _wait == "spin":
+        while not Request.Testall(requests):
+            pass
+        return
+    if _wait != "nap":
+        spins = None
     while not Request.Testall(requests):
         k += 1
         if spins is None or k < spins:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..comm import check, runtime
 from ..plan import OWNER_POLICIES
+from . import threads as _threads
 
 _OFF = ("0", "false", "no", "off")
 PROTOCOL_CHOICES = ("auto", "packed", "pipelined", "bounding")
@@ -34,7 +35,7 @@ def _defaults() -> dict:
             "owner": "write", "nonblocking": True, "fuse": _fuse_default(),
             "protocol": _env("PGAS_PROTOCOL"),
             "buffer_limit": 64 << 20, "burst": 0, "strips": "auto",
-            "check": _env("PGAS_CHECK")}
+            "check": _env("PGAS_CHECK"), "threads": "auto"}
 
 
 def _fuse_default():
@@ -105,6 +106,7 @@ def config(**kw) -> dict:
     if not kw:
         _settings = _defaults()
         check.set_enabled(_settings["check"])
+        _threads.choose("auto")
         return dict(_settings)
     for k, v in kw.items():
         if k not in _settings:
@@ -119,14 +121,19 @@ def config(**kw) -> dict:
                              f"whole number, got {v!r}")
         if k == "strips" and v != "auto" and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"pg.config: strips must be 'auto' or a positive whole number, got {v!r}")
+        if k == "threads" and v != "auto" and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
+            raise ValueError(f"pg.config: threads must be 'auto' or a positive whole number, got {v!r}")
         if k == "fuse" and v != "auto" and not isinstance(v, (bool, np.bool_)):
             raise ValueError(f"pg.config: fuse must be True, False or 'auto', got {v!r}")
     for k, v in kw.items():                   # all checked first: a call that raises changes nothing
         if k in ("aggregate", "nonblocking", "check") or (k == "fuse" and v != "auto"):
             _settings[k] = bool(v)
         else:
-            _settings[k] = int(v) if k in ("buffer_limit", "burst") or (k == "strips" and v != "auto") else v
+            _settings[k] = (int(v) if k in ("buffer_limit", "burst") or (k in ("strips", "threads") and v != "auto")
+                            else v)
     check.set_enabled(_settings["check"])
+    if "threads" in kw:
+        _threads.choose(_settings["threads"])
     return dict(_settings)
 
 

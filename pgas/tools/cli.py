@@ -147,8 +147,11 @@ def cmd_info(argv: list[str]) -> int:
     _Parser(prog="pgas info", description="Show the locales, the MPI library and the versions pgas runs "
             "with (run it under pgas run -n N to see N locales).").parse_args(argv)
     from pgas import comm
+    from pgas.comm import node
+    from pgas.exec import threads
 
     me, P = comm.here(), comm.num_locales()
+    at = node.info()                   # collective: the library's communicator is made here
     if me != 0:
         return 0
     try:
@@ -160,10 +163,22 @@ def cmd_info(argv: list[str]) -> int:
 
     rows = [("pgas", _version("pgas")), ("locales", locales), ("MPI library", comm.library_version()),
             ("mpi4py", comm.mpi4py_version()), ("numpy", numpy.__version__),
-            ("python", f"{platform.python_version()} ({sys.executable})"), ("mpiexec", launcher)]
+            ("python", f"{platform.python_version()} ({sys.executable})"), ("mpiexec", launcher),
+            ("node", f"{at.locales} locale{'s' if at.locales > 1 else ''} on {at.cores} core{'s' if at.cores > 1 else ''}"
+                     f" ({'oversubscribed' if at.oversubscribed else 'a core or more per locale'})"),
+            ("threads", f"{threads.limit()} per locale (BLAS / OpenMP; "
+                        f"{'PGAS_THREADS' if at.threads_from == 'PGAS_THREADS' else 'cores // locales on the node'}"
+                        f"{'' if threads.limit() == at.threads else ', pg.config(threads=N)'})" + _pools(threads)),
+            ("waits", f"{at.wait} ({'PGAS_WAIT' if at.wait_from == 'PGAS_WAIT' else 'from the node'})")]
     for k, v in rows:
         print(f"{k + ':':13} {v}")
     return 0
+
+
+def _pools(threads) -> str:
+    """threadpoolctl's pools as ``"; openblas 1, ..."`` ("" where it sees none)."""
+    pools = [f"{p.get('internal_api', '?')} {p.get('num_threads', '?')}" for p in threads.blas()]
+    return f"; pools: {', '.join(pools)}" if pools else "; no pool seen by threadpoolctl"
 
 
 def _version(dist: str) -> str:

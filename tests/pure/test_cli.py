@@ -102,7 +102,8 @@ def test_run_module_and_timeout(script):
 def test_info_runs():
     r = pgas_cmd("info")
     assert r.returncode == 0, r.stderr
-    for word in ("MPI library", "mpi4py", "numpy", "python", "pgas", "mpiexec", "locales"):
+    for word in ("MPI library", "mpi4py", "numpy", "python", "pgas", "mpiexec", "locales", "node:", "threads:",
+                 "waits:"):
         assert word in r.stdout
 
 
