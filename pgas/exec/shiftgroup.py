@@ -51,7 +51,7 @@ ENABLED = True
 
 
 class ShiftGroup:
-    """The compiled form of planned items ``[(low, plan), ...]`` (:meth:`Executor.plan_group`).
+    """The compiled form of planned items ``[(low, plan), ...]`` (:func:`pgas.array.statements.plan_group`).
 
     ``keep``: hold the views and send requests of the last binding between runs
     (a user's plan, freed with it); otherwise they are made per run and freed."""

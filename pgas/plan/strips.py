@@ -30,7 +30,7 @@ from .transfers import MessageBuilder, buffer_view, normalise, region_size
 
 @dataclass(frozen=True)
 class Strip:
-    """One strip: sub-tasks (``piece`` indexing :attr:`StripPlan.pieces`) and their fetches."""
+    """One strip: sub-tasks (``piece`` indexing the ``pieces`` that :func:`strips` returns) and their fetches."""
 
     tasks: tuple[Task, ...]
     fetches: tuple[Message, ...]

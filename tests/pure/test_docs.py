@@ -113,3 +113,70 @@ def test_no_reference_to_the_workspace():
     for path in doc_files():
         with open(os.path.join(ROOT, path), encoding="utf-8") as f:
             assert "../shared" not in f.read(), f"{path} mentions ../shared"
+
+
+# -- cross-references in docstrings -------------------------------------------
+ROLE = re.compile(r":(?:func|meth|class|attr|data|mod|exc|obj):`~?([^`<]+?)(?:\s*<([^>]+)>)?`")
+
+
+def _resolve(dotted: str) -> bool:
+    """Whether ``pgas.a.b.c`` names a module or an attribute of one."""
+    import importlib
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for p in parts[i:]:
+                obj = getattr(obj, p)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+def _classes() -> dict:
+    """Every class defined in pgas (and pgas.tools), by name: ``{name: [class, ...]}``."""
+    import importlib
+    import pkgutil
+    found: dict = {}
+    for info in pkgutil.walk_packages(pgas.__path__, "pgas."):
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            mod = importlib.import_module(info.name)
+        except ImportError:                    # optional dependencies (numba, zarr, ...)
+            continue
+        for name, obj in vars(mod).items():
+            if inspect.isclass(obj) and obj.__module__.startswith("pgas"):
+                found.setdefault(name, []).append(obj)
+    return found
+
+
+def test_docstring_cross_references_resolve():
+    """``:func:`pgas.x.y``` and ``:meth:`Class.member``` in the package's source name things
+    that exist (a module moved or a class removed leaves them dangling)."""
+    classes = _classes()
+    bad = []
+    for dirpath, _, names in os.walk(os.path.join(ROOT, "pgas")):
+        for fn in names:
+            if not fn.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, fn)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for m in ROLE.finditer(text):
+                target = (m.group(2) or m.group(1)).strip().rstrip("()")
+                if target.startswith("pgas."):
+                    ok = _resolve(target)
+                elif re.fullmatch(r"[A-Z]\w*\.\w+", target):          # Class.member
+                    cls, member = target.split(".")
+                    ok = any(hasattr(c, member) for c in classes.get(cls, []))
+                else:
+                    continue
+                if not ok:
+                    line = text.count("\n", 0, m.start()) + 1
+                    bad.append(f"{os.path.relpath(path, ROOT)}:{line}: {m.group(0)}")
+    assert not bad, "docstring references to names that do not exist:\n" + "\n".join(bad)
