@@ -64,7 +64,7 @@ def test_owner_choice_with_per_locale_calibrations(models, monkeypatch):
 
 @pytest.mark.parametrize("measurements", ["lost", [1, 2], 7, {"grid": 5}, {"grid": "abc"}])
 def test_corrupt_calibration_file_on_one_locale_is_ignored(measurements, tmp_path, monkeypatch):
-    # Regression (pgas/calibrate.py load: AttributeError
+    # Regression (pgas/exec/calibration.py load, then pgas/calibrate.py: AttributeError
     # was not caught): a calibration file whose "measurements" section is not a dict raised
     # AttributeError from calibrate.current() on the locale (host) that has it, in its
     # first statement, while the other locales went on into the statement's collectives.

@@ -46,7 +46,7 @@ def test_run_failure_on_one_locale_aborts_with_one_tagged_traceback(script):
     assert r.stderr.count("Traceback (most recent call last)") == 1, r.stderr
     assert "[locale 1] Traceback" in r.stderr
     assert "[locale 1] ValueError: bad value on one locale" in r.stderr
-    assert "_run.py" not in r.stderr and "runpy" not in r.stderr
+    assert "runner.py" not in r.stderr and "runpy" not in r.stderr
 
 
 def test_run_same_failure_on_every_locale_printed_once(script):
