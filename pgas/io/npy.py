@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import warnings
 import zlib
 
 import numpy as np
@@ -91,7 +92,7 @@ def save(path, A: DistArray) -> None:
     sums = {}
     replace(path, lambda tmp: sums.update(_write(tmp, path, header, A)),
             before=lambda final: remove_file(final + SUMS),
-            after=lambda final: write_file(final + SUMS, json.dumps(sums).encode()))
+            after=lambda final: write_file(final + SUMS, json.dumps({**sums, "file": _identity(final)}).encode()))
 
 
 def _write(tmp: str, path: str, header: bytes, A: DistArray) -> dict:
@@ -140,8 +141,16 @@ def _write(tmp: str, path: str, header: bytes, A: DistArray) -> dict:
 
 #: Suffix of the checksum file :func:`save` writes beside ``path`` (``path + SUMS``):
 #: JSON holding the zlib CRC-32 of each part of the data, a part being the rows the
-#: saving locale held in ``Block`` along axis 0; :func:`load` verifies them.
+#: saving locale held in ``Block`` along axis 0, and the saved file's identity (inode,
+#: size, modification time); :func:`load` verifies the parts while the file is the one
+#: saved (a file rewritten since, by ``np.save`` say, loads with a warning instead).
 SUMS = ".pgas.json"
+
+
+def _identity(path: str) -> list[int]:
+    """``[inode, size, modification time in ns]`` of the file ``path`` names."""
+    st = os.stat(path)
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def _parts(shape, p: int | None = None) -> list[tuple[int, int]]:
@@ -255,7 +264,9 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
     truncated data) are raised on every locale alike.
 
     Where :func:`save` left checksums beside the file (``path + ".pgas.json"``)
-    they are checked: a part whose CRC-32 differs, or a header that no longer
+    and the file is still the one it saved (same inode, size and modification
+    time; a file rewritten since, by ``np.save`` say, loads with a warning and
+    unchecked) they are checked: a part whose CRC-32 differs, or a header that no longer
     matches them, is raised as ValueError on every locale, naming the part, its
     rows and the locale that wrote it.  Each locale checks the parts it read
     whole (same locale count, rows in Block along axis 0), or else reads back
@@ -274,6 +285,9 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
         kind, text = info
         raise {"FileNotFoundError": FileNotFoundError, "TypeError": TypeError}.get(kind, ValueError)(text)
     shape, fortran, dstr, offset, sums = info
+    if sums is not None and "stale" in sums:
+        warnings.warn(sums["stale"], stacklevel=2)           # on every locale alike (locale 0's finding, shared)
+        sums = None
     if not shape:
         raise ValueError(f"{path}: holds a 0-d array; pgas arrays have at least one dimension")
     file_dtype = np.dtype(dstr)
@@ -322,6 +336,9 @@ def _read_sums(path: str, shape, fortran: bool, dstr: str, offset: int):
         parts = [(int(q["rows"][0]), int(q["rows"][1]), int(q["crc32"])) for q in sums["parts"]]
     except (KeyError, TypeError, ValueError, IndexError) as e:
         raise ValueError(f"{spath}: not a pgas checksum file ({type(e).__name__}: {e})") from None
+    if "file" in sums and list(sums["file"]) != _identity(target(path)):
+        return {"stale": f"{path} was changed after pg.save wrote it (by another program?): its checksums in "
+                         f"{spath} no longer apply and are not checked; pg.save it again to renew them"}
     if not ok:
         raise ValueError(f"{path}: its header (shape {tuple(shape)}, dtype {dstr}) does not match its checksum "
                          f"file {spath} (shape {tuple(sums['shape'])}, dtype {sums['descr']}): the file is damaged, "
