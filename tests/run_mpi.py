@@ -17,17 +17,18 @@ errors, its example programs run on 2 locales), then under ``pgas run -n N``:
   their messages, irregular access, axis reductions, redistribution, sort, scale), where a
   third or fourth locale meets cases (uneven blocks, 2 x 2 grids, locales owning nothing)
   that two do not;
-- the scale stage: :data:`SCALE_TESTS` at 8 oversubscribed locales (checked).
+- no scale stage (``test_scale.py`` is in :data:`CORE`, so it runs at 3 and 4 locales; ``--scale 8``
+  adds the stage).
 
 ``python tests/run_mpi.py --full`` (``make test-full``, what CI runs through ``.ci/run``; about
 20 minutes): the same pure, fault and documentation stages, then all of ``tests/mpi`` and
 ``tests/fuzz`` at N = 1, 2, 3, 4, and the scale stage at 8 and 16.  Checking is on at 2, 4, 8 and
-16 locales (4 and 8 in the fast matrix: checking makes a run about 70 % slower, and a
+16 locales (4 in the fast matrix: checking makes a run about 70 % slower, and a
 mismatch it would name still fails an unchecked run, by its timeout) and the auto protocol at
 1, 3 and 16.
 
     python tests/run_mpi.py [--full] [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120]
-                            [--per-run 1200] [--no-docs] [--check 4,8] [--auto 1,3,16]
+                            [--per-run 1200] [--no-docs] [--check 4] [--auto 1,3,16]
 
 Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
@@ -174,19 +175,19 @@ def main() -> int:
     p.add_argument("--full", action="store_true",
                    help="the full matrix: every MPI test at 1, 2, 3, 4 locales and the scale stage at 8 and 16")
     p.add_argument("--ranks", default="1,2,3,4", help="locale counts for the MPI tests (default 1,2,3,4)")
-    p.add_argument("--scale", default=None, help="locale counts for the scale stage (default 8; 8,16 with --full; '' for none)")
+    p.add_argument("--scale", default=None, help="locale counts for the scale stage (default none; 8,16 with --full)")
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
     p.add_argument("--per-run", type=int, default=1200,
                    help="seconds allowed per pytest run (default 1200; a full stage takes 3-6 minutes on an idle 2-core machine)")
     p.add_argument("--no-docs", action="store_true", help="skip building the docs and running their examples")
     p.add_argument("--check", default=None,
-                   help="locale counts whose MPI runs check collective calls (PGAS_CHECK=1; default 4,8; 2,4,8,16 with --full; "
+                   help="locale counts whose MPI runs check collective calls (PGAS_CHECK=1; default 4; 2,4,8,16 with --full; "
                         "'' for none)")
     p.add_argument("--auto", default="1,3,16",
                    help="locale counts whose MPI runs use PGAS_PROTOCOL=auto, the library's default (default 1,3,16)")
     args = p.parse_args()
-    scale = args.scale if args.scale is not None else ("8,16" if args.full else "8")
-    checked = {int(n) for n in (args.check if args.check is not None else "2,4,8,16" if args.full else "4,8").split(",")
+    scale = args.scale if args.scale is not None else ("8,16" if args.full else "")
+    checked = {int(n) for n in (args.check if args.check is not None else "2,4,8,16" if args.full else "4").split(",")
                if n}
     auto = {int(n) for n in args.auto.split(",") if n}
 
