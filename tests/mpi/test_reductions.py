@@ -8,12 +8,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from util import KEY_DTYPES as DTYPES
 from util import a_dist, assert_matches, collective_verdict
+from util import check_exactly as _check
+from util import equal_exactly as _same_dists
+from util import keys_of as _keys
+from util import mixed_dists as _dists
 from util import same_as_numpy as _same_asnumpy
 
 import pgas as pg
 from pgas import comm
-from pgas.layout import grids
 
 
 def _attempt(f):
@@ -270,41 +274,6 @@ def test_var_into_an_integer_out_like_numpy():
 
 
 SMALL = settings(max_examples=10)
-
-
-def _same_dists(got, want) -> bool:
-    got, want = np.asarray(got), np.asarray(want)
-    return (got.shape == want.shape and got.dtype == want.dtype
-            and np.array_equal(got, want, equal_nan=got.dtype.kind in "fc"))
-
-
-def _check(got, want, what="") -> None:
-    """Collective: a DistArray or a replicated value equals NumPy's exactly."""
-    if isinstance(got, pg.DistArray):
-        assert_matches(got, want)
-        if got.dtype.kind == "f":            # the sign of zero too
-            g = got.to_numpy()
-            collective_verdict(np.array_equal(np.signbit(g), np.signbit(np.asarray(want))),
-                               f"{what}: signs of zero differ: {g} vs {want}")
-        return
-    collective_verdict(_same_dists(got, want), f"{what}: got {got!r}, expected {want!r}")
-
-
-def _dists(nd):
-    out = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
-    for i, g in enumerate(grids(P, nd)):             # one kind per grid, rotating
-        out.append([pg.Block(g), pg.Cyclic(g), pg.BlockCyclic(3, g)][i % 3])
-    return out
-
-
-DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint8, np.int8, np.bool_]
-
-
-def _keys(draw_list, dtype):
-    a = np.array(draw_list, dtype=np.int64)
-    if dtype == np.bool_:
-        return (a % 2).astype(bool)
-    return a.astype(dtype)
 
 
 # ---------------------------------------------------------------------------

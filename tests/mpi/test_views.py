@@ -7,36 +7,13 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from util import assert_matches, collective_verdict
+from util import check_exactly as _check
+from util import mixed_dists as _dists
 
 import pgas as pg
 from pgas.layout import grids
 
 P = pg.num_locales
-
-
-def _same(got, want) -> bool:
-    got, want = np.asarray(got), np.asarray(want)
-    return (got.shape == want.shape and got.dtype == want.dtype
-            and np.array_equal(got, want, equal_nan=got.dtype.kind in "fc"))
-
-
-def _check(got, want, what="") -> None:
-    """Collective: a DistArray or a replicated value equals NumPy's exactly."""
-    if isinstance(got, pg.DistArray):
-        assert_matches(got, want)
-        if got.dtype.kind == "f":            # the sign of zero too
-            g = got.to_numpy()
-            collective_verdict(np.array_equal(np.signbit(g), np.signbit(np.asarray(want))),
-                               f"{what}: signs of zero differ: {g} vs {want}")
-        return
-    collective_verdict(_same(got, want), f"{what}: got {got!r}, expected {want!r}")
-
-
-def _dists(nd):
-    out = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
-    for i, g in enumerate(grids(P, nd)):             # one kind per grid, rotating
-        out.append([pg.Block(g), pg.Cyclic(g), pg.BlockCyclic(3, g)][i % 3])
-    return out
 
 
 # ---------------------------------------------------------------------------

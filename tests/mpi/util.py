@@ -137,3 +137,44 @@ def check_kernel(kernel, dist, steps: int) -> None:
     want = kernel.reference(kernel.tiny, steps)
     for key in kernel.result:
         assert_matches(state[key], want[key], rtol=1e-12)
+
+
+def equal_exactly(got, want) -> bool:
+    """``got`` and ``want`` have the same shape, dtype and values (NaNs equal)."""
+    got, want = np.asarray(got), np.asarray(want)
+    return (got.shape == want.shape and got.dtype == want.dtype
+            and np.array_equal(got, want, equal_nan=got.dtype.kind in "fc"))
+
+
+def check_exactly(got, want, what="") -> None:
+    """Collective: a DistArray or a replicated value equals NumPy's exactly (a float array's
+    signs of zero too)."""
+    if isinstance(got, pg.DistArray):
+        assert_matches(got, want)
+        if got.dtype.kind == "f":
+            g = got.to_numpy()
+            collective_verdict(np.array_equal(np.signbit(g), np.signbit(np.asarray(want))),
+                               f"{what}: signs of zero differ: {g} vs {want}")
+        return
+    collective_verdict(equal_exactly(got, want), f"{what}: got {got!r}, expected {want!r}")
+
+
+def mixed_dists(nd):
+    """Block, Cyclic and BlockCyclic(2) over the default grid, then one kind per other grid of
+    ``nd`` dimensions (rotating)."""
+    out = [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)]
+    for i, g in enumerate(grids(pg.num_locales, nd)):
+        out.append([pg.Block(g), pg.Cyclic(g), pg.BlockCyclic(3, g)][i % 3])
+    return out
+
+
+#: Key dtypes of the sorting and reduction property tests.
+KEY_DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint8, np.int8, np.bool_]
+
+
+def keys_of(draw_list, dtype):
+    """Drawn integers as keys of ``dtype`` (parity for bool)."""
+    a = np.array(draw_list, dtype=np.int64)
+    if dtype == np.bool_:
+        return (a % 2).astype(bool)
+    return a.astype(dtype)
