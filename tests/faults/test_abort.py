@@ -61,7 +61,9 @@ def test_uncaught_exception_aborts_the_job(mode, error, mpi4py):
     assert f'[locale 1]   File "{os.path.join(HERE, "prog_raise.py")}", line {line}, in <module>\n' in r.stderr, r.stderr
     assert f"[locale 1] {error}\n" in r.stderr, r.stderr
     assert "[locale 0]" not in r.stderr, r.stderr
-    assert "MPI_Abort(MPI_COMM_WORLD, 1)" in r.stderr, r.stderr
+    # the job ended before locale 0 could finish (the MPI library's own abort line is not
+    # checked: it is written as the job is torn down and is lost in some runs)
+    assert "total" not in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("mpi4py", [False, True], ids=["python", "python -m mpi4py"])
