@@ -18,6 +18,8 @@ element access, and errors that must be raised on every locale alike.
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from .. import comm
@@ -32,9 +34,80 @@ def ident(a) -> tuple:
 
 
 def checked(op: str, *arrays, args=()) -> None:
-    """Collective when checking is on: agree on the call ``op`` (``{k}`` naming ``arrays[k]``)."""
+    """Collective when checking is on: agree on the call ``op`` (``{k}`` naming ``arrays[k]``),
+    and in the folding mode on every call folded before it (a call that reaches every
+    locale anyway: a reduction, a constructor...)."""
     if check.enabled:
         check.collective(op, tuple(ident(a) for a in arrays), args)
+    elif check.folding:
+        check.agree_history(op, tuple(ident(a) for a in arrays), args, check.call_site())
+
+
+def plain(x):
+    """Argument ``x`` of a collective call as plain values that :mod:`pgas.comm.check` can
+    compare: arrays by creation number, views by their array and position, NumPy arrays by
+    :func:`pgas.comm.check.fingerprint`, slices and containers item by item."""
+    t = type(x)
+    if t in (int, float, bool, str, complex) or x is None:
+        return x
+    if t is tuple or t is list:
+        return tuple([plain(v) for v in x])
+    if t is slice:
+        return ("slice", plain(x.start), plain(x.stop), plain(x.step))
+    if hasattr(x, "_seq"):
+        return ("array", x._seq, x.shape)
+    if hasattr(x, "base") and hasattr(x, "M"):
+        return ("view", x.base._seq, x.shape, x.M, x.c)
+    if isinstance(x, (Expr, Ref, Affine)):
+        return ("expr", _Sig(values=True).key(x))
+    if isinstance(x, np.ndarray):
+        return ("np", check.fingerprint(x))
+    if isinstance(x, np.generic):
+        return (x.dtype.str, x.tobytes())
+    return check.stable_repr(x)
+
+
+def folded(op: str, *arrays, args=()) -> None:
+    """Like :func:`checked`, for a call that communicates with some locales at most (a ghost
+    update): in the folding mode only folded, agreed at the next :func:`checked` call."""
+    if check.enabled:
+        check.collective(op, tuple(ident(a) for a in arrays), args)
+    elif check.folding:
+        check.fold_call(op, tuple(ident(a) for a in arrays), args, check.call_site())
+
+
+# -- statements in the folding mode ------------------------------------------------
+_STABLE: dict = {}                 # statement structure -> its stable hash
+STABLE_CACHE = 4096
+_WRITING = ["a statement writing {0}", "a statement writing {0} from {1}"]
+
+
+def _writing(n: int) -> str:
+    """How a folded statement over ``n`` arrays is named (its target's array first)."""
+    while len(_WRITING) < n:
+        _WRITING.append(_WRITING[1] + "".join(f", {{{k}}}" for k in range(2, len(_WRITING) + 1)))
+    return _WRITING[max(n, 1) - 1]
+
+
+def fold_statement(key, bases, fill=None) -> None:
+    """Fold statement structure ``key`` (:func:`pgas.array.lowering.structure`'s, the fill
+    value left out) over arrays ``bases``, with scalar ``fill`` (a row fill's value), into
+    the running hash (:func:`pgas.comm.check.fold`): a dictionary look-up and a few
+    integer operations when the statement has run before."""
+    s = _STABLE.get(key)
+    if s is None:
+        if len(_STABLE) >= STABLE_CACHE:
+            del _STABLE[next(iter(_STABLE))]
+        s = _STABLE[key] = check.stable_hash(key)
+    bits = 0 if fill is None else zlib.crc32(fill.tobytes())
+    check.fold(hash((s, bits, *[a._seq for a in bases])) & _MASK, _writing(len(bases)),
+               tuple([(a._seq, None, None, id(a), a.name) for a in bases]), (), check.site_of(check.call_site()))
+
+
+def _fold_sig(op: str, sig: "_Sig", key) -> None:
+    """Fold a call whose signature ``key`` was made by ``sig`` (NumPy operands fingerprinted)."""
+    check.fold(check.stable_hash((op, key, tuple(a._seq for a in sig.arrays))), op,
+               tuple(ident(a) for a in sig.arrays), (), check.site_of(check.call_site()))
 
 
 # -- statements -----------------------------------------------------------------
@@ -44,11 +117,16 @@ _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "d
             "greater_equal": ">=", "equal": "==", "not_equal": "!=", "matmul": "@"}
 
 
-class _Sig:
-    """Signature key and display of statement operands, arrays numbered in order of appearance."""
+_MASK = (1 << 62) - 1
 
-    def __init__(self) -> None:
+
+class _Sig:
+    """Signature key and display of statement operands, arrays numbered in order of appearance;
+    ``values``: NumPy operands by their values' fingerprint, not only shape and dtype."""
+
+    def __init__(self, values: bool = False) -> None:
         self.arrays: list = []
+        self.values = values
 
     def slot(self, base) -> int:
         for k, a in enumerate(self.arrays):
@@ -68,7 +146,7 @@ class _Sig:
         if hasattr(x, "base") and hasattr(x, "M"):                        # a View
             return ("view", self.slot(x.base), x.shape, x.M, x.c)
         if isinstance(x, np.ndarray) and x.ndim:
-            return ("np", x.shape, x.dtype.str)
+            return ("np", check.fingerprint(x)) if self.values else ("np", x.shape, x.dtype.str)
         return ("const", type(x).__name__, repr(x))
 
     def show(self, x, top: bool = True) -> str:
@@ -115,15 +193,24 @@ def _statement_check(kind: str, sig: _Sig, key, show) -> None:
     check.collective(kind, tuple(ident(a) for a in sig.arrays), key, show=show)
 
 
-def statement(target, value, checking: bool = True, powers: bool = True) -> bool:
-    """Top of a statement ``target = value``: check the call (when on), then raise, on
-    every locale alike, what NumPy would raise computing it (see :func:`pgas.array.expr.probe_errors`
-    and, unless ``powers`` is false, :func:`power_data`).  True if :func:`power_data` checked
-    an exponent (a function of the statement's structure and dtypes alone)."""
+def statement(target, value, checking: bool = True, powers: bool = True, known=None, fill=None) -> bool:
+    """Top of a statement ``target = value``: check the call (when on; in the folding mode
+    by ``known``, its structure key and arrays, when the statement has one, with scalar
+    ``fill`` left out of the key), then raise, on every locale alike, what NumPy would raise
+    computing it (see :func:`pgas.array.expr.probe_errors` and, unless ``powers`` is false,
+    :func:`power_data`).  True if :func:`power_data` checked an exponent (a function of the
+    statement's structure and dtypes alone)."""
     if check.enabled and checking:
-        sig = _Sig()
+        sig = _Sig(values=True)
         key = (sig.key(target), sig.key(value))
         _statement_check("statement", sig, key, lambda: f"{sig.show(target)} = {sig.show(value)}")
+    elif check.folding and checking:
+        if known is not None:
+            fold_statement(known[0], known[1], fill)
+        else:
+            sig = _Sig(values=True)
+            key = (sig.key(target), sig.key(value))
+            _fold_sig(_writing(len(sig.arrays)), sig, key)
     found = False
     if isinstance(value, Expr):
         value.dtype                                       # noqa: B018 - probes the tree (cached)
@@ -135,9 +222,13 @@ def statement(target, value, checking: bool = True, powers: bool = True) -> bool
 def materialise(x, checking: bool = True) -> None:
     """Top of evaluating view or expression ``x`` into a new array."""
     if check.enabled and checking:
-        sig = _Sig()
+        sig = _Sig(values=True)
         key = sig.key(x)
         _statement_check("evaluation", sig, key, lambda: f"evaluation of {sig.show(x)} into a new array")
+    elif check.folding and checking:
+        sig = _Sig(values=True)
+        key = sig.key(x)
+        _fold_sig("an evaluation of {0}" if sig.arrays else "an evaluation", sig, key)
     if isinstance(x, Expr):
         power_data(x, checking)
 
@@ -174,12 +265,15 @@ def power_data(x, reduce: bool = True) -> bool:
 def forall(domain, body, records) -> None:
     """After tracing a ``pg.forall`` body: check the call (the domain and every traced
     assignment) when on, then probe every assignment for errors."""
-    if check.enabled:
-        sig = _Sig()
+    if check.enabled or check.folding:
+        sig = _Sig(values=True)
         key = (domain.key,
                tuple((sig.key(t), sig.key(v), getattr(uf, "__name__", None)) for t, v, uf, _ in records))
-        _statement_check("forall", sig, key, lambda: f"pg.forall({domain.text}, "
-                                                     f"{getattr(body, '__qualname__', 'body')})")
+        shown = f"pg.forall({domain.text}, {getattr(body, '__qualname__', 'body')})"
+        if check.enabled:
+            _statement_check("forall", sig, key, lambda: shown)
+        else:
+            _fold_sig(shown.replace("{", "{{").replace("}", "}}"), sig, key)
     for target, value, _, _ in records:
         if isinstance(value, Expr):
             probe(value)
@@ -189,11 +283,14 @@ def forall(domain, body, records) -> None:
 def ufunc(uf, inputs, outs) -> None:
     """Top of a ufunc on whole arrays of one layout (computed locally, no statement):
     check the call when on; raise data errors on every locale (``X ** -1``)."""
-    if check.enabled:
-        sig = _Sig()
+    if check.enabled or check.folding:
+        sig = _Sig(values=True)
         args = tuple(sig.slot(x) if hasattr(x, "_seq") else sig.key(x) for x in inputs)
         res = tuple(sig.slot(o) for o in outs)
-        _statement_check("ufunc", sig, (uf.__name__, args, res), lambda: _show_ufunc(sig, uf, inputs, args, res))
+        if check.enabled:
+            _statement_check("ufunc", sig, (uf.__name__, args, res), lambda: _show_ufunc(sig, uf, inputs, args, res))
+        else:
+            _fold_sig(_show_ufunc(sig, uf, inputs, args, res), sig, (uf.__name__, args, res))
     if uf is np.power:
         probe_errors(uf, [np.empty(0, x.dtype) if hasattr(x, "_seq") else x for x in inputs])
 

@@ -28,6 +28,7 @@ import numpy as np
 from .. import comm
 from .axes import result_dist
 from .operands import as_view
+from . import collective
 
 
 def scalar_key(key):
@@ -132,6 +133,7 @@ def _mask_flat(view, M):
 
 def getitem(src, key):
     """Collective: ``src[key]`` for an advanced ``key`` (see the module doc)."""
+    collective.checked("{0}[<index>]", as_view(src).base, args=(collective.plain(key),))
     from ..layout import Block
     from .creation.constructors import empty
 
@@ -187,6 +189,7 @@ def _fit(a, shape):
 
 def setitem(src, key, value) -> None:
     """Collective: ``src[key] = value`` for an advanced ``key`` (see the module doc)."""
+    collective.checked("{0}[<index>] = ...", as_view(src).base, args=(collective.plain(key), collective.plain(value)))
     from ..layout import Block
     from . import engine
 

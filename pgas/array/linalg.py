@@ -27,6 +27,7 @@ import numpy as np
 from .. import comm
 from ..exec import fperr
 from .index import check_dtype
+from . import collective
 
 PANEL_BYTES = 32 * 2**20
 
@@ -188,6 +189,7 @@ def matmul(a, b):
     DistArray or scalar
         A DistArray with ``a``'s distribution kind (a scalar on every locale for two vectors).
     """
+    collective.checked("np.matmul(...)", args=(collective.plain(a), collective.plain(b)))
     a, b = _operands(a, b, "matmul")
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions (a scalar): use a * b")
@@ -219,6 +221,7 @@ def dot(a, b):
     -------
     DistArray or scalar
     """
+    collective.checked("np.dot(...)", args=(collective.plain(a), collective.plain(b)))
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
     if np.ndim(a) > 2 or np.ndim(b) > 2:
@@ -234,6 +237,7 @@ def vdot(a, b):
     ----------
     a, b : DistArray, view or expression of the same shape
     """
+    collective.checked("np.vdot(...)", args=(collective.plain(a), collective.plain(b)))
     with np.errstate(all="ignore"):     # NumPy's vdot reports no floating-point errors
         return _vdot(a, b)
 
@@ -266,6 +270,7 @@ def inner(a, b):
     ----------
     a, b : DistArray, view, expression or scalar
     """
+    collective.checked("np.inner(...)", args=(collective.plain(a), collective.plain(b)))
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
     if np.ndim(a) != 1 or np.ndim(b) != 1:
@@ -282,6 +287,7 @@ def outer(a, b):
     ----------
     a, b : 1-D DistArray, view, expression or NumPy array
     """
+    collective.checked("np.outer(...)", args=(collective.plain(a), collective.plain(b)))
     a, b = _operands(a, b, "outer")
     if a.ndim != 1 or b.ndim != 1:
         raise NotImplementedError("outer of arrays that are not 1-D is not supported (NumPy flattens them): "
@@ -300,6 +306,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     ord : None, 2, 1, inf, -inf (1-D) or None, 'fro' (2-D)
     axis, keepdims : must be the defaults
     """
+    collective.checked("np.linalg.norm(...)", args=(collective.plain(x), repr(ord), collective.plain(axis), keepdims))
     from .core import DistArray
     x = _dist(x)
     if not isinstance(x, DistArray):

@@ -49,6 +49,8 @@ def assign(target: View, value, casting: str) -> None:
         again = persistent.replayable(rkey, known[1])
         if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
                 and not fperr.raising()):
+            if check.folding:
+                collective.fold_statement(rkey, known[1], value if fill else None)
             before_write(target.base, value)      # a repeat on the same arrays, as it ran before
             engine_statement.replay(again, known[1], value if fill else None)
             return
@@ -60,7 +62,8 @@ def assign(target: View, value, casting: str) -> None:
             value._dtype = hit[0]
             dkey = None                           # known: nothing to remember
     # call check; errors on every locale (an integer power's exponent data only where the structure has one)
-    powers = collective.statement(target, value, not explaining, hit is None or hit[1])
+    powers = collective.statement(target, value, not explaining, hit is None or hit[1],
+                                  None if rkey is None else (rkey, known[1]), value if fill else None)
     if dkey is not None:
         if len(_probed) >= PROBE_CACHE:
             del _probed[next(iter(_probed))]

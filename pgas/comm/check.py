@@ -15,6 +15,25 @@ of locales called and where::
 
     locale 0 called A.to_numpy() at job.py:12; locales 1-3 called A.sum() at job.py:14
 
+That is the *strict* mode (``$PGAS_CHECK=1``, ``pg.config(check=True)``): it
+costs a message per statement.  The default mode (``"auto"``, at two locales or
+more) checks every call too, at almost no cost: a call that communicates with
+neighbours at most or not at all (a statement, a ghost update, a ``forall``)
+is only *folded* into a running 64-bit hash of the calls made since the locales
+last agreed (:func:`fold`, a few integer operations), and the locales compare
+that hash inside the next call that reaches every locale anyway (a reduction,
+``A[i]``, a print, a constructor, ``pg.barrier()``, or at the latest every
+:data:`PERIOD` folded calls and at the end of the program).  Only on a mismatch
+do they exchange the calls they made since, and every locale raises the same
+:class:`CollectiveMismatch` naming the first call that differs::
+
+    locale 0 called a statement writing B at job.py:12; locale 1 called B.sum() at job.py:15
+    (the 3rd collective call since the locales last agreed)
+
+so no differing call can change a value a program sees (a reduction, an
+element, a file) without every locale raising.  ``$PGAS_CHECK=0`` or
+``pg.config(check=False)`` turns checking off.
+
 This layer knows nothing of arrays: callers pass plain strings and integers
 (and, for naming, the Python ``id`` of each array, looked up among the
 caller's variables only when a message is written).
@@ -27,19 +46,25 @@ import hashlib
 import os
 import sys
 import threading
+import zlib
 
 import numpy as np
 
-from . import runtime
+from . import node, runtime
 
-#: Whether collective calls are checked (set through ``pg.config(check=...)``, whose default
-#: :mod:`pgas.exec.settings` reads from ``$PGAS_CHECK`` on import).
+#: Whether every collective call is agreed before it runs (the strict mode; set through
+#: ``pg.config(check=...)``, whose default :mod:`pgas.exec.settings` reads from ``$PGAS_CHECK``).
 enabled = False
+#: Whether calls are folded into the running hash and agreed at the next global collective
+#: (the default mode, at two locales or more).
+folding = False
+#: The most calls folded between two agreements: the locales agree after this many
+#: (which bounds both the memory of the record and how late a difference is found).
+PERIOD = 1024
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep      # operators forward through its mixins
 _MASK = (1 << 62) - 1
-_LOW = np.iinfo(np.int64).min
 
 
 class CollectiveMismatch(RuntimeError):
@@ -47,10 +72,200 @@ class CollectiveMismatch(RuntimeError):
     arguments) at the same point of the program; raised on every locale alike."""
 
 
-def set_enabled(on: bool) -> None:
-    """Turn checking on or off (every locale must do the same)."""
-    global enabled
-    enabled = bool(on)
+_mode = False
+
+
+def set_mode(mode) -> None:
+    """Checking ``True`` (strict), ``"auto"`` (folded, from the first collective on, at two
+    locales or more) or ``False`` (off); every locale must do the same.  Calls still folded
+    when folding ends are agreed first (collective then)."""
+    global _mode
+    _mode = mode
+    _apply()
+
+
+def _apply(_node=None) -> None:
+    global enabled, folding
+    fold_now = _mode == "auto" and runtime._comm is not None and runtime.num_locales() > 1
+    if folding and not fold_now and _count:
+        agree_history()
+    enabled, folding = _mode is True, fold_now
+    if folding and not _hooked:
+        _hook_exit()
+
+
+node.on_learned(_apply)             # the library's communicator is made: the locale count is known
+
+
+# -- the running hash of folded calls ------------------------------------------------
+_acc = 0                 # hash of the calls made since the locales last agreed
+_count = 0               # how many
+_log: list = []          # (hash, op, arrays, args, site) of each, in order
+
+
+def fold(h: int, op: str, arrays=(), args=(), site=None) -> None:
+    """Record this locale's collective call ``op`` (its signature's 62-bit hash ``h``; the
+    rest only names it in messages: ``arrays`` as :func:`collective` takes them, without
+    holding the arrays) for the next agreement; agree now if :data:`PERIOD` calls wait."""
+    global _acc, _count
+    _acc = ((_acc * 1000003) ^ h) & _MASK
+    _count += 1
+    _log.append((h, op, arrays, args, site))
+    if _count >= PERIOD:
+        agree_history()
+
+
+def site_of(frame):
+    """``(file, line)`` of a frame (None for None): what a folded call keeps of its caller."""
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+def stable_hash(obj) -> int:
+    """A 62-bit hash of ``obj`` equal on every locale (Python's ``hash`` of strings is not):
+    of its :func:`stable_repr`."""
+    return _hash(stable_repr(obj))
+
+
+def stable_repr(obj):
+    """``obj`` with what prints differently in each process replaced: functions by their
+    qualified names, NumPy arrays by :func:`fingerprint`, objects shown with an address by
+    their type's name."""
+    t = type(obj)
+    if t is tuple or t is list:
+        return tuple([stable_repr(x) for x in obj])
+    if t in (int, float, str, bool, bytes, complex) or obj is None:
+        return obj
+    if t is dict:
+        return tuple(sorted((repr(k), stable_repr(v)) for k, v in obj.items()))
+    if isinstance(obj, np.ndarray):
+        return ("ndarray", fingerprint(obj))
+    if callable(obj) and hasattr(obj, "__qualname__"):
+        return (getattr(obj, "__module__", None), obj.__qualname__)
+    text = repr(obj)
+    return text if " at 0x" not in text else type(obj).__qualname__
+
+
+#: NumPy operands up to this many bytes are hashed whole; larger ones by shape, dtype and
+#: :data:`SAMPLES` elements spread over them.
+WHOLE = 1 << 16
+SAMPLES = 1024
+
+
+def fingerprint(a: np.ndarray) -> tuple:
+    """What tells NumPy operand ``a`` from another at a cost bounded by :data:`WHOLE` bytes:
+    its shape, dtype and a CRC-32 of its bytes (of :data:`SAMPLES` evenly spread elements
+    when larger)."""
+    flat = a.reshape(-1)
+    if a.nbytes > WHOLE:
+        flat = flat[::max(1, flat.size // SAMPLES)]
+    return (a.shape, a.dtype.str, zlib.crc32(np.ascontiguousarray(flat).view(np.uint8)))
+
+
+#: The words of an agreement (:func:`agree_words`): every agreement of the folding mode, an
+#: element access and ``pg.barrier()`` reduce buffers of this one shape, so that two different
+#: ones met at the same point still pair up and find that they differ.
+WORDS = 12
+_ACC, _COUNT, _FAILED, _DETAIL, _VALUE = 0, 2, 4, 5, 8       # pairs (x, ~x) at _ACC, _COUNT, _DETAIL
+_U64 = (1 << 64) - 1
+
+
+def agree_words(detail: int | None = None, failed: bool = False, value: np.ndarray | None = None) -> np.ndarray:
+    """This locale's words of an agreement (bitwise-or'ed over locales): the running hash and
+    count of folded calls (zero when not folding), an error flag, a ``detail`` hash and the
+    bytes of a ``value`` (up to 16; from one locale only)."""
+    w = np.zeros(WORDS, dtype=np.uint64)
+    acc, count = (_acc, _count) if folding else (0, 0)
+    k = 0 if detail is None else detail
+    w[_ACC], w[_ACC + 1], w[_COUNT], w[_COUNT + 1] = acc, ~acc & _U64, count, ~count & _U64
+    w[_FAILED] = int(failed)
+    w[_DETAIL], w[_DETAIL + 1] = k, ~k & _U64
+    if value is not None:
+        w.view(np.uint8)[8 * _VALUE:8 * _VALUE + value.itemsize] = value.view(np.uint8)
+    return w
+
+
+def _differ(out: np.ndarray, at: int) -> bool:
+    """Whether the pair ``(x, ~x)`` at ``at`` of a reduced agreement held different ``x``."""
+    return bool(out[at] & out[at + 1])
+
+
+def agreed(out: np.ndarray, frame=None) -> bool:
+    """After an agreement reduced to ``out``: raise :class:`CollectiveMismatch` (collective)
+    if the folded calls differ, else start a new record; True if some locale failed."""
+    if _differ(out, _ACC) or _differ(out, _COUNT):
+        history_mismatch(frame)
+    if folding:
+        reset()
+    return bool(out[_FAILED])
+
+
+def _or(words: np.ndarray) -> np.ndarray:
+    """The bitwise or over locales of an agreement's words (one small allreduce, of the shape
+    ``pg.barrier()``'s has: :data:`WORDS` and the barrier's own)."""
+    return runtime.bitwise_or(np.concatenate([words, np.zeros(runtime.BARRIER_WORDS, dtype=np.uint64)]))[:WORDS]
+
+
+def agree_history(op: str = "", arrays=(), args=(), frame=None) -> None:
+    """Collective (folding mode): agree on the calls folded since the last agreement, then
+    start a new record.  ``op`` (with ``arrays``, ``args``, ``frame``): a call agreed now
+    itself, folded first (a reduction, say).  Raises :class:`CollectiveMismatch` on every
+    locale if the calls differ."""
+    if op:
+        fold_call(op, arrays, args, frame)
+    agreed(_or(agree_words()), frame)
+
+
+def fold_call(op: str, arrays=(), args=(), frame=None) -> None:
+    """:func:`fold` a call by its signature (``op``, the arrays' numbers, shapes and dtypes,
+    ``args``): what strict checking compares, less the call site."""
+    fold(_hash((op, tuple(a[:3] for a in arrays), stable_repr(args))), op, arrays, args, site_of(frame))
+
+
+def reset() -> None:
+    """Start a new record: the locales have just agreed on the one before."""
+    global _acc, _count
+    _acc = _count = 0
+    _log.clear()
+
+
+def history_words() -> tuple:
+    """The running hash and call count (for a collective that carries them itself)."""
+    return _acc, _count
+
+
+def history_mismatch(frame=None) -> None:
+    """Collective, once every locale knows the folded calls differ: find the first that
+    differs and raise :class:`CollectiveMismatch` naming what each locale called there."""
+    frame = frame if frame is not None else call_site()       # names the arrays by the user's variables
+    hashes = runtime.allgather([e[0] for e in _log])
+    n = max(len(h) for h in hashes)
+    first = next((i for i in range(n) if len({h[i] if i < len(h) else None for h in hashes}) > 1), n - 1)
+    mine = _describe(_log[first], frame) if first < len(_log) else "nothing more"
+    seen = runtime.allgather(mine)
+    if all(c == seen[0] for c in seen):     # the same call with other values: say which part may differ
+        seen = [f"{c} with values that differ between locales (a scalar, a NumPy operand, an index or "
+                f"an argument)" for c in seen]
+    groups: dict[str, list[int]] = {}
+    for r, c in enumerate(seen):
+        groups.setdefault(c, []).append(r)
+    reset()
+    calls = "; ".join(f"{_locales(rs)} called {c}" for c, rs in groups.items())
+    raise CollectiveMismatch(f"{calls} (the {_ordinal(first + 1)} collective call since the locales last agreed)")
+
+
+def _describe(entry, frame) -> str:
+    _, op, arrays, args, site = entry
+    try:
+        text = op.format(*[_name(a, frame) for a in arrays])
+    except (IndexError, KeyError, ValueError):
+        text = op
+    where = f" at {os.path.basename(site[0])}:{site[1]}" if site else ""
+    return f"{text}{where}"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def call_site():
@@ -88,11 +303,14 @@ def _hook_exit() -> None:
 
 def _at_exit() -> None:
     global _ended
-    if _ended or not enabled or runtime._MPI is None or runtime.mpi().Is_finalized():
+    if _ended or not (enabled or folding) or runtime._MPI is None or runtime.mpi().Is_finalized():
         return
     _ended = True
     try:
-        collective(_END)
+        if enabled:
+            collective(_END)
+        else:
+            agree_history(_END)
     except CollectiveMismatch as e:
         runtime.report_and_abort(e)
 
@@ -134,52 +352,41 @@ def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | 
         _hook_exit()
     frame = call_site() if op != _END else None
     site = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
-    h = _hash((op, tuple(a[:3] for a in arrays), args, site))
-    k = 0 if error is not None or detail is None else _hash(detail)
-    e = int(error is not None)
-    h0, h1, failed, k0, k1 = _max(np.array([h, -h, e, k, -k], dtype=np.int64)).tolist()
-    if h0 != -h1:
+    h = _hash((op, tuple(a[:3] for a in arrays), stable_repr(args), site))
+    w = agree_words(None if error is not None or detail is None else _hash(detail), error is not None)
+    w[_ACC], w[_ACC + 1] = h, ~h & _U64
+    out = _or(w)
+    if _differ(out, _ACC):
         _mismatch(op if show is None else show(), arrays, frame, error, args)
-    if failed:
+    if out[_FAILED]:
         runtime.raise_agreed(error)
-    if k0 != -k1:
+    if _differ(out, _DETAIL):
         _mismatch(op if show is None else show(), arrays, frame, error, args)
-
-
-def _max(buf: np.ndarray) -> np.ndarray:
-    """The element-wise maximum over locales of an int64 array (one allreduce)."""
-    out = np.empty_like(buf)
-    runtime.comm().Allreduce(buf, out, op=runtime.mpi().MAX)
-    return out
 
 
 def element(code: int, array: tuple, loc, error, value, dtype, show):
-    """Collective, without checking on: a scalar read (``code`` 1; ``value`` the owner's
+    """Collective, without strict checking: a scalar read (``code`` 1; ``value`` the owner's
     element as a 1-element array, else None) or write (``code`` 2) of element
     ``loc = (owner, offset)`` of ``array``.
 
-    One allreduce agrees on the kind, the array and the element, spreads any
-    ``error`` (a bad index or value on some locale, raised on all alike) and, for
-    a read, carries the owner's value (its bytes in the last two words; the others
-    put the smallest int64 there).  Returns the value read (or None)."""
-    owner, flat = (-1, -1) if loc is None else loc
-    n = array[0]
-    buf = np.array([int(error is not None), code, -code, n, -n, owner, -owner, flat, -flat, _LOW, _LOW],
-                   dtype=np.int64)
-    if value is not None:
-        buf[9:] = 0
-        buf.view(np.uint8)[72:72 + value.itemsize] = value.view(np.uint8)
-    out = _max(buf)
-    o = out[:9].tolist()
-    if o[0]:
+    One agreement (:func:`agree_words`) agrees on the calls folded since the last one and
+    this one (the kind and the array), then on the element, spreads any ``error`` (a bad
+    index or value on some locale, raised on all alike) and, for a read, carries the
+    owner's value.  Returns the value read (or None)."""
+    frame = call_site() if folding else None
+    if folding:
+        fold_call("{0}[...]" if code == 1 else "{0}[...] = ...", (array,), (), frame)
+    detail = _hash((code, array[0], loc))               # the kind, the array and the element
+    out = _or(agree_words(None if error is not None else detail, error is not None, value))
+    if agreed(out, frame):
         runtime.raise_agreed(error)
-    if o[1] != -o[2] or o[3] != -o[4] or o[5] != -o[6] or o[7] != -o[8]:
-        _mismatch(show(), (array,), call_site(), None)
+    if _differ(out, _DETAIL):
+        _mismatch(show(), (array,), frame if frame is not None else call_site(), None)
     if code != 1:
         return None
     if value is not None:
-        runtime.record_to_all(owner, dtype.itemsize)
-    return out.view(np.uint8)[72:72 + dtype.itemsize].view(dtype)[0]
+        runtime.record_to_all(loc[0], dtype.itemsize)
+    return out.view(np.uint8)[8 * _VALUE:8 * _VALUE + dtype.itemsize].view(dtype)[0]
 
 
 def _mismatch(shown: str, arrays, frame, error, args=()) -> None:
@@ -210,7 +417,7 @@ def _name(array: tuple, frame) -> str:
     if frame is not None:
         for scope in (frame.f_locals, frame.f_globals):
             for var, val in scope.items():
-                if id(val) == ident and not var.startswith("_"):
+                if id(val) == ident and getattr(val, "_seq", number) == number and not var.startswith("_"):
                     return var
     return name if name else f"array#{number}"
 
@@ -232,5 +439,10 @@ def barrier() -> None:
     puts) are visible after it.  (``pg.barrier``; checked like every collective.)"""
     if enabled:
         collective("pg.barrier()")
-    runtime.barrier(agree=True)
+    frame = None
+    if folding:
+        frame = call_site()
+        fold_call("pg.barrier()", frame=frame)
+    out = runtime.barrier(agree=True, words=agree_words())
+    agreed(out, frame)
     runtime.count_user_barrier()              # ghost cells stop being current (one-sided writes)

@@ -226,54 +226,63 @@ def register_window(win) -> None:
     _windows.add(win)
 
 
-def barrier(windows=None, agree: bool = False) -> None:
+def barrier(windows=None, agree: bool = False, words: np.ndarray | None = None):
     """Wait for every locale; writes made before it (local stores and one-sided puts) are
     visible after it.  ``windows`` limits that to the given windows (a statement passes
     its arrays'), so the cost does not grow with the number of live arrays.  ``agree``
     (``pg.barrier``): the wait is a reduction of the windows this locale wrote one-sided
     since the last such barrier (:func:`mark_one_sided`), and the :func:`on_barrier`
-    hooks learn which windows any locale wrote."""
+    hooks learn which windows any locale wrote; ``words`` (uint64, with ``agree``) ride in
+    the same reduction, or'ed bitwise over locales: the reduced words are returned."""
     global _one_sided
-    if agree:
-        _agree_init()
     wins = [w for w in _windows if w.in_use] if windows is None else windows
     for w in wins:
         w.complete()
         w.sync()
     record_barrier()
     if agree:
-        mine, got = _agree_bufs
+        head = 0 if words is None else len(words)
+        mine = np.zeros(head + _WORDS, dtype=np.uint64)
+        if head:
+            mine[:head] = words
         if _one_sided:
-            mine[:] = np.frombuffer(_one_sided.to_bytes(8 * _WORDS, "little"), dtype=np.uint64)
+            mine[head:] = np.frombuffer(_one_sided.to_bytes(8 * _WORDS, "little"), dtype=np.uint64)
             _one_sided = 0
-        else:
-            mine.fill(0)
-        req = comm().Iallreduce([mine, _agree_type[0]], [got, _agree_type[0]], op=_agree_type[1])
-        if not req.Test():                     # a barrier, carrying the bits
-            yielding_wait([req])
+        got = bitwise_or(mine)                 # a barrier, carrying the bits
     else:
         yielding_wait([comm().Ibarrier()])
     _epochs.all_seen = _epochs.mine            # every locale has completed what this one has
     for w in wins:
         w.sync()
-    bits = int.from_bytes(got.tobytes(), "little") if agree else 0
+    if not agree:
+        return None
+    bits = int.from_bytes(got[head:].tobytes(), "little")
     if bits:
         for hook in _barrier_hooks:
             hook(bits)
+    return got[:head]
+
+
+def bitwise_or(words: np.ndarray) -> np.ndarray:
+    """Collective: the bitwise or over locales of a uint64 array (one allreduce, waited
+    for by the wait policy)."""
+    if not _agree_type:
+        _agree_type.extend((mpi_type(np.dtype(np.uint64)), mpi().BOR))
+    got = np.empty_like(words)
+    req = comm().Iallreduce([words, _agree_type[0]], [got, _agree_type[0]], op=_agree_type[1])
+    if not req.Test():
+        yielding_wait([req])
+    return got
 
 
 #: Windows this locale wrote one-sided since the last ``pg.barrier()``: bit ``id % BITS``.
 _one_sided = 0
 _WORDS = 4
+#: How many words of one-sided bits ``pg.barrier()``'s reduction carries after its callers' words.
+BARRIER_WORDS = _WORDS
 BITS = 64 * _WORDS
 _barrier_hooks: list = []
-_agree_bufs = (np.zeros(_WORDS, dtype=np.uint64), np.zeros(_WORDS, dtype=np.uint64))
 _agree_type: list = []                      # (MPI datatype, BOR), set at the first use
-
-
-def _agree_init() -> None:
-    if not _agree_type:
-        _agree_type.extend((mpi_type(np.dtype(np.uint64)), mpi().BOR))
 
 
 def mark_one_sided(window_id: int) -> None:

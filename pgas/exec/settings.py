@@ -22,7 +22,7 @@ PROTOCOL_CHOICES = ("auto", "packed", "pipelined", "bounding")
 #: (:func:`pgas.comm.runtime.agree_on_environment`).
 PLAN_ENV = {"PGAS_AGGREGATE": lambda v: v not in _OFF,
             "PGAS_PROTOCOL": lambda v: v or "auto",
-            "PGAS_CHECK": lambda v: v not in _OFF + ("",)}
+            "PGAS_CHECK": lambda v: "auto" if v in ("", "auto") else v not in _OFF}
 runtime.agree_on_environment(PLAN_ENV)
 
 
@@ -44,7 +44,7 @@ def _fuse_default():
 
 
 _settings = _defaults()
-check.set_enabled(_settings["check"])
+check.set_mode(_settings["check"])
 
 
 def config(**kw) -> dict:
@@ -82,11 +82,16 @@ def config(**kw) -> dict:
       ``buffer_limit`` forces.  ``pg.explain`` says the count and why.
     - ``burst`` (default 0: no limit): pipelined transfers complete after every
       ``burst`` operations.
-    - ``check`` (default False, or ``$PGAS_CHECK=1`` for True): before every
-      collective operation the locales agree, with one small allreduce, that they
-      are all making the same call (operation, arrays, arguments, call site);
-      otherwise every locale raises the same ``pg.CollectiveMismatch`` naming
-      what each group of locales called and where (see :mod:`pgas.comm.check`).
+    - ``check`` (default ``"auto"``, or ``$PGAS_CHECK``: ``0`` for False, ``1`` for
+      True): whether the locales make the same collective calls (operation,
+      arrays, arguments); where they do not, every locale raises the same
+      ``pg.CollectiveMismatch`` naming what each group of locales called and
+      where (see :mod:`pgas.comm.check`).  ``"auto"`` folds each call into a
+      running hash that the locales compare inside the next call that reaches
+      them all anyway (a reduction, an element, a print, a constructor,
+      ``pg.barrier()``): nearly free, and no value the program sees can come from
+      differing calls; True agrees before every call, also on its call site (a
+      message per statement, an error at the call itself); False checks nothing.
     - ``fuse`` (default ``"auto"``, or ``$PGAS_FUSE``: ``0`` for False, ``1`` for
       True): run each task's element-wise expression as one compiled loop (numba,
       the ``fast`` extra) instead of one NumPy call per operation; ``"auto"``
@@ -105,7 +110,7 @@ def config(**kw) -> dict:
     version[0] += 1
     if not kw:
         _settings = _defaults()
-        check.set_enabled(_settings["check"])
+        check.set_mode(_settings["check"])
         _threads.choose("auto")
         return dict(_settings)
     for k, v in kw.items():
@@ -123,15 +128,15 @@ def config(**kw) -> dict:
             raise ValueError(f"pg.config: strips must be 'auto' or a positive whole number, got {v!r}")
         if k == "threads" and v != "auto" and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"pg.config: threads must be 'auto' or a positive whole number, got {v!r}")
-        if k == "fuse" and v != "auto" and not isinstance(v, (bool, np.bool_)):
-            raise ValueError(f"pg.config: fuse must be True, False or 'auto', got {v!r}")
+        if k in ("fuse", "check") and v != "auto" and not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"pg.config: {k} must be True, False or 'auto', got {v!r}")
     for k, v in kw.items():                   # all checked first: a call that raises changes nothing
-        if k in ("aggregate", "nonblocking", "check") or (k == "fuse" and v != "auto"):
+        if k in ("aggregate", "nonblocking") or (k in ("fuse", "check") and v != "auto"):
             _settings[k] = bool(v)
         else:
             _settings[k] = (int(v) if k in ("buffer_limit", "burst") or (k in ("strips", "threads") and v != "auto")
                             else v)
-    check.set_enabled(_settings["check"])
+    check.set_mode(_settings["check"])
     if "threads" in kw:
         _threads.choose(_settings["threads"])
     return dict(_settings)

@@ -29,6 +29,7 @@ import numpy as np
 from .. import comm
 from ..array.creation.constructors import empty
 from ..array.creation.layouts import new_layout as _layout
+from ..array.collective import checked
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Block
@@ -126,6 +127,7 @@ def to_hdf5(A: DistArray, path, dataset: str = "data", *, chunks=None, serial: b
     is kept in the dataset's attribute ``pgas_crc32`` and checked by
     :func:`from_hdf5`.
     """
+    checked("pg.to_hdf5({0})", A, args=(str(path), dataset))
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.to_hdf5 takes a DistArray, got {type(A).__name__}")
     h5py, parallel = _h5py(serial)
@@ -240,6 +242,7 @@ def from_hdf5(path, dataset: str = "data", dist=None, name: str | None = None):
     :func:`pgas.from_zarr` checks them; a mismatch is raised as ValueError on
     every locale.
     """
+    checked("pg.from_hdf5(...)", args=(str(path), dataset, repr(dist), name))
     h5py, parallel = _h5py(True)
     path = os.fspath(path)
     err, meta = None, None

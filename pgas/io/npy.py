@@ -23,6 +23,7 @@ import numpy as np
 from .. import comm
 from ..array.creation.constructors import empty
 from ..array.creation.layouts import new_layout as _layout
+from ..array.collective import checked
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..comm.io import read_darray, write_darray
@@ -85,6 +86,7 @@ def save(path, A: DistArray) -> None:
     replaced the same way; a locale whose storage is not its part's rows reads
     them back to sum them.
     """
+    checked("pg.save({0})", A, args=(str(path),))
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.save takes a DistArray, got {type(A).__name__} (use np.save for NumPy arrays)")
     path = _path(path)
@@ -272,6 +274,7 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
     whole (same locale count, rows in Block along axis 0), or else reads back
     parts ``here(), here() + num_locales(), ...`` of the file.
     """
+    checked("pg.load(...)", args=(str(path), repr(dist), name))
     path = _path(path)
     info = None
     if comm.here() == 0:

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import comm
 from ..array.creation.constructors import empty
+from ..array.collective import checked
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..layout import Distribution
@@ -84,6 +85,7 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
     are written in place.  The CRC-32 of each locale's blocks is kept in the
     attribute ``pgas_crc32`` and checked by :func:`from_zarr`.
     """
+    checked("pg.to_zarr({0})", A, args=(str(store),))
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.to_zarr takes a DistArray, got {type(A).__name__}")
     zarr = _zarr()
@@ -179,6 +181,7 @@ def from_zarr(store, dist: Distribution | None = None, name: str | None = None) 
     back the blocks of some writing locales; a mismatch is raised as ValueError
     on every locale, naming the writing locales whose blocks differ.
     """
+    checked("pg.from_zarr(...)", args=(str(store), repr(dist), name))
     zarr = _zarr()
     store = _store(store)
     err, z = None, None

@@ -314,7 +314,7 @@ def test_agree_no_error_is_silent():
 
 
 # -- scalar access errors on every locale --------------------------------------------------
-@pytest.mark.parametrize("check", [False, True])
+@pytest.mark.parametrize("check", [False, True, "auto"])
 def test_scalar_read_out_of_range_on_one_locale(check):
     pg.config(check=check)
     try:
@@ -332,7 +332,7 @@ def test_scalar_read_out_of_range_on_one_locale(check):
         pg.config()
 
 
-@pytest.mark.parametrize("check", [False, True])
+@pytest.mark.parametrize("check", [False, True, "auto"])
 def test_scalar_write_errors_on_one_locale(check):
     pg.config(check=check)
     try:
@@ -351,7 +351,7 @@ def test_scalar_write_errors_on_one_locale(check):
 
 
 # -- statement compute errors on every locale (2 elements: some locales own none) -----------
-@pytest.mark.parametrize("check", [False, True])
+@pytest.mark.parametrize("check", [False, True, "auto"])
 def test_statement_errors_everywhere(check):
     pg.config(check=check)
     try:
@@ -381,7 +381,7 @@ def test_statement_errors_everywhere(check):
 
 
 # -- correct programs are unaffected ----------------------------------------------------------
-@pytest.mark.parametrize("check", [False, True])
+@pytest.mark.parametrize("check", [False, True, "auto"])
 def test_correct_program_same_results(check):
     pg.config(check=check)
     try:
@@ -413,12 +413,163 @@ def test_correct_program_same_results(check):
 
 
 def test_config_check_setting():
+    pg.barrier()                              # the library's communicator is made: folding needs P
     assert pg.config(check=True)["check"] is True
     assert comm.check.enabled
     assert pg.config(check=False)["check"] is False
     assert not comm.check.enabled
+    assert pg.config(check="auto")["check"] == "auto"
+    assert not comm.check.enabled and comm.check.folding == (P > 1)
+    with pytest.raises(ValueError, match="check must be True, False or 'auto'"):
+        pg.config(check="yes")
     pg.config()
-    assert comm.check.enabled == (os.environ.get("PGAS_CHECK", "0") not in ("", "0", "false", "no", "off"))
+    env = os.environ.get("PGAS_CHECK", "").strip().lower()
+    assert comm.check.enabled == (env not in ("", "auto", "0", "false", "no", "off"))
+    assert comm.check.folding == (env in ("", "auto") and P > 1)
+
+
+# -- the default mode: calls folded, compared at the next call that reaches every locale --------
+@pytest.fixture
+def folding():
+    pg.config(check="auto")
+    try:
+        yield
+    finally:
+        pg.config()
+
+
+@several
+def test_folded_statement_on_some_locales(folding):
+    A = pg.zeros(6, name="A")
+
+    def job():
+        if pg.here != 0:
+            A[:] = 1  # folded-some
+        return A.sum()  # folded-sum
+
+    text = raised_everywhere(job)
+    expect(text, f"locale 0 called A.sum() {at('folded-sum')}",
+           f"{others()} called a statement writing A {at('folded-some')}", "1st collective call")
+    total = A.sum()                         # in step again (A holds what each locale's statement wrote)
+    collective_verdict(len(set(comm.allgather(float(total)))) == 1, f"sum {total}")
+
+
+@several
+def test_folded_scalar_differs(folding):
+    A = pg.zeros(6)
+    B = pg.ones(6)
+
+    def job():
+        B[:] = 1
+        A[:] = float(pg.here)  # folded-scalar
+        return A.sum()
+
+    text = raised_everywhere(job)
+    expect(text, f"called a statement writing A {at('folded-scalar')} with values that differ",
+           "2nd collective call")
+
+
+@several
+@pytest.mark.parametrize("case", ["expression", "numpy", "fill", "index", "forall", "ufunc"])
+def test_folded_values_differ(folding, case):
+    A = pg.zeros(8)
+    B = pg.arange(8.0)
+
+    def job():
+        if case == "expression":
+            A[1:] = B[:-1] * (2 + pg.here)
+        elif case == "numpy":
+            A[:] = B[:] + np.arange(8.0) * pg.here
+        elif case == "fill":
+            A[0] = 1.0
+            A[2:4] = np.float64(pg.here)
+        elif case == "index":
+            A[np.array([pg.here])] = 1
+        elif case == "forall":
+            pg.forall(range(pg.here, 8), lambda i: A.__setitem__(i, B[i]))
+        else:
+            np.add(A, pg.here, out=A)
+        return A.sum()
+
+    text = raised_everywhere(job)
+    expect(text, {"forall": "locale 0 called pg.forall((range(0, 8))", "ufunc": "locale 0 called A += 0"}.get(
+        case, "values that differ"))
+
+
+@several
+def test_folded_numpy_operand_large(folding):
+    A = pg.zeros(5000)
+    v = np.zeros(5000)
+    v[4320] = pg.here                      # large operands are hashed by samples: one of them differs
+
+    def job():
+        A[:] = v
+        return A.sum()
+
+    expect(raised_everywhere(job), "values that differ")
+
+
+@several
+@pytest.mark.parametrize("case", ["sum-barrier", "sum-max", "axis", "dtype", "shape", "dist", "update-op",
+                                  "print", "element", "save"])
+def test_folded_collectives_differ(folding, case, tmp_path_factory):
+    A = pg.arange(12.0).reshape((3, 4)) if case == "axis" else pg.arange(12.0)
+    first = pg.here == 0
+
+    def job():
+        if case == "sum-barrier":
+            if first:
+                A.sum()
+            pg.barrier()
+        elif case == "sum-max":
+            A.sum() if first else A.max()
+        elif case == "axis":
+            A.sum(axis=pg.here % 2)
+        elif case == "dtype":
+            pg.zeros(8, dtype=np.float64 if first else np.int64)
+        elif case == "shape":
+            pg.zeros(8 + pg.here)
+        elif case == "dist":
+            pg.from_numpy(np.arange(8.0), dist=pg.Block() if first else pg.Cyclic())
+        elif case == "update-op":
+            A.update(np.array([1]), 1.0, op="add" if first else "max")
+        elif case == "print":
+            if first:
+                str(A)
+            A.sum()
+        elif case == "element":
+            A[pg.here]
+        else:
+            if first:
+                A[:] = 2.0
+            pg.save(str(tmp_path_factory.getbasetemp() / "folded.npy"), A)
+
+    raised_everywhere(job)
+    assert A.sum() == A.sum()               # in step again
+
+
+@several
+def test_folded_agreed_every_period(folding, monkeypatch):
+    monkeypatch.setattr(comm.check, "PERIOD", 8)
+    A = pg.zeros(4)
+
+    def job():
+        for step in range(20):
+            A[:] = float(step if pg.here == 0 or step < 5 else -step)  # folded-loop
+
+    text = raised_everywhere(job)              # no reduction in the loop: the period's agreement finds it
+    expect(text, f"called a statement writing A {at('folded-loop')} with values that differ", "6th collective call")
+
+
+@several
+def test_folded_correct_loop_no_messages(folding):
+    A = pg.zeros((16, 16))
+    B = pg.ones((16, 16))
+    pg.barrier()
+    for _ in range(10):
+        A[1:-1, 1:-1] = 0.25 * (B[1:-1, :-2] + B[1:-1, 2:] + B[:-2, 1:-1] + B[2:, 1:-1])
+    assert comm.check._count == 10             # folded, not agreed one by one
+    assert A.sum() == 14 * 14
 
 
 def test_locale_ranges():
@@ -430,7 +581,7 @@ def test_locale_ranges():
     assert re.fullmatch(r"locales \d.*", _locales([1, 2]))
 
 
-@pytest.mark.parametrize("check", [False, True])
+@pytest.mark.parametrize("check", [False, True, "auto"])
 @pytest.mark.parametrize("dtype", [bool, np.int32, np.int64, np.float32, np.float64, np.complex128])
 def test_scalar_read_every_dtype(check, dtype):
     pg.config(check=check)

@@ -17,7 +17,7 @@ from .layouts import new_layout
 
 def _check(fn: str, shape, dtype, dist, name, value=None) -> None:
     """Collective call checking (when on) for a constructor."""
-    if not check.enabled:
+    if not (check.enabled or check.folding):
         return
     shown = f"pg.{fn}({shape!r}{'' if value is None else ', ' + repr(value)}, dtype={np.dtype(dtype)})"
     checked(shown, args=(repr(dist), name))

@@ -27,6 +27,7 @@ from ...exec import fperr
 from ..axes import normalize_axes, result_dist
 from ..index import check_dtype
 from ..operands import source
+from .. import collective
 
 _NoValue = np._NoValue
 
@@ -198,9 +199,15 @@ def _combine(t, ufunc, offs, vals, dtype, initial):
 
 
 @fperr.agreeing
+def _axis_text(axis) -> str:
+    """How a reduction's call shows its axis in a mismatch message."""
+    return "" if axis is None else f"axis={axis!r}"
+
+
 def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
     """Collective: NumPy's ``op`` (sum, prod, min, max, any, all, count_nonzero) of ``a`` along
     ``axis``; see the module docstring."""
+    collective.checked(f"{{0}}.{op}({_axis_text(axis)})", source(a), args=(op, collective.plain(axis), str(dtype), keepdims, collective.plain(where), collective.plain(initial)))
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     ufunc, local_fn = _OPS[op]
@@ -250,6 +257,7 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
 @fperr.agreeing
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     """Collective: NumPy's ``mean`` along ``axis`` (see :func:`reduce`)."""
+    collective.checked(f"{{0}}.mean({_axis_text(axis)})", source(a), args=(collective.plain(axis), str(dtype), keepdims, collective.plain(where)))
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     sdt = np.dtype(dtype) if dtype is not None else (       # (NumPy sums floats with out= as sum does)
@@ -291,6 +299,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
     """Collective: NumPy's ``var`` (``std`` if ``std``) along ``axis`` with ``ddof`` over the
     elements ``where`` selects: per-locale (count, sum, squared deviations) combined with the
     parallel-variance formula."""
+    collective.checked(f"{{0}}.{'std' if std else 'var'}({_axis_text(axis)})", source(a), args=(collective.plain(axis), str(dtype), ddof, keepdims, std, collective.plain(where)))
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     if dtype is not None and np.dtype(dtype).kind in "biu":
@@ -347,6 +356,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
 def arg(a, op: str, axis=None, out=None, keepdims=False):
     """Collective: NumPy's ``argmin``/``argmax`` along one ``axis`` (global index along it), or
     with ``axis=None`` the flat global (C order) index; NaN wins, ties go to the smallest index."""
+    collective.checked(f"{{0}}.arg{op}({_axis_text(axis)})", source(a), args=(op, collective.plain(axis), keepdims))
     A = source(a)
     single = normalize_axes(axis, A.ndim, single=True) if axis is not None else None
     axes = single if single is not None else tuple(range(A.ndim))

@@ -9,6 +9,7 @@ from ...layout import Block
 from ..core import DistArray
 from ..creation.constructors import empty
 from .samplesort import check_array, exchange
+from .. import collective
 
 
 def _runs(a: DistArray) -> tuple[np.ndarray, int]:
@@ -48,6 +49,7 @@ def searchsorted(a, v, side: str = "left"):
     or, for replicated ``v``, every locale answers its share and one allreduce
     combines them.
     """
+    collective.checked("np.searchsorted(...)", args=(collective.plain(a), collective.plain(v), side))
     check_array(a, "searchsorted")
     if a.ndim != 1:
         raise ValueError(f"searchsorted needs a 1-D sorted array, got {a.label}")

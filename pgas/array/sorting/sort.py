@@ -20,6 +20,7 @@ from .. import engine
 from ..core import DistArray
 from ..creation.layouts import new_layout
 from .samplesort import check_array, place, sorted_run
+from .. import collective
 
 
 def _axis(A, axis, what: str):
@@ -69,6 +70,7 @@ def sort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None) ->
     -------
     DistArray
     """
+    collective.checked("np.sort({0})", A, args=(collective.plain(axis), kind, repr(dist)))
     check_array(A, "sort")
     _kind(kind, order)
     ax = _axis(A, axis, "sort")
@@ -99,6 +101,7 @@ def argsort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None)
     -------
     DistArray of int64
     """
+    collective.checked("np.argsort({0})", A, args=(collective.plain(axis), kind, repr(dist)))
     check_array(A, "argsort")
     _kind(kind, order)
     ax = _axis(A, axis, "argsort")

@@ -9,6 +9,7 @@ from ...layout import Block, Distribution
 from ..core import DistArray
 from ..creation.layouts import new_layout
 from .samplesort import check_array, place, sorted_run
+from .. import collective
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -41,6 +42,7 @@ def unique(A, return_counts: bool = False, dist: Distribution | None = None):
     allgathers (each locale's last value and first run start) and one exchange
     per result.  All NaNs count as one value, as NumPy's ``equal_nan=True``.
     """
+    collective.checked("np.unique({0})", A, args=(return_counts, repr(dist)))
     check_array(A, "unique")
     v, _, off, _ = sorted_run(A)
     me = comm.here()
