@@ -12,9 +12,10 @@ errors, its example programs run on 2 locales), then under ``pgas run -n N``:
   in :data:`ONE_LOCALE_COUNT` (dtype and promotion rules, NumPy's edge cases, compiled
   kernels' arithmetic, cache keys, printing, command lines, the README's example: what they
   check is decided by NumPy's rules or a program's text, not by the distribution);
-- N = 3 (uneven blocks, auto protocol) and N = 4 (2-D grids, collective call checking on,
-  ``PGAS_CHECK=1``): the tests in :data:`CORE` (the runtime, one-sided access, exchanges, ghosts, shifts, statements and
-  their messages, irregular access, axis reductions, redistribution, sort, scale), where a
+- N = 3 (uneven blocks, auto protocol, checking off: ``PGAS_CHECK=0``): the tests in
+  :data:`UNEVEN`, and N = 4 (2-D grids, strict collective call checking: ``PGAS_CHECK=1``): the
+  tests in :data:`CORE` (the runtime, one-sided access, exchanges, ghosts, shifts, statements
+  and their messages, irregular access, axis reductions, redistribution, sort, scale), where a
   third or fourth locale meets cases (uneven blocks, 2 x 2 grids, locales owning nothing)
   that two do not;
 - no scale stage (``test_scale.py`` is in :data:`CORE`, so it runs at 3 and 4 locales; ``--scale 8``
@@ -22,10 +23,10 @@ errors, its example programs run on 2 locales), then under ``pgas run -n N``:
 
 ``python tests/run_mpi.py --full`` (``make test-full``, what CI runs through ``.ci/run``; about
 20 minutes): the same pure, fault and documentation stages, then all of ``tests/mpi`` and
-``tests/fuzz`` at N = 1, 2, 3, 4, and the scale stage at 8 and 16.  Checking is on at 2, 4, 8 and
-16 locales (4 in the fast matrix: checking makes a run about 70 % slower, and a
-mismatch it would name still fails an unchecked run, by its timeout) and the auto protocol at
-1, 3 and 16.
+``tests/fuzz`` at N = 1, 2, 3, 4, and the scale stage at 8 and 16.  Every run checks collective
+calls the default way (folded, ``PGAS_CHECK`` unset) but those at the locale counts in
+``--check`` (strict: 2, 4, 8 and 16, 4 in the fast matrix) and ``--unchecked`` (checking off:
+3 in both), and the auto protocol runs at 1, 3 and 16.
 
     python tests/run_mpi.py [--full] [--ranks 1,2,3,4] [--scale 8,16] [--per-test 120]
                             [--per-run 1200] [--no-docs] [--check 4] [--auto 1,3,16]
@@ -34,11 +35,10 @@ Each MPI run is killed after ``--per-run`` seconds and each test after
 ``--per-test`` seconds (pytest-timeout, thread method: it ends the process,
 which ends the job).  Stops at the first failing run.  The last line is
 ``P passed, F failed`` (counts over all runs); the exit status is 0 only if
-nothing failed.  The MPI runs at the locale counts in ``--check`` have collective
-call checking on (``PGAS_CHECK=1``): a test that makes locales disagree fails with a
-:class:`CollectiveMismatch` naming the call sites instead of hanging; the other runs
-keep the default, unchecked path under test (``--check ''`` turns checking off
-everywhere).  The harness pins ``protocol="packed"`` (``tests/mpi/harness.py``) so that
+nothing failed.  The MPI runs at the locale counts in ``--check`` have strict collective
+call checking (``PGAS_CHECK=1``: every call agreed before it runs, naming its call site);
+those in ``--unchecked`` keep the unchecked path under test (``PGAS_CHECK=0``); the others
+run with the default, folded checking.  The harness pins ``protocol="packed"`` (``tests/mpi/harness.py``) so that
 message counts are known; the runs at the locale counts in ``--auto`` use the
 library's default, ``PGAS_PROTOCOL=auto``, under which statements move their halos by
 persistent two-sided transfers: both paths are under test in both matrices.
@@ -116,7 +116,7 @@ ONE_LOCALE_COUNT = [
     "tests/mpi/test_irregular_fused.py",       # the suites themselves run at every count)
 ]
 
-#: The tests that the fast matrix also runs at 3 and 4 locales: where uneven blocks, 2 x 2 grids
+#: The tests that the fast matrix also runs at 4 locales: where uneven blocks, 2 x 2 grids
 #: and locales owning nothing meet cases that 2 locales do not.
 CORE = [
     "tests/mpi/test_runtime.py",
@@ -139,14 +139,28 @@ CORE = [
     "tests/mpi/test_scale.py",
 ]
 
+#: The tests that the fast matrix runs at 3 locales: those where uneven blocks and locales owning
+#: nothing meet cases that 2 and 4 locales do not.
+UNEVEN = [
+    "tests/mpi/test_runtime.py",
+    "tests/mpi/test_one_sided.py",
+    "tests/mpi/test_ghosts.py",
+    "tests/mpi/test_shift.py",
+    "tests/mpi/test_stmt.py",
+    "tests/mpi/test_irregular.py",
+    "tests/mpi/test_axis_reduce.py",
+    "tests/mpi/test_sort.py",
+    "tests/mpi/test_scale.py",
+]
+
 
 def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=tuple(MPI_PATHS),
-            check: bool = False, auto: bool = False, skip=()) -> tuple[int, int, int]:
+            check=None, auto: bool = False, skip=()) -> tuple[int, int, int]:
     """``(passed, failed, status)`` of ``paths`` (default :data:`MPI_PATHS`) but the node ids in
-    ``skip`` on ``n`` locales (``auto``: under the library's default protocol rather than the
-    harness's "packed")."""
+    ``skip`` on ``n`` locales (``check``: "1" strict, "0" off, None the default; ``auto``: under
+    the library's default protocol rather than the harness's "packed")."""
     counts = os.path.join(tmp, f"mpi{n}.json")
-    env = dict(os.environ, PGAS_TEST_COUNTS=counts, **({"PGAS_CHECK": "1"} if check else {}),
+    env = dict(os.environ, PGAS_TEST_COUNTS=counts, **({"PGAS_CHECK": check} if check is not None else {}),
                **({"PGAS_PROTOCOL": "auto"} if auto else {}))
     cmd = [sys.executable, "-m", "pgas.tools.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
            "-q", "-x", *paths, *(f"--deselect={t}" for t in skip), f"--timeout={per_test}",
@@ -181,8 +195,10 @@ def main() -> int:
                    help="seconds allowed per pytest run (default 1200; a full stage takes 3-6 minutes on an idle 2-core machine)")
     p.add_argument("--no-docs", action="store_true", help="skip building the docs and running their examples")
     p.add_argument("--check", default=None,
-                   help="locale counts whose MPI runs check collective calls (PGAS_CHECK=1; default 4; 2,4,8,16 with --full; "
-                        "'' for none)")
+                   help="locale counts whose MPI runs check collective calls strictly (PGAS_CHECK=1; default 4; "
+                        "2,4,8,16 with --full; '' for none)")
+    p.add_argument("--unchecked", default="3",
+                   help="locale counts whose MPI runs check nothing (PGAS_CHECK=0; default 3)")
     p.add_argument("--auto", default="1,3,16",
                    help="locale counts whose MPI runs use PGAS_PROTOCOL=auto, the library's default (default 1,3,16)")
     args = p.parse_args()
@@ -190,6 +206,10 @@ def main() -> int:
     checked = {int(n) for n in (args.check if args.check is not None else "2,4,8,16" if args.full else "4").split(",")
                if n}
     auto = {int(n) for n in args.auto.split(",") if n}
+    unchecked = {int(n) for n in args.unchecked.split(",") if n}
+
+    def check(n: int):
+        return "1" if n in checked else "0" if n in unchecked else None
 
     def selection(n: int) -> dict:
         """What the MPI run at ``n`` locales runs: everything at 1 locale or under --full; the
@@ -207,10 +227,10 @@ def main() -> int:
                 ("faults", lambda: faults_run(args.per_test, args.per_run, tmp))]
         if not args.no_docs:
             runs.append(("docs", lambda: docs_run(args.per_test, args.per_run, tmp)))
-        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=n in checked,
+        runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=check(n),
                                                           auto=n in auto, **selection(n)))
                  for n in args.ranks.split(",") if n]
-        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, n in checked,
+        runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, check(n),
                                                             n in auto))
                  for n in scale.split(",") if n]
         for name, run in runs:
