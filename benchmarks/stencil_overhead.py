@@ -10,6 +10,7 @@ arguments).  ``--profile`` prints a cProfile of the statements instead (locale 0
     pgas run -n 1 benchmarks/stencil_overhead.py --n 64
     pgas run -n 2 benchmarks/stencil_overhead.py --n 1300 --reps 30 --modes off,auto   (interior first or not)
     pgas run -n 2 benchmarks/stencil_overhead.py --n 1300 --reps 30 --kernel   (fdtd: --n 1200 --m 1000)
+    pgas run -n 4 benchmarks/stencil_overhead.py --n 64 --checks off,auto   (collective checking's cost)
     python benchmarks/stencil_overhead.py --n 64 --profile
 
 Run the same command from two checkouts (``PYTHONPATH=OTHER``) one after the
@@ -26,6 +27,7 @@ import time
 
 import pgas as pg
 from pgas import comm
+from pgas.comm import check
 from pgas.exec import fuse, interior
 from pgas.tools.bench.polybench import _dist, fdtd_init, fdtd_steps, jacobi_init
 
@@ -83,6 +85,16 @@ def kernel_alone(f, reps: int) -> float:
     return float(comm.allreduce(best, "max"))
 
 
+def set_checking(mode: str) -> None:
+    """Collective checking ``"off"`` or ``"auto"`` (folded; at 2 locales or more), switched in
+    place: the calls folded so far are agreed before folding stops."""
+    if mode not in ("off", "auto"):
+        raise SystemExit(f"--checks: off or auto, not {mode!r}")
+    if mode == "off" and check.folding:
+        check.agree_history()
+    check.folding = mode == "auto" and pg.num_locales > 1
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=64, help="jacobi's n, fdtd's ny (LARGE: 1300, 1200)")
@@ -92,6 +104,9 @@ def main() -> None:
     p.add_argument("--profile", action="store_true")
     p.add_argument("--modes", default=None,
                    help="comma-separated pgas.exec.interior.MODE values, timed in turn in the same job")
+    p.add_argument("--checks", default=None,
+                   help="comma-separated collective checking modes, off and/or auto (folded), timed in turn in "
+                        "the same job (switched without pg.config, which would drop the recorded statements)")
     args = p.parse_args()
     pg.config(fuse=True)
     stmts = statements(args.n, args.m or args.n)
@@ -110,17 +125,23 @@ def main() -> None:
             pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(30)
             print(s.getvalue())
         return
-    if args.modes:
-        modes = args.modes.split(",")
+    if args.modes or args.checks:
+        modes = (args.modes or args.checks).split(",")
         best = {(name, m): float("inf") for name in stmts for m in modes}
         for r in range(args.reps):
             for m in modes if r % 2 == 0 else modes[::-1]:
-                interior.MODE = m
+                if args.modes:
+                    interior.MODE = m
+                else:
+                    set_checking(m)
                 for name, f in stmts.items():
                     best[name, m] = min(best[name, m], fastest(f, 1))
         if comm.here() == 0:
             print(f"{pg.num_locales} locales, n={args.n}, m={args.m or args.n}, fastest of {args.reps} per statement: "
                   + "; ".join(f"{name} [{m}]: {t * 1e6:.0f} us" for (name, m), t in best.items()))
+            if args.checks and len(modes) == 2:
+                print(f"{modes[1]} / {modes[0]}: " + "; ".join(
+                    f"{name} {best[name, modes[1]] / best[name, modes[0]]:.3f}" for name in stmts))
         return
     rows = []
     for name, f in stmts.items():
