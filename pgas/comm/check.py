@@ -223,9 +223,63 @@ def fold_call(op: str, arrays=(), args=(), frame=None) -> None:
 
 def reset() -> None:
     """Start a new record: the locales have just agreed on the one before."""
-    global _acc, _count
+    global _acc, _count, _agreements
     _acc = _count = 0
+    _agreements += 1
     _log.clear()
+
+
+# -- stalled waits: locales that wait for each other at calls that differ -----------------
+_agreements = 0          # how many agreements this locale has completed
+_told = None             # the (agreements, count) this locale last told the others it waits at
+_STALL_TAG = 71
+_SHOWN = 64              # the last calls of a record that a stalled locale describes
+
+
+def _on_stall() -> None:
+    """A wait of this locale has gone on for a while (:func:`pgas.comm.runtime.on_stall`): in
+    the folding mode, tell the other locales which calls it made since the last agreement
+    (once per point), and compare with what they told: if some locale's calls are not a
+    prefix of this one's or the other way round, the two wait at calls that differ, for
+    each other, forever: end the job with a :class:`CollectiveMismatch` naming them."""
+    global _told
+    if not folding:
+        return
+    c, MPI = runtime.stall_comm(), runtime.mpi()
+    me, frame = runtime.here(), call_site()
+    if _told != (_agreements, _count):
+        _told = (_agreements, _count)
+        start = max(0, len(_log) - _SHOWN)
+        state = (me, _agreements, [e[0] for e in _log], start, [_describe(e, frame) for e in _log[start:]])
+        for r in range(runtime.num_locales()):
+            if r != me:
+                c.isend(state, dest=r, tag=_STALL_TAG)      # eager: small; completes without the receiver
+    status = MPI.Status()
+    while c.Iprobe(source=MPI.ANY_SOURCE, tag=_STALL_TAG, status=status):
+        other = c.recv(source=status.Get_source(), tag=_STALL_TAG)
+        text = _diverged(other, frame)
+        if text:
+            runtime.report_and_abort(CollectiveMismatch(text))
+
+
+def _diverged(other, frame) -> str | None:
+    """The message naming where this locale's calls and ``other``'s (a stalled locale's
+    state) differ, or None if one is a prefix of the other (one is only behind)."""
+    r, agreements, hashes, start, shown = other
+    if agreements != _agreements:
+        return None                                     # one of them is still finishing an agreement
+    mine = [e[0] for e in _log]
+    i = next((k for k, (a, b) in enumerate(zip(mine, hashes)) if a != b), None)
+    if i is None:
+        return None
+    me = runtime.here()
+    ours = _describe(_log[i], frame)
+    theirs = shown[i - start] if i >= start else "another call"
+    return (f"locale {me} called {ours} and locale {r} called {theirs} (the {_ordinal(i + 1)} collective call "
+            f"since the locales last agreed); each waits there for the other, so the job ends")
+
+
+runtime.on_stall(_on_stall)
 
 
 def history_words() -> tuple:

@@ -87,7 +87,7 @@ def comm():
     """The library's communicator (a duplicate of ``COMM_WORLD``); collective on first call,
     which also makes the communicator of the synchronisation notices (a locale may send
     its first notice long after another locale's first collective)."""
-    global _comm, _ncomm
+    global _comm, _ncomm, _scomm
     if _comm is None:
         c = mpi().COMM_WORLD.Dup()
         _same_environment(c)
@@ -99,6 +99,7 @@ def comm():
         set_wait(learned.wait)
         _comm = c
         _ncomm = mpi().COMM_WORLD.Dup()
+        _scomm = mpi().COMM_WORLD.Dup()
         _epochs.open(_comm)
         _nodes.run_hooks()
     return _comm
@@ -317,6 +318,7 @@ def count_user_barrier() -> None:
 
 # -- point-to-point synchronisation with peers ------------------------------
 _ncomm = None
+_scomm = None                   # what stalled waits tell each other (:func:`on_stall`)
 _EMPTY = np.zeros(1, dtype=np.uint8)
 
 
@@ -470,6 +472,38 @@ def pause() -> None:
         _yield()
 
 
+#: Seconds a wait polls before the :func:`on_stall` hook is called (then again every
+#: :data:`STALL_POLLS` polls); ``$PGAS_STALL_SECONDS`` sets it.
+STALL = float(os.environ.get("PGAS_STALL_SECONDS", "5") or 5)
+STALL_POLLS = 4096
+_stall_hook: list = []
+
+
+def on_stall(hook) -> None:
+    """Register ``hook()``, called by a wait that has polled for :data:`STALL` seconds and
+    again every :data:`STALL_POLLS` polls while it goes on (it may raise, or end the job)."""
+    _stall_hook.append(hook)
+
+
+def stall_comm():
+    """The communicator on which stalled waits exchange what they wait for (never used by
+    anything else: a stalled locale's messages cannot meet another operation's)."""
+    comm()
+    return _scomm
+
+
+def _stalled(since: float | None) -> float:
+    """Every :data:`STALL_POLLS` polls of a wait: the time it started polling (set at the
+    first call), and the stall hooks called once it has waited :data:`STALL` seconds."""
+    now = time.monotonic()
+    if since is None:
+        return now
+    if now - since > STALL:
+        for hook in _stall_hook:
+            hook()
+    return since
+
+
 def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None:
     """Wait for ``requests``, polling as the node's wait policy says (:func:`set_wait`,
     :mod:`pgas.comm.node`).  ``"yield"`` and ``"nap"`` give the core away between polls:
@@ -477,11 +511,14 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
     the peers need to get there; on an idle core the yield returns at once.  Under
     ``"nap"`` only, with ``spins``, after that many yielding polls the wait sleeps
     ``nap`` seconds between polls instead (it leaves the run queue; see
-    :data:`pgas.comm.p2p.SPINS`).  ``"spin"`` polls without yielding."""
-    Request, k = mpi().Request, 0
+    :data:`pgas.comm.p2p.SPINS`).  ``"spin"`` polls without yielding.  A wait that
+    goes on for :data:`STALL` seconds calls the :func:`on_stall` hooks."""
+    Request, k, since = mpi().Request, 0, None
     if _wait == "spin":
         while not Request.Testall(requests):
-            pass
+            k += 1
+            if not k % STALL_POLLS:
+                since = _stalled(since)
         return
     if _wait != "nap":
         spins = None
@@ -491,6 +528,8 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
             _yield()
         else:
             time.sleep(nap)
+        if not k % STALL_POLLS:
+            since = _stalled(since)
 
 
 def allreduce_with(value, combine):
