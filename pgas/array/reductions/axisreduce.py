@@ -198,12 +198,12 @@ def _combine(t, ufunc, offs, vals, dtype, initial):
     return res
 
 
-@fperr.agreeing
 def _axis_text(axis) -> str:
     """How a reduction's call shows its axis in a mismatch message."""
     return "" if axis is None else f"axis={axis!r}"
 
 
+@fperr.agreeing
 def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
     """Collective: NumPy's ``op`` (sum, prod, min, max, any, all, count_nonzero) of ``a`` along
     ``axis``; see the module docstring."""
