@@ -85,8 +85,11 @@ def set_mode(mode) -> None:
 
 
 def _apply(_node=None) -> None:
-    global enabled, folding
+    global enabled, folding, SLOTS
     fold_now = _mode == "auto" and runtime._comm is not None and runtime.num_locales() > 1
+    if runtime._comm is not None:
+        P = runtime.num_locales()
+        SLOTS = P if P <= MAX_SLOTS else 0
     if folding and not fold_now and _count:
         agree_history()
     enabled, folding = _mode is True, fold_now
@@ -169,11 +172,26 @@ _ACC, _COUNT, _FAILED, _DETAIL, _VALUE = 0, 2, 4, 5, 8       # pairs (x, ~x) at 
 _U64 = (1 << 64) - 1
 
 
-def agree_words(detail: int | None = None, failed: bool = False, value: np.ndarray | None = None) -> np.ndarray:
+#: Locales whose partial results ride in every agreement of the folding mode, each in a slot
+#: of its own (16 bytes, and a bit of the presence word): all of them up to :data:`MAX_SLOTS`
+#: locales, so a whole-array reduction is its own agreement (:func:`gather_partials`); none
+#: beyond, where the slots would make every agreement large.
+SLOTS = 0
+MAX_SLOTS = 64
+
+
+def width() -> int:
+    """How many words an agreement has (:data:`WORDS`, the presence word and the slots)."""
+    return WORDS + 1 + 2 * SLOTS
+
+
+def agree_words(detail: int | None = None, failed: bool = False, value: np.ndarray | None = None,
+                part: np.ndarray | None = None) -> np.ndarray:
     """This locale's words of an agreement (bitwise-or'ed over locales): the running hash and
-    count of folded calls (zero when not folding), an error flag, a ``detail`` hash and the
-    bytes of a ``value`` (up to 16; from one locale only)."""
-    w = np.zeros(WORDS, dtype=np.uint64)
+    count of folded calls (zero when not folding), an error flag, a ``detail`` hash, the
+    bytes of a ``value`` (up to 16; from one locale only) and this locale's partial result
+    ``part`` (up to 16 bytes) in its slot."""
+    w = np.zeros(width(), dtype=np.uint64)
     acc, count = (_acc, _count) if folding else (0, 0)
     k = 0 if detail is None else detail
     w[_ACC], w[_ACC + 1], w[_COUNT], w[_COUNT + 1] = acc, ~acc & _U64, count, ~count & _U64
@@ -181,7 +199,27 @@ def agree_words(detail: int | None = None, failed: bool = False, value: np.ndarr
     w[_DETAIL], w[_DETAIL + 1] = k, ~k & _U64
     if value is not None:
         w.view(np.uint8)[8 * _VALUE:8 * _VALUE + value.itemsize] = value.view(np.uint8)
+    if part is not None:
+        i = runtime.here()
+        w[WORDS] = 1 << i
+        at = 8 * (WORDS + 1 + 2 * i)
+        w.view(np.uint8)[at:at + part.itemsize] = np.ascontiguousarray(part).reshape(1).view(np.uint8)
     return w
+
+
+def gather_partials(op: str, arrays, args, part: np.ndarray | None, dtype) -> np.ndarray:
+    """Collective (folding mode, :data:`SLOTS` set): agree on the calls folded so far and on
+    this one (``op``, ``arrays``, ``args``, as :func:`fold_call` takes them) and gather every
+    locale's partial result ``part`` (a 0-d array of ``dtype``, at most 16 bytes; None where
+    a locale has none) in the same single reduction.  Returns the partials, in locale order."""
+    frame = call_site()
+    fold_call(op, arrays, args, frame)
+    out = _or(agree_words(part=None if part is None else np.asarray(part, dtype)))
+    agreed(out, frame)
+    present = int(out[WORDS])
+    raw = out[WORDS + 1:].view(np.uint8)
+    picks = [raw[16 * i:16 * i + dtype.itemsize] for i in range(SLOTS) if present >> i & 1]
+    return np.concatenate(picks).view(dtype) if picks else np.empty(0, dtype)
 
 
 def _differ(out: np.ndarray, at: int) -> bool:
@@ -202,7 +240,8 @@ def agreed(out: np.ndarray, frame=None) -> bool:
 def _or(words: np.ndarray) -> np.ndarray:
     """The bitwise or over locales of an agreement's words (one small allreduce, of the shape
     ``pg.barrier()``'s has: :data:`WORDS` and the barrier's own)."""
-    return runtime.bitwise_or(np.concatenate([words, np.zeros(runtime.BARRIER_WORDS, dtype=np.uint64)]))[:WORDS]
+    n = len(words)
+    return runtime.bitwise_or(np.concatenate([words, np.zeros(runtime.BARRIER_WORDS, dtype=np.uint64)]))[:n]
 
 
 def agree_history(op: str = "", arrays=(), args=(), frame=None) -> None:

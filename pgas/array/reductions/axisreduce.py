@@ -207,7 +207,6 @@ def _axis_text(axis) -> str:
 def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
     """Collective: NumPy's ``op`` (sum, prod, min, max, any, all, count_nonzero) of ``a`` along
     ``axis``; see the module docstring."""
-    collective.checked(f"{{0}}.{op}({_axis_text(axis)})", source(a), args=(op, collective.plain(axis), str(dtype), keepdims, collective.plain(where), collective.plain(initial)))
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     ufunc, local_fn = _OPS[op]
@@ -230,7 +229,9 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
             and len(axes) == A.ndim and op in ("sum", "prod", "min", "max")):
         from .whole import reduce_all
 
-        return reduce_all(A, local_fn, op, None, None, None)
+        return reduce_all(A, local_fn, op, None, None, None)        # checked there
+    collective.checked(f"{{0}}.{op}({_axis_text(axis)})", A, args=(op, collective.plain(axis), str(dtype), keepdims,
+                                                                    collective.plain(where), collective.plain(initial)))
     t = _Target(A, axes, keepdims, out, what)
     mask = _where_local(A, where)
     if t.contributes:
@@ -257,7 +258,6 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
 @fperr.agreeing
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     """Collective: NumPy's ``mean`` along ``axis`` (see :func:`reduce`)."""
-    collective.checked(f"{{0}}.mean({_axis_text(axis)})", source(a), args=(collective.plain(axis), str(dtype), keepdims, collective.plain(where)))
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     sdt = np.dtype(dtype) if dtype is not None else (       # (NumPy sums floats with out= as sum does)
@@ -266,7 +266,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
         _empty_mean()
     if where is True and out is None and not keepdims and len(axes) == A.ndim:
         # by NumPy's intp count (a Python int is weak: float32 / 2**24 + 1 would divide in float32)
-        return np.true_divide(reduce(A, "sum", None, sdt), np.intp(A.size)).astype(sdt)
+        return np.true_divide(reduce(A, "sum", None, sdt), np.intp(A.size)).astype(sdt)   # checked there
+    collective.checked(f"{{0}}.mean({_axis_text(axis)})", A, args=(collective.plain(axis), str(dtype), keepdims,
+                                                                   collective.plain(where)))
     t = _Target(A, axes, keepdims, out, f"mean over {A.label}")
     mask = _where_local(A, where)
     fields = {"s": np.empty(0, sdt), "n": np.empty(0, np.int64)}
@@ -299,7 +301,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
     """Collective: NumPy's ``var`` (``std`` if ``std``) along ``axis`` with ``ddof`` over the
     elements ``where`` selects: per-locale (count, sum, squared deviations) combined with the
     parallel-variance formula."""
-    collective.checked(f"{{0}}.{'std' if std else 'var'}({_axis_text(axis)})", source(a), args=(collective.plain(axis), str(dtype), ddof, keepdims, std, collective.plain(where)))
+    collective.checked(f"{{0}}.{'std' if std else 'var'}({_axis_text(axis)})", source(a),
+                       args=(collective.plain(axis), str(dtype), ddof, keepdims, std, collective.plain(where)))
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
     if dtype is not None and np.dtype(dtype).kind in "biu":
