@@ -25,7 +25,8 @@ stream, randomaccess, sort and matmul and the mean for isx, as their own
 benchmarks report), the speedup over the smallest count (the rate, work
 over seconds, as a ratio of the smallest count's: ``t(P0) / t(P)`` for strong
 scaling, the scaled speedup for weak) and the parallel efficiency (speedup x
-``P0 / P``).  A run whose result is wrong is marked and makes the exit status 1.
+``P0 / P``); beside the stencils' other implementations, pgas's seconds over
+theirs in the same job (``pgas / this``: above 1, pgas is slower).  A run whose result is wrong is marked and makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ import time
 #: The kernels, in the order they run.
 KERNELS = ("jacobi2d", "fdtd2d", "isx", "randomaccess", "stream", "sort", "matmul")
 MODES = ("strong", "weak")
+#: The implementations, in the order they are reported: pgas, the hand-written mpi4py and C + MPI versions.
+IMPLS = ("pgas", "hand_mpi4py", "c_mpi")
 #: Each kernel's global size at one locale: the side n (jacobi2d, fdtd2d, matmul), keys
 #: (isx, sort), table words (randomaccess, a power of two) or float64 per array (stream).
 #: ``tiny`` is the tests'.
@@ -190,7 +193,8 @@ def run_job(path: str, out: str, trials: int, ref: str | None) -> int:
 # -- outside MPI: the sweep, the figures --------------------------------------------------------------------
 def summarise(rows: list[dict]) -> list[dict]:
     """One entry per mode, kernel, implementation and locale count: seconds, speedup over the
-    smallest count measured for it and parallel efficiency (see the module docstring).
+    smallest count measured for it, parallel efficiency (see the module docstring) and
+    ``pgas_over_this``, pgas's seconds over this implementation's in the same job.
 
     >>> rows = [{"mode": "strong", "kernel": "k", "locales": P, "n": 8, "steps": 1, "work": 8,
     ...          "impls": {"pgas": {"seconds": s, "verified": True}}} for P, s in ((1, 4.0), (2, 2.5))]
@@ -204,9 +208,12 @@ def summarise(rows: list[dict]) -> list[dict]:
                         "n": r["n"], "steps": r["steps"], "work": r["work"], "seconds": m["seconds"],
                         "verified": m["verified"]})
     out.sort(key=lambda e: (MODES.index(e["mode"]), KERNELS.index(e["kernel"]) if e["kernel"] in KERNELS else 99,
-                            e["impl"], e["locales"]))
+                            IMPLS.index(e["impl"]), e["locales"]))
+    pgas = {(e["mode"], e["kernel"], e["locales"]): e["seconds"] for e in out if e["impl"] == "pgas"}
     first: dict = {}
     for e in out:
+        mine = pgas.get((e["mode"], e["kernel"], e["locales"]))
+        e["pgas_over_this"] = mine / e["seconds"] if mine and e["seconds"] else math.nan
         base = first.setdefault((e["mode"], e["kernel"], e["impl"]), e)
         rate, rate0 = e["work"] / e["seconds"] if e["seconds"] else math.nan, \
             base["work"] / base["seconds"] if base["seconds"] else math.nan
@@ -215,12 +222,12 @@ def summarise(rows: list[dict]) -> list[dict]:
     return out
 
 
-HEADERS = ["mode", "kernel", "impl", "locales", "n", "seconds", "speedup", "efficiency", "verified"]
+HEADERS = ["mode", "kernel", "impl", "locales", "n", "seconds", "speedup", "efficiency", "pgas / this", "verified"]
 
 
 def table_rows(summary: list[dict]) -> list[list]:
     return [[e["mode"], e["kernel"], e["impl"], e["locales"], e["n"], e["seconds"], e["speedup"], e["efficiency"],
-             "yes" if e["verified"] else "NO"] for e in summary]
+             e["pgas_over_this"], "yes" if e["verified"] else "NO"] for e in summary]
 
 
 def _counts(text: str) -> list[int]:
