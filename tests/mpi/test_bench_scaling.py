@@ -89,6 +89,8 @@ def test_the_sweep_combines_the_jobs_into_json_table_and_plot(tmp_path, monkeypa
     (["--kernels", "jacobi2d,lu"], "unknown lu"),
     (["--size", "huge"], "invalid choice"),
     (["--reference", "/nonexistent"], "no executable jacobi2d_mpi"),
+    (["-n", "4", "--locales", "1,2"], "not both"),
+    (["-n", "0"], "must be >= 1"),
 ])
 def test_bad_arguments_are_refused_before_any_job(argv, message, monkeypatch, capsys):
     import pgas.tools.launch.launcher as launcher

@@ -240,15 +240,27 @@ def _counts(text: str) -> list[int]:
     return counts
 
 
+def counts_up_to(n: int) -> list[int]:
+    """The powers of two below ``n``, and ``n``: the counts ``-n N`` sweeps.
+
+    >>> counts_up_to(16), counts_up_to(6), counts_up_to(1)
+    ([1, 2, 4, 8, 16], [1, 2, 4, 6], [1])
+    """
+    return [1 << k for k in range(n.bit_length()) if 1 << k < n] + [n]
+
+
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
-    from pgas.tools.bench import choices, plain
+    from pgas.tools.bench import _positive, choices, plain
 
     p = argparse.ArgumentParser(prog="pgas bench scaling", description=plain(__doc__.split("\n\n")[0]),
                                 epilog="One job per locale count; the JSON has every run, the table and plot "
                                        "its seconds, speedup and efficiency.")
-    p.add_argument("--locales", type=_counts, default=[1, 2, 4], metavar="LIST",
+    p.add_argument("--locales", type=_counts, default=None, metavar="LIST",
                    help="comma-separated locale counts, one job each (default 1,2,4)")
+    p.add_argument("-n", type=_positive, default=None, metavar="N",
+                   help="number of locales of the largest job: the counts are 1, 2, 4, ... up to N, and N "
+                        "(instead of --locales)")
     p.add_argument("--kernels", type=choices(KERNELS), default=list(KERNELS), metavar="LIST",
                    help=f"comma-separated from {', '.join(KERNELS)} (default all)")
     p.add_argument("--mode", choices=("strong", "weak", "both"), default="both",
@@ -273,6 +285,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.trials < 1:
         p.error(f"--trials must be >= 1, got {args.trials}")
+    if args.n and args.locales:
+        p.error("give the locale counts either as --locales LIST or as -n N, not both")
+    args.locales = args.locales or (counts_up_to(args.n) if args.n else [1, 2, 4])
     if args.job:
         return run_job(args.job, args.out, args.trials, args.reference)
     from pgas.tools.launch.launcher import launch, under_launcher
