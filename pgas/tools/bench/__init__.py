@@ -11,7 +11,7 @@ This module holds the shared pieces: :func:`parser` (the common options),
 :func:`time_trials` (warm-up, then timed trials separated by barriers),
 :func:`write_result`, :func:`print_table`, :func:`choices` (comma-separated
 options), :func:`progress` (a line per step on locale 0) and :class:`ProgressBar`.
-A module with ``DRIVER = True`` (``pgas bench suite``) is run outside MPI and
+A module with ``DRIVER = True`` (``pgas bench suite``, ``pgas bench scaling``) is run outside MPI and
 starts its own jobs.  Each module's
 ``make_parser()`` builds its parser without touching MPI, so ``pgas bench NAME``
 checks arguments and prints ``--help`` once, before starting the job.
@@ -47,6 +47,7 @@ BENCHMARKS: dict[str, str] = {
     "redist": "pgas.tools.bench.redist",
     "run": "pgas.tools.bench.kernelrun",
     "suite": "pgas.tools.bench.suite",
+    "scaling": "pgas.tools.bench.scaling",
     "pshift": "pgas.tools.bench.pshift",
     "protocols": "pgas.tools.bench.protocols",
     "polybench": "pgas.tools.bench.polybench",

@@ -1,5 +1,6 @@
 """The benchmark report's PNG plots (the modulo-unrolling paper's Figures 12-23), drawn
-from the suite's rows alone by :func:`draw_all`; needs matplotlib (``pip install
+from the suite's rows alone by :func:`draw_all`, and ``pgas bench scaling``'s
+(:func:`scaling_plot`); needs matplotlib (``pip install
 'pgas[plot]'``)."""
 
 from __future__ import annotations
@@ -110,3 +111,41 @@ def draw_all(runs: list[dict], pairs: list[dict], outdir: str) -> dict[str, list
     _lines(pairs, "blocksize", "block", "block size", outdir, images["blocksize"])
     _planned(runs, outdir, images["planned"])
     return images
+
+
+def scaling_plot(summary: list[dict], path: str) -> str:
+    """``pgas bench scaling``'s figure: seconds (log-log) and parallel efficiency against
+    locales, one colour per kernel (pgas solid, hand-written mpi4py dashed, C + MPI dotted),
+    one row of panels per mode; returns ``path``."""
+    plt = pyplot()
+    modes = list(dict.fromkeys(e["mode"] for e in summary)) or ["strong"]
+    fig, axes = plt.subplots(len(modes), 2, figsize=(11, 4 * len(modes)), squeeze=False)
+    for (a1, a2), mode in zip(axes, modes):
+        sel = [e for e in summary if e["mode"] == mode]
+        kernels = list(dict.fromkeys(e["kernel"] for e in sel))
+        for k, impl in dict.fromkeys((e["kernel"], e["impl"]) for e in sel):
+            pts = [e for e in sel if (e["kernel"], e["impl"]) == (k, impl)]
+            style = dict(color=f"C{kernels.index(k) % 10}", marker="o",
+                         ls={"pgas": "-", "hand_mpi4py": "--"}.get(impl, ":"),
+                         label=k if impl == "pgas" else f"{k} ({impl})")
+            a1.plot([e["locales"] for e in pts], [e["seconds"] for e in pts], **style)
+            a2.plot([e["locales"] for e in pts], [e["efficiency"] for e in pts], **style)
+        counts = sorted({e["locales"] for e in sel})
+        a1.set_xscale("log", base=2)
+        a1.set_yscale("log")
+        a1.set_ylabel("seconds")
+        a2.set_xscale("log", base=2)
+        a2.axhline(1.0, color="black", lw=0.8)
+        a2.set_ylabel("parallel efficiency")
+        for a, what in ((a1, "time"), (a2, "efficiency")):
+            a.set_xticks(counts, [str(P) for P in counts])
+            a.tick_params(axis="x", which="minor", labelbottom=False)
+            a.set_xlabel("locales")
+            a.set_title(f"{mode} scaling: {what}")
+            a.grid(True, which="both", alpha=0.3)
+        a2.legend(fontsize=7)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -106,12 +106,37 @@ def jacobi2d(n: int, steps: int):
     return {"A": _gather(comm, A.own(), n)}, sec, msgs
 
 
-def fdtd2d(n: int, steps: int):
-    """Collective: fdtd-2d on Block rows (``hz`` halo above, ``ey`` halo below)."""
+def jacobi2d_polybench(n: int, steps: int):
+    """Collective: PolyBench's jacobi-2d (:mod:`pgas.tools.bench.polybench`: its initial
+    values, each step two 5-point sweeps, ``A`` to ``B`` and back) on Block rows with
+    halo swaps before each sweep."""
+    from pgas.tools.bench.polybench import jacobi_init
+
     comm = runtime.comm()
     _check(n, comm)
     lo, hi = _rows(n, comm.Get_size(), comm.Get_rank())
-    ex, ey, hz = (_Halo(stencils._init2(n, k), lo, hi) for k in (1, 2, 3))
+    A, B = (_Halo(G, lo, hi) for G in jacobi_init(n))
+    g = np.arange(lo - 1, hi + 1)
+    rows = np.flatnonzero((g >= 1) & (g <= n - 2) & (g >= lo) & (g < hi))
+
+    def sweep(D, S):
+        sent = _swap(comm, S)
+        s = S.a
+        D.a[rows, 1:-1] = 0.2 * (s[rows, 1:-1] + s[rows, :-2] + s[rows, 2:] + s[rows + 1, 1:-1] + s[rows - 1, 1:-1])
+        return sent
+
+    sec, msgs = _timed(comm, lambda t: sweep(B, A) + sweep(A, B), steps)
+    return {"A": _gather(comm, A.own(), n), "B": _gather(comm, B.own(), n)}, sec, msgs
+
+
+def fdtd2d(n: int, steps: int, init=None):
+    """Collective: fdtd-2d on Block rows (``hz`` halo above, ``ey`` halo below); ``init``:
+    the initial ``ex``, ``ey``, ``hz`` (default the pgas kernel's; PolyBench's step is the same)."""
+    comm = runtime.comm()
+    _check(n, comm)
+    lo, hi = _rows(n, comm.Get_size(), comm.Get_rank())
+    init = [stencils._init2(n, k) for k in (1, 2, 3)] if init is None else init
+    ex, ey, hz = (_Halo(G, lo, hi) for G in init)
     g = np.arange(lo, hi)
 
     def step(t):

@@ -96,7 +96,9 @@ def run_kernel(name: str, steps: int, verify: bool, sizes: dict = LARGE, trials:
     """Collective: warm-up, ``trials`` timed runs (each from PolyBench's initial values)
     and verification of the last one, for one kernel (``sizes``: its problem size and
     PolyBench steps, LARGE's by default).  ``seconds`` is the median of the trials
-    (slowest locale each), ``trial_seconds`` all of them.  ``between``: called
+    (slowest locale each), ``trial_seconds`` all of them; ``sums`` are the sums of the
+    result arrays of the last trial (A, B; ex, ey, hz; x1, x2), to check other
+    implementations' results by.  ``between``: called
     (collectively) after each trial, untimed: the reference's run beside it."""
     times = []
     _timed = _timer(between)
@@ -142,9 +144,10 @@ def run_kernel(name: str, steps: int, verify: bool, sizes: dict = LARGE, trials:
         ok = all(np.array_equal(g, w) if exact else np.allclose(g, w, rtol=1e-12, atol=0)
                  for g, w in zip(got, want()))
     ok = comm.bcast(ok, 0)
+    sums = comm.bcast([float(g.sum()) for g in got] if comm.here() == 0 else None, 0)
     return {"kernel": name, "steps": steps if name != "mvt" else 1, "seconds": float(np.median(times)),
             "trial_seconds": times, "verification": ("exact" if exact else "rtol 1e-12") if verify else "skipped",
-            "verified": bool(ok)}
+            "verified": bool(ok), "sums": sums}
 
 
 def run_reference(folder: str, name: str) -> dict:

@@ -106,7 +106,7 @@ def run_job(path: str, out: str, steps: int) -> int:
     with open(path) as f:
         todo = json.load(f)
     if comm.here() == 0:
-        _drop_cut_line(out)
+        drop_cut_line(out)
     correct = True
     bar = ProgressBar(len(todo), f"{comm.num_locales()} locale(s)")
     for c in todo:
@@ -124,7 +124,7 @@ def run_job(path: str, out: str, steps: int) -> int:
     return 0 if correct else 1
 
 
-def _drop_cut_line(out: str) -> None:
+def drop_cut_line(out: str) -> None:
     """Remove a last line that a killed job left without its newline, so the rows
     appended next start on a line of their own."""
     if not os.path.exists(out):
