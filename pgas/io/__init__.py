@@ -3,7 +3,7 @@ stores (:func:`to_zarr`, :func:`from_zarr`, needing ``pgas[io]``) and HDF5 (:fun
 :func:`from_hdf5`: only with a parallel h5py), and checkpoints (:func:`checkpoint`,
 :func:`restore`): a set of arrays and metadata committed as one."""
 
-from .checkpoint import Checkpoint, checkpoint, restore
+from .checkpoints import Checkpoint, checkpoint, restore
 from .hdf5 import from_hdf5, to_hdf5
 from .npy import load, save
 from .zarr import from_zarr, to_zarr
