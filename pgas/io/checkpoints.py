@@ -56,11 +56,10 @@ class Checkpoint(dict):
         self.step, self.meta, self.path = step, meta, path
 
     def __getattr__(self, name: str):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(f"checkpoint step {self.step} holds no array {name!r} (it holds "
-                                 f"{', '.join(sorted(self)) or 'none'})") from None
+        if name.startswith("_") or name not in self:     # (copy and pickle look for hooks before __init__)
+            raise AttributeError(f"checkpoint step {self.__dict__.get('step')} holds no array {name!r} (it holds "
+                                 f"{', '.join(sorted(self)) or 'none'})")
+        return self[name]
 
     def __repr__(self) -> str:
         return f"Checkpoint(step={self.step}, arrays={sorted(self)}, meta={self.meta!r})"
@@ -304,12 +303,13 @@ def _manifest(path: str, step: int | None) -> dict:
             body = json.loads(f.read())
         crc = body.pop("crc32")
         ok = body["format"] == _FORMAT and body["step"] == step and isinstance(body["arrays"], dict)
+        version = body["version"]
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"{where}: not a pgas checkpoint manifest ({type(e).__name__}: {e}): it is damaged") from None
     if not ok or _crc(body) != crc:
         raise ValueError(f"{where}: checksum mismatch in the checkpoint's manifest: it is damaged")
-    if body["version"] != 1:
-        raise ValueError(f"{where}: checkpoint format version {body['version']} is not supported (1 is)")
+    if version != 1:
+        raise ValueError(f"{where}: checkpoint format version {version} is not supported (1 is)")
     return {**body, "path": os.path.join(path, steps[step])}
 
 

@@ -363,8 +363,9 @@ def _check_sums(path: str, spath: str, sums: dict, shape, fortran: bool, dstr: s
         raise ValueError(f"{spath}: not a pgas checksum file, or not for {path} ({type(e).__name__}: {e})") from None
     if not ok:
         raise ValueError(f"{path}: its header (shape {tuple(shape)}, dtype {dstr}) does not match its checksum "
-                         f"file {spath} (shape {tuple(sums['shape'])}, dtype {sums['descr']}): the file is damaged, "
-                         f"or was rewritten by something other than pg.save (then remove the checksum file)")
+                         f"file {spath} (shape {tuple(sums['shape'])}, dtype {sums['descr']}): the file is damaged"
+                         + (", or was rewritten by something other than pg.save (then remove the checksum file)"
+                            if spath.endswith(SUMS) else ""))
     return {"locales": locales, "parts": parts}
 
 
