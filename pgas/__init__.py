@@ -38,7 +38,7 @@ from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain
 from .array.statements import forall
 from . import random
-from .io import from_hdf5, from_zarr, load, save, to_hdf5, to_zarr
+from .io import Checkpoint, checkpoint, from_hdf5, from_zarr, load, restore, save, to_hdf5, to_zarr
 
 __version__ = "0.1.0"
 
@@ -52,7 +52,7 @@ __all__ = [
     "swapaxes", "transpose", "vstack", "array", "asarray", "copyto", "empty_like", "eye", "full_like", "identity",
     "linspace", "ones_like", "redistribute", "zeros_like",
     "from_local", "fromfunction", "random", "sort", "argsort", "unique", "searchsorted", "save", "load",
-    "to_zarr", "from_zarr", "to_hdf5", "from_hdf5",
+    "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "checkpoint", "restore", "Checkpoint",
 ]
 
 from .array.shifts.functions import cshift, eoshift, pshift  # noqa: E402

@@ -2,9 +2,10 @@
 
 ``python tests/run_mpi.py`` (``make test``, the default; under 10 minutes on a 2-core machine):
 the pure tests and the package's doctests once without MPI (in 2 processes when pytest-xdist is
-installed), the fault tests (``tests/faults``: hangs and dead locales under ``pgas run``, each
-case starting its own job), the documentation (``tests/docs``: the site builds with warnings as
-errors, its example programs run on 2 locales), then under ``pgas run -n N``:
+installed), the fault tests (``tests/faults``: hangs and dead locales under ``pgas run``, locales
+killed mid-checkpoint, full disks and damaged checkpoints, each case starting its own job), the
+documentation (``tests/docs``: the site builds with warnings as errors, its example programs run
+on 2 locales), then under ``pgas run -n N``:
 
 - N = 1: every multi-locale test (``tests/mpi`` and the fuzzers, ``tests/fuzz``), under the
   library's default protocol (``PGAS_PROTOCOL=auto``);
@@ -137,6 +138,7 @@ CORE = [
     "tests/mpi/test_domains.py",
     "tests/mpi/test_sort.py",
     "tests/mpi/test_scale.py",
+    "tests/mpi/test_checkpoint.py",            # restored into uneven blocks and 2 x 2 grids
 ]
 
 #: The tests that the fast matrix runs at 3 locales: those where uneven blocks and locales owning

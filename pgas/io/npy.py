@@ -90,16 +90,19 @@ def save(path, A: DistArray) -> None:
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.save takes a DistArray, got {type(A).__name__} (use np.save for NumPy arrays)")
     path = _path(path)
-    header = _header(A.shape, A.dtype)
     sums = {}
-    replace(path, lambda tmp: sums.update(_write(tmp, path, header, A)),
+    replace(path, lambda tmp: sums.update(write(tmp, A, path)),
             before=lambda final: remove_file(final + SUMS),
             after=lambda final: write_file(final + SUMS, json.dumps({**sums, "file": _identity(final)}).encode()))
 
 
-def _write(tmp: str, path: str, header: bytes, A: DistArray) -> dict:
-    """Collective: write the whole file ``tmp`` (errors name ``path``), each locale's part
-    fsynced, every locale's success agreed; returns the checksums (see :data:`SUMS`)."""
+def write(tmp: str, A: DistArray, path: str | None = None) -> dict:
+    """Collective: write ``A`` as the new ``.npy`` file ``tmp`` (errors name ``path``, by
+    default ``tmp``), each locale's part fsynced, every locale's success agreed; returns
+    the checksums (see :data:`SUMS`; :func:`read` takes them).  Nothing is renamed: the
+    caller puts ``tmp`` in place (:func:`save`, :func:`pgas.checkpoint`)."""
+    path = tmp if path is None else path
+    header = _header(A.shape, A.dtype)
     err = None
     if comm.here() == 0:
         try:
@@ -275,12 +278,20 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
     parts ``here(), here() + num_locales(), ...`` of the file.
     """
     checked("pg.load(...)", args=(str(path), repr(dist), name))
-    path = _path(path)
+    return read(_path(path), dist, name)
+
+
+def read(path: str, dist: Distribution | None = None, name: str | None = None, sums: dict | None = None,
+         where: str | None = None, ghosts=None) -> DistArray:
+    """Collective: :func:`load`, checking the checksums ``sums`` (as :func:`write` returned
+    them, kept by the caller in the file ``where``, named in errors) instead of those beside
+    ``path``; with ``sums`` given they are always checked.  ``ghosts``: the new array's
+    ghost-cell widths (Block only), as the constructors take them."""
     info = None
     if comm.here() == 0:
         try:
             info = _read_header(path)
-            info = info + (_read_sums(path, *info),)
+            info = info + (_read_sums(path, *info) if sums is None else _check_sums(path, where, sums, *info),)
         except Exception as e:            # noqa: BLE001 - shared below, raised on every locale
             info = e
     info = comm.bcast(info if not isinstance(info, Exception) else (type(info).__name__, str(info)), 0)
@@ -295,7 +306,7 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
         raise ValueError(f"{path}: holds a 0-d array; pgas arrays have at least one dimension")
     file_dtype = np.dtype(dstr)
     native = file_dtype.newbyteorder("=") if file_dtype.byteorder != "|" else file_dtype
-    A = DistArray._create(_layout(shape, dist), native, name)
+    A = DistArray._create(_layout(shape, dist, ghosts), native, name)
     if A.size and not big_blocks(A.layout, shape) and not fortran:
         strips = {}
         for start, stop in _strips(shape, native.itemsize):
@@ -311,10 +322,12 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
         _verify(path, sums, A, offset, False)
         return A
     if A.size:
-        buf = np.empty(A.local.shape, native, order="F") if fortran else A.local
+        local = A.local                   # with ghost cells, not contiguous: read into a copy
+        buf = np.empty(local.shape, native, order="F" if fortran else "C") if fortran or not local.flags.c_contiguous \
+            else local
         _collective(read_darray, path, offset, A.layout, buf, fortran=fortran)
-        if fortran:
-            A.local[...] = buf
+        if buf is not local:
+            local[...] = buf
         if not file_dtype.isnative:
             A.local.byteswap(inplace=True)
     comm.barrier([A.store.window])
@@ -333,20 +346,30 @@ def _read_sums(path: str, shape, fortran: bool, dstr: str, offset: int):
         return None
     except ValueError as e:
         raise ValueError(f"{spath}: not a pgas checksum file ({e})") from None
+    if not isinstance(sums, dict):
+        raise ValueError(f"{spath}: not a pgas checksum file (holds a {type(sums).__name__})")
+    if "file" in sums and sums["file"] != _identity(target(path)):
+        return {"stale": f"{path} was changed after pg.save wrote it (by another program?): its checksums in "
+                         f"{spath} no longer apply and are not checked; pg.save it again to renew them"}
+    return _check_sums(path, spath, sums, shape, fortran, dstr, offset)
+
+
+def _check_sums(path: str, spath: str, sums: dict, shape, fortran: bool, dstr: str, offset: int) -> dict:
+    """The checksums ``sums`` (kept in the file ``spath``) as :func:`_verify` takes them, checked
+    against the header of ``path``."""
     try:
         ok = (sums["algorithm"] == "crc32" and tuple(sums["shape"]) == tuple(shape) and not fortran
               and np.dtype(sums["descr"]) == np.dtype(dstr) and sums["offset"] == offset)
         parts = [(int(q["rows"][0]), int(q["rows"][1]), int(q["crc32"])) for q in sums["parts"]]
+        locales = int(sums["locales"])
     except (KeyError, TypeError, ValueError, IndexError) as e:
-        raise ValueError(f"{spath}: not a pgas checksum file ({type(e).__name__}: {e})") from None
-    if "file" in sums and list(sums["file"]) != _identity(target(path)):
-        return {"stale": f"{path} was changed after pg.save wrote it (by another program?): its checksums in "
-                         f"{spath} no longer apply and are not checked; pg.save it again to renew them"}
+        raise ValueError(f"{spath}: not a pgas checksum file, or not for {path} ({type(e).__name__}: {e})") from None
     if not ok:
         raise ValueError(f"{path}: its header (shape {tuple(shape)}, dtype {dstr}) does not match its checksum "
-                         f"file {spath} (shape {tuple(sums['shape'])}, dtype {sums['descr']}): the file is damaged, "
-                         f"or was rewritten by something other than pg.save (then remove the checksum file)")
-    return {"locales": int(sums["locales"]), "parts": parts}
+                         f"file {spath} (shape {tuple(sums['shape'])}, dtype {sums['descr']}): the file is damaged"
+                         + (", or was rewritten by something other than pg.save (then remove the checksum file)"
+                            if spath.endswith(SUMS) else ""))
+    return {"locales": locales, "parts": parts}
 
 
 def _verify(path: str, sums, A: DistArray, offset: int, in_place: bool) -> None:
