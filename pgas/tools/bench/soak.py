@@ -15,7 +15,7 @@ the growth is the median of the last quarter of the samples less the median of t
 quarter (after warm-up), flat when under ``max(8 MiB, 2 %)`` on every locale.
 
     pgas bench soak -n 4 --minutes 20          (the full soak; a benchmark, not a test)
-    pgas bench soak -n 2 --minutes 0.2 --n 64  (a quick look)
+    pgas bench soak -n 2 --minutes 0.2 --side 64  (a quick look)
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
     p = parser("soak", __doc__.split("\n\n")[0], trials=False, warmup=False)
     p.add_argument("--minutes", type=float, default=20.0, help="how long to run (default 20)")
-    p.add_argument("--n", type=int, default=512, help="rows of the Jacobi grid per locale, and its columns (default 512)")
+    p.add_argument("--side", type=int, default=512, help="rows of the Jacobi grid per locale, and its columns (default 512)")
     p.add_argument("--sweeps", type=int, default=20, help="Jacobi sweeps per round (default 20)")
     p.add_argument("--save-every", type=int, default=10, help="rounds between pg.save/pg.load round trips (default 10)")
     p.add_argument("--checkpoint-every", type=float, default=60.0, help="seconds between checkpoints (default 60)")
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     P, me = pg.num_locales, comm.here()
     made = args.dir is None
     where = comm.bcast(tempfile.mkdtemp(prefix="pgas-soak-") if made and me == 0 else args.dir, 0)
-    n = max(args.n, 8)
+    n = max(args.side, 8)
     A = pg.from_numpy(np.add.outer(np.arange(n * P, dtype=float), np.arange(n, dtype=float)) % 7, dist=pg.Block())
     B = pg.zeros((n * P, n))
     C = pg.zeros(1024 * P, dtype=np.int64)
