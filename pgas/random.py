@@ -42,6 +42,7 @@ from . import comm
 from .array.creation.layouts import new_layout as _layout, owned_flat
 from .array.core import DistArray
 from .array.index import check_dtype
+from .layout.boxes import box_shape, boxes
 
 #: Elements per chunk of the global flat index (a fixed constant: changing it changes every value).
 CHUNK = 1 << 14
@@ -128,12 +129,18 @@ class Generator:
         self._calls += 1
         n = math.prod(layout.shape)
         me, P = comm.here(), comm.num_locales()
-        flat = owned_flat(layout, me)
         nchunks = -(-n // CHUNK)
-        touched = len(np.unique(flat // CHUNK)) if len(flat) else 0
-        local = comm.allreduce(np.int64(touched * CHUNK <= 2 * len(flat) + 2 * CHUNK), "min")
+        keys = list(boxes(a.local.shape))            # the local block by boxes: bounded temporaries
+        touched, last = 0, -1
+        for key in keys:                             # chunks the (increasing) owned flat indices touch
+            got = np.unique(owned_flat(layout, me, key) // CHUNK)
+            touched += len(got) - (got[0] == last)
+            last = got[-1]
+        local = comm.allreduce(np.int64(touched * CHUNK <= 2 * a.local.size + 2 * CHUNK), "min")
         if local or P == 1:
-            a._flat_local[:] = _values(self._key, call, flat, n, method, args, a.dtype)
+            for key in keys:
+                a.local[key] = _values(self._key, call, owned_flat(layout, me, key), n, method, args,
+                                       a.dtype).reshape(box_shape(a.local.shape, key))
         else:
             c0, c1 = nchunks * me // P, nchunks * (me + 1) // P
             mine = np.arange(c0 * CHUNK, min(c1 * CHUNK, n), dtype=np.int64)
