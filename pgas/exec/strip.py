@@ -23,7 +23,7 @@ from ..comm.window import wait_requests
 from ..plan import overlap
 from ..plan.strips import forced, strips
 from . import fuse, interior, settings, transfer
-from .tasks import TaskContext, combiners, evaluate
+from .tasks import TaskContext, combiners, evaluate, evaluate_boxes, large
 
 _cache: dict = {}
 CACHE = 256
@@ -153,6 +153,9 @@ def run_strips(low, plan, striped, flats):
     def compute(i, task, bufs):
         ctx = TaskContext(low, wplan, task, flats, bufs, True)
         value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)     # None: the NumPy path
+        if value is None and not axes and large(low.prog, task.shape):
+            results[i] = evaluate_boxes(low.prog, ctx, task.shape)          # a new array: bounded temporaries
+            return
         value = evaluate(low.prog, ctx) if value is None else value
         value = np.broadcast_to(value, task.shape)
         if axes:
