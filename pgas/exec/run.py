@@ -111,7 +111,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
             else comm.notify(plan.readers, READY))
     striped = strip_plan(low, plan, not garrs) if aggregate else None
     dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
-    inplace = inplace and striped is None and not stmt.clips
+    inplace = inplace and not stmt.clips
     served, stale, results, early = {}, None, [None] * len(plan.tasks), []
     when = interior.when(plan, ready, aggregate and striped is None and not stmt.clips)
     if when == "idle":                                # the peers are not ready: compute what is local meanwhile
@@ -119,7 +119,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         compute_tasks(low, plan, early, flats, None, inplace, results)
     comm.wait(ready)
     if striped is not None:
-        plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip
+        plan, results = run_strips(low, plan, striped, flats, inplace)     # fetched and computed strip by strip
     elif aggregate:
         served = ghostread.serve(low, plan, sources, vers) if garrs else {}
         bufs, complete = (interior.start_fetch(low, plan, None if check.enabled else served) if plan.fetches
