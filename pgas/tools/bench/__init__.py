@@ -51,6 +51,7 @@ BENCHMARKS: dict[str, str] = {
     "protocols": "pgas.tools.bench.protocols",
     "polybench": "pgas.tools.bench.polybench",
     "domains": "pgas.tools.bench.domains",
+    "memory": "pgas.tools.bench.memory",
 }
 
 
