@@ -23,6 +23,7 @@ README), with ``pg.config(fuse="auto")``: the NumPy path, with or without numba.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import shutil
@@ -74,8 +75,10 @@ def supported() -> bool:
 
 
 def drain() -> None:
-    """Collective: free every released window now (the pool keeps none), so a case's
-    memory is its own and not a reused window's."""
+    """Collective: free every released window now (the pool keeps none), and give the
+    C heap's free memory back to the system (glibc's ``malloc_trim``), so that a case's
+    memory is its own, not a reused window's nor heap memory an earlier case freed
+    (which stays resident, and would hide a temporary that reuses it)."""
     gc.collect()
     limit = window.POOL_LIMIT
     window.POOL_LIMIT = 0
@@ -83,6 +86,20 @@ def drain() -> None:
         window.collect()
     finally:
         window.POOL_LIMIT = limit
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _libc():
+    try:
+        lib = ctypes.CDLL(None)
+        lib.malloc_trim                              # glibc only
+    except (OSError, AttributeError):
+        return None
+    return lib
+
+
+_LIBC = _libc()
 
 
 def measure(fn) -> tuple:
