@@ -48,6 +48,7 @@ CONSTRUCTORS = {
     "arange": (lambda: pg.arange(SHAPE[0] * SHAPE[1], dtype=np.float64),
                lambda: np.arange(SHAPE[0] * SHAPE[1], dtype=np.float64)),
     "random": (lambda: pg.random.default_rng(3).random((2048, 2048)), None),   # 32 MiB: drawing is slow
+    "random on Cyclic": (lambda: pg.random.default_rng(3).random((2048, 2048), dist=pg.Cyclic()), None),
 }
 
 
@@ -123,3 +124,9 @@ def test_statements_by_boxes_give_numpy_values(small_boxes, dist):
     B[::2] += A[::2] * A[::2]
     h[::2] += g[::2] * g[::2]
     check_exactly(B, h, "in-place add")
+
+
+def test_random_values_dealt_in_rounds_are_the_reference(monkeypatch):
+    monkeypatch.setattr(pg.random, "ROUND", 1)        # one chunk per exchange: several rounds here
+    got = pg.random.default_rng(5).standard_normal((300, 211), dist=pg.Cyclic())
+    assert_matches(got, pg.random.reference(5, 0, (300, 211), "standard_normal"))

@@ -141,6 +141,7 @@ def constructors(n: int, path: str) -> dict:
         "full (broadcast row)": lambda: pg.full(shape, row),
         "arange": lambda: pg.arange(n * n, dtype=np.float64),
         "random": lambda: pg.random.default_rng(1).random(shape),
+        "random (Cyclic)": lambda: pg.random.default_rng(1).random(shape, dist=pg.Cyclic()),
         "standard_normal": lambda: pg.random.default_rng(1).standard_normal(shape),
         "integers": lambda: pg.random.default_rng(1).integers(0, 1000, shape),
         "load": lambda: pg.load(path),
@@ -212,8 +213,8 @@ def run_cases(n: int, which: list, path: str) -> list:
 
 
 CASES = ["empty", "zeros", "ones", "full", "full (broadcast row)", "zeros_like", "ones_like", "empty_like",
-         "full_like", "arange", "from_numpy", "from_local", "load", "random", "standard_normal", "integers",
-         "redistribute", "jacobi 4-point", "copy back", "5-point (README)"]
+         "full_like", "arange", "from_numpy", "from_local", "load", "random", "random (Cyclic)",
+         "standard_normal", "integers", "redistribute", "jacobi 4-point", "copy back", "5-point (README)"]
 
 
 def make_parser():
