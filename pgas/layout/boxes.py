@@ -19,7 +19,15 @@ def boxes(shape, most: int = BOX):
     most ``most`` elements each (one element at least): the trailing axes that fit whole
     are kept whole, the axis before them is cut into runs of rows, and each index of the
     axes before that is a box of its own.  An empty shape gives no box; a shape that fits
-    whole gives one key, ``()``."""
+    whole gives one key, ``()``.
+
+    >>> list(boxes((3, 4), 8))
+    [(slice(0, 2, None),), (slice(2, 3, None),)]
+    >>> list(boxes((2, 3), 2))
+    [(slice(0, 1, None), slice(0, 2, None)), (slice(0, 1, None), slice(2, 3, None)), (slice(1, 2, None), slice(0, 2, None)), (slice(1, 2, None), slice(2, 3, None))]
+    >>> list(boxes((2, 3), 6)), list(boxes((0, 3)))
+    ([()], [])
+    """
     shape = tuple(int(n) for n in shape)
     if math.prod(shape) == 0:
         return
@@ -40,5 +48,9 @@ def boxes(shape, most: int = BOX):
 
 
 def box_shape(shape, key) -> tuple:
-    """The shape of ``shape``'s box ``key`` (from :func:`boxes`)."""
+    """The shape of ``shape``'s box ``key`` (from :func:`boxes`).
+
+    >>> box_shape((3, 4), (slice(2, 3),))
+    (1, 4)
+    """
     return tuple(len(range(*k.indices(n))) for k, n in zip(key, shape)) + tuple(shape[len(key):])
