@@ -27,8 +27,9 @@ Work: a locale whose elements lie in few chunks (Block along the first
 dimension, say) draws those chunks itself (no messages).  Otherwise (Cyclic,
 or a grid split along a later dimension) the chunks are dealt out in equal
 contiguous runs, each locale draws its run and the values go to their owners
-in one all-to-all exchange, so no locale draws more than about ``n / P +
-CHUNK`` values.
+in all-to-all exchanges of :data:`ROUND` chunks from each locale, so no locale
+draws more than about ``n / P + CHUNK`` values, nor holds more than a round's
+values and offsets at once.
 """
 
 from __future__ import annotations
@@ -42,9 +43,12 @@ from . import comm
 from .array.creation.layouts import new_layout as _layout, owned_flat
 from .array.core import DistArray
 from .array.index import check_dtype
+from .layout.boxes import box_shape, boxes
 
 #: Elements per chunk of the global flat index (a fixed constant: changing it changes every value).
 CHUNK = 1 << 14
+#: Chunks a locale draws for other locales per all-to-all exchange (bounds the memory of dealing).
+ROUND = 4
 
 __all__ = ["Generator", "default_rng", "reference", "CHUNK"]
 
@@ -128,26 +132,40 @@ class Generator:
         self._calls += 1
         n = math.prod(layout.shape)
         me, P = comm.here(), comm.num_locales()
-        flat = owned_flat(layout, me)
         nchunks = -(-n // CHUNK)
-        touched = len(np.unique(flat // CHUNK)) if len(flat) else 0
-        local = comm.allreduce(np.int64(touched * CHUNK <= 2 * len(flat) + 2 * CHUNK), "min")
+        keys = list(boxes(a.local.shape))            # the local block by boxes: bounded temporaries
+        touched, last = 0, -1
+        for key in keys:                             # chunks the (increasing) owned flat indices touch
+            got = np.unique(owned_flat(layout, me, key) // CHUNK)
+            touched += len(got) - (got[0] == last)
+            last = got[-1]
+        local = comm.allreduce(np.int64(touched * CHUNK <= 2 * a.local.size + 2 * CHUNK), "min")
         if local or P == 1:
-            a._flat_local[:] = _values(self._key, call, flat, n, method, args, a.dtype)
-        else:
+            for key in keys:
+                a.local[key] = _values(self._key, call, owned_flat(layout, me, key), n, method, args,
+                                       a.dtype).reshape(box_shape(a.local.shape, key))
+        else:                                        # my run of chunks, ROUND chunks per exchange
             c0, c1 = nchunks * me // P, nchunks * (me + 1) // P
-            mine = np.arange(c0 * CHUNK, min(c1 * CHUNK, n), dtype=np.int64)
-            vals = _values(self._key, call, mine, n, method, args, a.dtype)
-            owners = layout.owners(np.unravel_index(mine, layout.shape))
-            offsets = layout.local_flat(np.unravel_index(mine, layout.shape), owners)
-            order = np.argsort(owners, kind="stable")
-            cuts = np.searchsorted(owners[order], np.arange(P + 1))
-            got_off = comm.alltoallv([offsets[order[cuts[r]:cuts[r + 1]]] for r in range(P)], np.int64)
-            got_val = comm.alltoallv([vals[order[cuts[r]:cuts[r + 1]]] for r in range(P)], a.dtype)
-            for o, v in zip(got_off, got_val):
-                a._flat_local[o] = v
+            longest = -(-nchunks // P)                 # chunks in the longest run: the same
+            for k in range(-(-longest // ROUND)):      # count of exchanges on every locale
+                lo, hi = min(c0 + k * ROUND, c1), min(c0 + (k + 1) * ROUND, c1)
+                self._deal(a, call, np.arange(lo * CHUNK, min(hi * CHUNK, n), dtype=np.int64), method, args)
         comm.barrier([a.store.window])
         return a
+
+    def _deal(self, a, call: int, mine: np.ndarray, method: str, args: tuple) -> None:
+        """Collective: draw the values at the global flat indices ``mine`` and send each to
+        its owner in one all-to-all exchange (``mine`` may be empty here)."""
+        layout, P = a.layout, comm.num_locales()
+        vals = _values(self._key, call, mine, math.prod(layout.shape), method, args, a.dtype)
+        owners = layout.owners(np.unravel_index(mine, layout.shape))
+        offsets = layout.local_flat(np.unravel_index(mine, layout.shape), owners)
+        order = np.argsort(owners, kind="stable")
+        cuts = np.searchsorted(owners[order], np.arange(P + 1))
+        got_off = comm.alltoallv([offsets[order[cuts[r]:cuts[r + 1]]] for r in range(P)], np.int64)
+        got_val = comm.alltoallv([vals[order[cuts[r]:cuts[r + 1]]] for r in range(P)], a.dtype)
+        for o, v in zip(got_off, got_val):
+            a._flat_local[o] = v
 
     def random(self, size, dtype=float, dist=None) -> DistArray:
         """Floats uniform on ``[0, 1)`` (``dtype`` float64 or float32)."""

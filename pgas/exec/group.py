@@ -16,7 +16,7 @@ from .. import comm
 from ..comm import check
 from . import ghostread, settings, transfer
 from .notices import DONE_READ, READY, sync_windows
-from .tasks import TaskContext, evaluate, strided
+from .tasks import TaskContext, evaluate, evaluate_boxes, large, strided
 
 
 def groupable(plan) -> bool:
@@ -106,8 +106,11 @@ def run_together(items) -> None:
         reads_written = any(id(a) in written for j, a in enumerate(low.arrays) if j != W)
         vals = []
         for task in plan.tasks:
-            value = evaluate(low.prog, TaskContext(low, plan, task, flats, bufs[k], True))
-            value = np.broadcast_to(value, task.shape)
+            ctx = TaskContext(low, plan, task, flats, bufs[k], True)
+            if large(low.prog, task.shape):
+                vals.append(evaluate_boxes(low.prog, ctx, task.shape))     # a new array: bounded temporaries
+                continue
+            value = np.broadcast_to(evaluate(low.prog, ctx), task.shape)
             if reads_written or np.may_share_memory(value, flats[W]):
                 value = value.copy()
             vals.append(value)

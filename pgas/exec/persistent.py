@@ -377,7 +377,7 @@ class PersistentStatement:
             stats["calls"] += 1
         else:
             results = [None] * len(plan.tasks)
-            inplace = self.inplace and settings.get("fuse") is not False
+            inplace = self.inplace
             flats = b.flats
             got = fuse.capture = [] if inplace and not fperr.numpy_only else None
             try:

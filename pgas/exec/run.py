@@ -39,11 +39,11 @@ import numpy as np
 from .. import comm
 from ..comm import check
 from ..plan.transfers import expand
-from . import clipped, fuse, ghostread, interior, persistent, settings
+from . import clipped, fuse, ghostread, interior, persistent
 from .inspected import run_inspector
 from .notices import DONE_READ, DONE_WRITE, READY, WRITE_OK, sync_windows
 from .strip import run_strips, strip_plan
-from .tasks import TaskContext, combiners, evaluate, strided
+from .tasks import TaskContext, combiners, evaluate, evaluate_boxes, large, strided
 from .writeback import accumulate_results, write_results
 
 
@@ -111,7 +111,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
             else comm.notify(plan.readers, READY))
     striped = strip_plan(low, plan, not garrs) if aggregate else None
     dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
-    inplace = inplace and striped is None and not stmt.clips and settings.get("fuse") is not False
+    inplace = inplace and not stmt.clips
     served, stale, results, early = {}, None, [None] * len(plan.tasks), []
     when = interior.when(plan, ready, aggregate and striped is None and not stmt.clips)
     if when == "idle":                                # the peers are not ready: compute what is local meanwhile
@@ -119,7 +119,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         compute_tasks(low, plan, early, flats, None, inplace, results)
     comm.wait(ready)
     if striped is not None:
-        plan, results = run_strips(low, plan, striped, flats)     # fetched and computed strip by strip
+        plan, results = run_strips(low, plan, striped, flats, inplace)     # fetched and computed strip by strip
     elif aggregate:
         served = ghostread.serve(low, plan, sources, vers) if garrs else {}
         bufs, complete = (interior.start_fetch(low, plan, None if check.enabled else served) if plan.fetches
@@ -178,6 +178,9 @@ def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=Tru
         value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
         if value is fuse.WRITTEN:
             results[i] = None                         # a kernel stored it in place
+            continue
+        if value is None and not axes and large(low.prog, task.shape):   # box by box: bounded temporaries
+            results[i] = evaluate_boxes(low.prog, ctx, task.shape, target)  # (None: stored in place)
             continue
         value = evaluate(low.prog, ctx) if value is None else value
         value = np.broadcast_to(value, task.shape)

@@ -44,7 +44,7 @@ from ..comm.p2p import MAX_PER_PAIR, PackedSends, RegionType, Transfers, start_a
 from ..plan import plan_local
 from .copies import Copies
 from .group import groupable
-from .tasks import TaskContext, evaluate, strided
+from .tasks import TaskContext, evaluate, evaluate_boxes, large, strided
 
 #: Off: every group takes the generic path (for tests of that path).
 ENABLED = True
@@ -241,8 +241,9 @@ class ShiftGroup:
         for k, task, dst in b.evals:
             low, plan = lows[k]
             flats = [a.store.storage for a in low.arrays]
-            dst[...] = np.broadcast_to(evaluate(low.prog, TaskContext(low, plan, task, flats, self.bufs[k], True)),
-                                       task.shape)
+            ctx = TaskContext(low, plan, task, flats, self.bufs[k], True)
+            dst[...] = (evaluate_boxes(low.prog, ctx, task.shape) if large(low.prog, task.shape)   # bounded temporaries
+                        else np.broadcast_to(evaluate(low.prog, ctx), task.shape))
         comm.statement_done()
 
     def __del__(self) -> None:                   # an unfreed plan or template: its MPI handles

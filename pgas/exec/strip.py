@@ -23,7 +23,7 @@ from ..comm.window import wait_requests
 from ..plan import overlap
 from ..plan.strips import forced, strips
 from . import fuse, interior, settings, transfer
-from .tasks import TaskContext, combiners, evaluate
+from .tasks import TaskContext, combiners, evaluate, evaluate_boxes, large, strided
 
 _cache: dict = {}
 CACHE = 256
@@ -136,11 +136,14 @@ def _start(low, strip):
     return bufs, reqs, finish, nbytes
 
 
-def run_strips(low, plan, striped, flats):
+def run_strips(low, plan, striped, flats, inplace: bool = False):
     """Fetch and compute ``plan`` strip by strip; returns ``(plan of the sub-tasks, results)``,
     the plan's write references still pointing into its own write-back buffers.  Tasks
     with no remote reads are computed first, while the first strip is in flight,
-    unless :data:`pgas.exec.interior.MODE` is ``"off"`` (the default)."""
+    unless :data:`pgas.exec.interior.MODE` is ``"off"`` (the default).  With ``inplace``
+    (:func:`pgas.exec.fuse.in_place`) a task's values are stored into its own written
+    elements as soon as they are computed (its result None), so no strip's values
+    outlive its buffers: memory stays within two strips' buffers."""
     pieces, parts = striped
     wplan = dataclasses.replace(plan, pieces=pieces, tasks=tuple(t for s in parts for t in s.tasks))
     stmt = plan.stmt
@@ -152,11 +155,21 @@ def run_strips(low, plan, striped, flats):
 
     def compute(i, task, bufs):
         ctx = TaskContext(low, wplan, task, flats, bufs, True)
-        value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)     # None: the NumPy path
+        ref = task.refs[stmt.write]
+        target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
+        value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
+        if value is fuse.WRITTEN:
+            return                                          # a kernel stored it in place
+        if value is None and not axes and large(low.prog, task.shape):
+            results[i] = evaluate_boxes(low.prog, ctx, task.shape, target)  # bounded temporaries
+            return
         value = evaluate(low.prog, ctx) if value is None else value
         value = np.broadcast_to(value, task.shape)
         if axes:
             value = reducer.reduce(value, axis=axes, keepdims=True)
+        elif target is not None:
+            target[...] = value                             # stored now: the strip's buffers go next
+            return
         elif np.may_share_memory(value, wflat) or any(np.may_share_memory(value, b) for b in bufs):
             value = value.copy()                            # the strip's buffers go now
         results[i] = value

@@ -10,9 +10,12 @@ program (:mod:`pgas.exec.lowered`) is evaluated on those views by NumPy (:func:`
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..layout.boxes import BOX, box_shape, boxes
 from . import fperr
 
 #: Reduction ufunc used to combine the values a write receives over the loop
@@ -61,6 +64,74 @@ def evaluate(prog, ctx):
     return prog[1](*args, **dict(prog[3]))
 
 
+#: Elements per box of :func:`evaluate_boxes` ...
+STRIP = BOX
+#: ... and tasks of more elements than this take the NumPy path box by box.
+LARGE = 2 * BOX
+
+
+def large(prog, shape) -> bool:
+    """True if the NumPy path evaluates a task of ``shape`` box by box (:func:`evaluate_boxes`):
+    a call (a lone leaf makes no temporary) on more than :data:`LARGE` elements, with no
+    array among its keyword arguments."""
+    return prog[0] == "call" and math.prod(shape) > LARGE and not _array_kwargs(prog)
+
+
+def _array_kwargs(prog) -> bool:
+    return prog[0] == "call" and (any(isinstance(v, np.ndarray) for _, v in prog[3])
+                                  or any(_array_kwargs(a) for a in prog[2]))
+
+
+def evaluate_boxes(prog, ctx, shape, target=None):
+    """The value of ``prog`` on a task of ``shape`` by NumPy, as :func:`evaluate` gives it,
+    computed box by box (:func:`pgas.layout.boxes.boxes`, :data:`BOX` elements), so that
+    no temporary is larger than a box, as numexpr evaluates by blocks.  The leaves are
+    made once (views, the small affine values; a replicated NumPy operand is cut per box)
+    and each box of every leaf is a view.  With ``target`` (a writable view of ``shape``,
+    see :func:`pgas.exec.fuse.in_place`) each box is stored there as it is computed
+    (converted as assignment converts) and None is returned; otherwise a new array of the
+    result's dtype."""
+    bound = _bind(prog, ctx)
+    out, ndim = target, len(shape)
+    for key in boxes(shape, STRIP):
+        value = _run(bound, ctx, key, ndim)
+        if out is None:
+            out = np.empty(shape, np.asarray(value).dtype)
+        out[key] = value
+    return out if target is None else None
+
+
+def _bind(prog, ctx):
+    """``prog`` with its leaves' values made (a replicated operand is left to cut per box)."""
+    kind = prog[0]
+    if kind == "call":
+        return ("call", prog[1], tuple(_bind(a, ctx) for a in prog[2]), dict(prog[3]))
+    if kind == "np" and isinstance(ctx, TaskContext):
+        return prog
+    return ("val", evaluate(prog, ctx))
+
+
+def _run(node, ctx, key, ndim):
+    kind = node[0]
+    if kind == "val":
+        return _cut(node[1], key, ndim)
+    if kind == "np":
+        return ctx.replicated(node[1], key)
+    args = [_run(a, ctx, key, ndim) for a in node[2]]
+    if node[1] is np.power and fperr.power_errors is not None:
+        args = fperr.power_args(args, node[3])
+    return node[1](*args, **node[3])
+
+
+def _cut(value, key, ndim):
+    """Box ``key`` of a leaf value that broadcasts to an ``ndim``-dimensional task (a view;
+    axes of extent 1 and missing leading axes are kept to broadcast)."""
+    if not isinstance(value, np.ndarray) or value.ndim == 0:
+        return value
+    lead = ndim - value.ndim
+    return value[tuple(k if value.shape[d - lead] != 1 else slice(None) for d, k in enumerate(key) if d >= lead)]
+
+
 class TaskContext:
     """The leaf values of one task of a pieces plan: its accesses as views of the local
     storage (``flats``) or of the message buffers (``bufs``; per message when
@@ -94,9 +165,16 @@ class TaskContext:
         lat = self.plan.pieces[self.task.piece][v]
         return np.asarray(lat.values(), dtype=np.int64)
 
-    def replicated(self, arr):
+    def replicated(self, arr, key=()):
+        """The task's part of a replicated operand (of its box ``key`` only, when given:
+        each loop variable's values run over two axes of the task)."""
         vals = [self._values(v) for v in range(self.plan.stmt.nvars)]
-        return arr[np.ix_(*vals)].reshape(self.task.shape)
+        shape = self.task.shape
+        for v in range(len(vals)):
+            cut = key[2 * v:2 * v + 2]
+            if cut:
+                vals[v] = vals[v].reshape(shape[2 * v:2 * v + 2])[cut].reshape(-1)
+        return arr[np.ix_(*vals)].reshape(box_shape(shape, key))
 
     def affine(self, coefs, const):
         out = np.full((1,) * len(self.task.shape), const, dtype=np.int64)

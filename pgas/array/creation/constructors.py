@@ -12,7 +12,7 @@ from ...layout import Distribution
 from ..collective import checked
 from ..core import DistArray
 from ..index import check_dtype, convert
-from .layouts import new_layout
+from .layouts import fill as fill_boxes, new_layout, owned_box
 
 
 def _check(fn: str, shape, dtype, dist, name, value=None) -> None:
@@ -49,14 +49,19 @@ def full(shape, value, dtype=None, dist: Distribution | None = None, name: str |
 def _full(shape, value, dtype, dist, name, ghosts=None) -> DistArray:
     layout = new_layout(shape, dist, ghosts)
     fill = convert(value, dtype, "full")                 # replicated: checked alike everywhere
+    scalar = fill.ndim == 0
     try:
-        fill = np.broadcast_to(fill, layout.shape)
+        wide = np.broadcast_to(fill, layout.shape)
     except ValueError:
         raise ValueError(f"full: cannot broadcast a fill value of shape {fill.shape} to shape {layout.shape}") from None
     a = DistArray._create(layout, check_dtype(dtype), name)
     if layout.ghosts:
-        a.local_with_ghosts[...] = 0 if fill.ndim else fill        # ghost cells start defined
-    a.local[...] = fill if fill.ndim == 0 else fill[np.ix_(*layout.owned(comm.here()))]
+        a.local_with_ghosts[...] = 0                     # ghost cells start defined
+    if scalar:
+        a.local[...] = fill                              # in place: no temporary
+    else:                                              # a broadcast array: box by box
+        me = comm.here()
+        fill_boxes(a.local, lambda key: wide[np.ix_(*owned_box(layout, me, key))])
     comm.barrier([a._win])
     return a
 
@@ -99,10 +104,10 @@ def arange(start, stop=None, step=None, dtype=None, *, dist: Distribution | None
     a = _empty(n, dt, dist, name, ghosts)
     if a.layout.ghosts:
         a.local_with_ghosts[...] = 0                  # ghost cells start defined
-    i = a.layout.owned(comm.here())[0]
+    me = comm.here()
     first = np.asarray(start).astype(dt)               # as NumPy: value i is first + i * delta, with
     delta = np.asarray(start + step).astype(dt) - first  # delta taken after casting to the dtype
-    a.local[...] = first + i.astype(dt) * delta
+    fill_boxes(a.local, lambda key: first + owned_box(a.layout, me, key)[0].astype(dt) * delta)
     comm.barrier([a._win])
     return a
 
@@ -132,7 +137,8 @@ def from_numpy(array, dist: Distribution | None = None, name: str | None = None,
     a = _empty(array.shape, array.dtype, dist, name, ghosts)
     if a.layout.ghosts:
         a.local_with_ghosts[...] = 0
-    a.local[...] = array[np.ix_(*a.layout.owned(comm.here()))]
+    me = comm.here()
+    fill_boxes(a.local, lambda key: array[np.ix_(*owned_box(a.layout, me, key))])
     comm.barrier([a._win])
     return a
 

@@ -53,6 +53,7 @@ BENCHMARKS: dict[str, str] = {
     "polybench": "pgas.tools.bench.polybench",
     "domains": "pgas.tools.bench.domains",
     "soak": "pgas.tools.bench.soak",
+    "memory": "pgas.tools.bench.memory",
 }
 
 
