@@ -29,7 +29,10 @@ from .expr import Affine, Expr, Ref, probe, probe_errors
 
 
 def ident(a) -> tuple:
-    """The plain description of array ``a`` that :mod:`pgas.comm.check` takes."""
+    """The plain description of array ``a`` that :mod:`pgas.comm.check` takes (of anything
+    else passed where an array belongs: its type, so that the call's own error is raised)."""
+    if not hasattr(a, "_seq"):
+        return (-1, (), type(a).__qualname__, id(a), None)
     return (a._seq, a.shape, a.dtype.str, id(a), a.name)
 
 
