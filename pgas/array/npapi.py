@@ -11,7 +11,9 @@ silently different value.
 - ``ufunc.reduce`` over all elements maps to the whole-array reductions
   (``np.add.reduce(x)`` is ``x.sum()``); over an axis, to the array's method
   with ``axis=`` (which raises if unsupported); ``ufunc.outer`` is one
-  statement on broadcast views; ``accumulate``, ``reduceat`` and ``at`` raise.
+  statement on broadcast views; ``accumulate`` of ``add``, ``multiply``,
+  ``maximum`` and ``minimum`` is the distributed scan of
+  :mod:`pgas.array.reductions.scan`; other ``accumulate``, ``reduceat`` and ``at`` raise.
 - ``np.func(A, ...)`` (NEP 18) looks ``func`` up in :data:`HANDLED`, built
   from the ``NUMPY_FUNCTIONS`` dicts of the modules in :data:`MODULES` (and
   any :func:`register` call); anything else raises ``TypeError: np.<name> is
@@ -113,8 +115,9 @@ def ufunc(uf, method, inputs, out, kwargs, elementwise):
         return _reduce(uf, inputs, out, kwargs)
     if method == "outer":
         return _outer(uf, inputs, out, kwargs)
-    advice = {"accumulate": "pgas scans with np.cumsum and np.cumprod (A.cumsum(), A.cumprod()); for other "
-                            "ufuncs use A.to_numpy()",
+    if method == "accumulate":
+        return _accumulate(uf, inputs, out, kwargs)
+    advice = {
               "reduceat": "use A.to_numpy()",
               "at": "use A.update(indices, values, op=...) (a collective batch update) or A.scatter"}
     raise unsupported(f"{name}.{method}", advice.get(method))
@@ -167,6 +170,21 @@ def _reduce(uf, inputs, out, kwargs):
             raise unsupported(name, f"dtype= is not supported with {uf.__name__}; use A.astype(dtype).{red}()")
         kw["dtype"] = dtype
     return getattr(a, red)(**kw)
+
+
+def _accumulate(uf, inputs, out, kwargs):
+    from .reductions import scan
+    name = f"{uf.__name__}.accumulate"
+    if uf not in scan.ACCUMULATE:
+        raise unsupported(name, "pgas scans with add, multiply, maximum and minimum (np.cumsum, np.cumprod, "
+                                "np.maximum.accumulate, ...); for other ufuncs use A.to_numpy()")
+    if isinstance(out, tuple):
+        out = out[0] if len(out) == 1 else out
+    axis, dtype = kwargs.pop("axis", 0), kwargs.pop("dtype", None)
+    if kwargs:
+        raise unsupported(name, f"keyword(s) {', '.join(kwargs)} not supported; pass axis=, dtype= and out=")
+    (a,) = inputs
+    return scan.accumulate(uf, a, axis, dtype, out)
 
 
 def _outer(uf, inputs, out, kwargs):
