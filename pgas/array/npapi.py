@@ -29,7 +29,7 @@ import numpy as np
 from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
-MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reductions.functions", "pgas.array.shape",
+MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.norms", "pgas.array.reductions.functions", "pgas.array.shape",
            "pgas.array.creation.like", "pgas.array.creation.conversion", "pgas.array.sorting.sort",
            "pgas.array.sorting.unique", "pgas.array.sorting.searchsorted", "pgas.array.shifts.functions",
            "pgas.array.reductions.nan", "pgas.array.numeric"]

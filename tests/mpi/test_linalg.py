@@ -53,3 +53,57 @@ def test_norm_inf_of_empty_vector(dist):
     A = pg.from_numpy(np.array([]), dist=dist)
     got = np.linalg.norm(A, np.inf)
     collective_verdict(got == np.linalg.norm(np.array([]), np.inf), f"got {got!r}")
+
+
+def _same_value(got, want, rtol=1e-10):
+    g = got.to_numpy() if isinstance(got, pg.DistArray) else got
+    ok = np.shape(g) == np.shape(want) and np.asarray(g).dtype == np.asarray(want).dtype \
+        and bool(np.allclose(g, want, rtol=rtol, atol=1e-12))
+    collective_verdict(ok, lambda: f"got {g!r} ({np.asarray(g).dtype}), want {want!r} ({np.asarray(want).dtype})")
+
+
+VECTOR_ORDS = [None, 2, 1, np.inf, -np.inf, 0, 3, 0.5]
+MATRIX_ORDS = [None, "fro", 1, -1, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128])
+def test_norm_along_axes(dtype):
+    rng = np.random.default_rng(7)
+    g = rng.integers(-5, 6, (5, 7)).astype(dtype)
+    if dtype == np.complex128:
+        g = g + 1j * rng.integers(-3, 3, (5, 7))
+    g3 = rng.integers(-5, 6, (3, 4, 5)).astype(dtype)
+    for dist in (_dists(2) if dtype == np.float64 else _dists(2)[1:2]):
+        A, v = pg.from_numpy(g, dist=dist), pg.from_numpy(g[1], dist=pg.Cyclic())
+        A3 = pg.from_numpy(g3, dist=pg.BlockCyclic(2))
+        for o in VECTOR_ORDS:
+            _same_value(np.linalg.norm(v, o), np.linalg.norm(g[1], o))
+            for ax in (0, 1, -1):
+                for kd in (False, True):
+                    _same_value(np.linalg.norm(A, o, axis=ax, keepdims=kd), np.linalg.norm(g, o, axis=ax, keepdims=kd))
+            _same_value(np.linalg.norm(A3, o, axis=1), np.linalg.norm(g3, o, axis=1))
+        for o in MATRIX_ORDS:
+            for ax in (None, (0, 1), (1, 0)):
+                _same_value(np.linalg.norm(A, o, axis=ax), np.linalg.norm(g, o, axis=ax))
+            _same_value(np.linalg.norm(A, o, axis=(0, 1), keepdims=True), np.linalg.norm(g, o, axis=(0, 1), keepdims=True))
+            for ax in ((1, 2), (2, 0)):
+                _same_value(np.linalg.norm(A3, o, axis=ax), np.linalg.norm(g3, o, axis=ax))
+        _same_value(np.linalg.norm(A3), np.linalg.norm(g3))
+        _same_value(np.linalg.norm(A[1:, ::2] + 1, axis=0), np.linalg.norm(g[1:, ::2] + 1, axis=0))
+
+
+def test_norm_errors_are_numpys():
+    g = np.arange(12.0).reshape(3, 4)
+    A = pg.from_numpy(g, dist=pg.Cyclic())
+    A3 = pg.zeros((2, 3, 4))
+    cases = [(A, dict(axis="x")), (A, dict(axis=(0, 1.0))), (A, dict(axis=(0, 0))), (A, dict(axis=(0, 1, 1))), (A, dict(axis=2)),
+             (A, dict(ord="fro", axis=1)), (A, dict(ord=3)), (A, dict(ord="bad")), (A3, dict(ord=1))]
+    for X, kw in cases:
+        with pytest.raises(Exception) as numpys:
+            np.linalg.norm(np.zeros(X.shape), **kw)
+        with pytest.raises(numpys.type):
+            np.linalg.norm(X, **kw)
+    for o in (2, -2, "nuc"):            # singular values: not computed
+        with pytest.raises(NotImplementedError, match="singular values"):
+            np.linalg.norm(A, o)
+    _same_value(np.linalg.norm(A, axis=1.0), np.linalg.norm(g, axis=1.0))

@@ -212,8 +212,9 @@ def test_numpy_functions_dispatch():
     assert_matches(np.cumsum(A), np.cumsum(G))
     with pytest.raises(TypeError, match=r"np.median is not supported on pgas arrays: use A.to_numpy"):
         np.median(A)
-    with pytest.raises(TypeError, match=r"np.add.accumulate is not supported"):
-        np.add.accumulate(A)
+    assert_matches(np.add.accumulate(A), np.add.accumulate(G))
+    with pytest.raises(TypeError, match=r"np.subtract.accumulate is not supported"):
+        np.subtract.accumulate(A)
     with pytest.raises(TypeError, match=r"np.add.at is not supported.*A.update"):
         np.add.at(A, [0], 1)
     with pytest.raises(TypeError, match=r"where= is not supported.*pg.where"):
