@@ -29,8 +29,8 @@ import numpy as np
 from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
-MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.norms", "pgas.array.reductions.functions", "pgas.array.shape",
-           "pgas.array.creation.like", "pgas.array.creation.conversion", "pgas.array.sorting.sort",
+MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.norms", "pgas.array.einsum",
+           "pgas.array.reductions.functions", "pgas.array.shape", "pgas.array.creation.like", "pgas.array.creation.conversion", "pgas.array.sorting.sort",
            "pgas.array.sorting.unique", "pgas.array.sorting.searchsorted", "pgas.array.shifts.functions",
            "pgas.array.reductions.nan", "pgas.array.numeric"]
 
@@ -324,25 +324,6 @@ def _sum_product(a, b):
     return np.asarray(p.sum(dtype=dtype)).astype(dtype)[()]
 
 
-EINSUM_CASES = "pgas handles 'ij,jk->ik', 'ij,j->i', 'i,ij->j', 'i,i->', 'ij,ij->' and 'i,j->ij'"
-
-
-def einsum(subscripts, *operands, **kwargs):
-    """Collective: ``np.einsum`` for a few matrix-product signatures (:data:`EINSUM_CASES`)."""
-    from . import linalg
-    reject_keywords({k: v for k, v in kwargs.items() if k != "optimize"}, "einsum")
-    spec = subscripts.replace(" ", "") if isinstance(subscripts, str) else None
-    table = {"ij,jk->ik": linalg.matmul, "ij,j->i": linalg.matmul, "i,ij->j": linalg.matmul,
-             "i,i->": linalg.matmul, "i,i": linalg.matmul, "ij,ij->": _sum_product, "i,j->ij": linalg.outer}
-    if spec not in table or len(operands) != 2:
-        raise unsupported("einsum", EINSUM_CASES)
-    a, b = operands
-    want = [len(s) for s in spec.split("->")[0].split(",")]
-    if [np.ndim(a), np.ndim(b)] != want:
-        raise ValueError(f"einsum(): operands do not match the subscripts {spec!r}")
-    return table[spec](a, b)
-
-
 def ptp(a, axis=None, out=None, keepdims=False):
     """Collective: ``np.ptp`` (largest minus smallest element), on every locale."""
     reject_keywords({"axis": axis, "out": out, "keepdims": keepdims}, "ptp")
@@ -370,7 +351,7 @@ HANDLED_FUNCS = {"all": _truth("all"), "any": _truth("any")}
 # (np.sum, np.mean, np.var, ... are pgas.array.reductions.functions's, which pgas.array.npapi.MODULES loads later.)
 NUMPY_FUNCTIONS = {
     np.where: where, np.copy: copy, np.allclose: allclose,
-    np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot, np.einsum: einsum,
+    np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot,
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim,
     np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
     np.ptp: ptp, np.average: average, np.clip: clip,
