@@ -49,12 +49,15 @@ def _parse(spec: str) -> tuple[list[str], str]:
 
 
 def _check_sizes(ins, operands) -> dict:
-    """Each letter's extent; NumPy's ValueError where two terms disagree (size 1 broadcasts
-    in NumPy: pgas needs equal extents, so that raises too)."""
+    """Each letter's extent; NumPy's ValueError where two terms disagree (an extent 1, which
+    NumPy broadcasts, is NotImplementedError: pgas needs equal extents)."""
     size: dict = {}
     for k, (letters, x) in enumerate(zip(ins, operands)):
         for c, n in zip(letters, np.shape(x)):
             if size.setdefault(c, n) != n:
+                if 1 in (n, size[c]):
+                    raise NotImplementedError(f"einsum: label '{c}' has extent {size[c]} and {n}: pgas does not "
+                                              "broadcast an extent 1 against a larger one; pass equal extents")
                 raise ValueError(f"einstein sum subscripts string: size of label '{c}' for operand {k} ({n}) does "
                                  f"not match previous terms ({size[c]})")
     return size
@@ -184,6 +187,42 @@ def _matmul(a, l1: str, b, l2: str, out: str, k: str):
     res = matmul(a, b)
     got = "".join(c for c in l1 if c != k) + "".join(c for c in l2 if c != k)
     return _transposed(res, got, out) if got != out else res
+
+
+#: NumPy 2's vector gufuncs as einsum patterns: the core letters of each operand and the output
+#: (``vecdot`` and ``vecmat`` conjugate their first operand).
+_CORES = {"vecdot": ("z", "z", ""), "matvec": ("xz", "z", "x"), "vecmat": ("z", "zx", "x")}
+
+
+def vector_gufunc(name: str, a, b, axis=None):
+    """Collective: ``np.vecdot`` / ``np.matvec`` / ``np.vecmat`` of operands of any dimensions
+    (stacked: the loop dimensions of the two must be equal where both have them), as the
+    einsum of the pattern they mean (``'pz,pz->p'`` for stacked vector dots)."""
+    ca, cb, co = _CORES[name]
+    na, nb = np.ndim(a), np.ndim(b)
+    if na < len(ca) or nb < len(cb):
+        raise ValueError(f"{name}: Input operand {0 if na < len(ca) else 1} does not have enough dimensions "
+                         f"(has {na if na < len(ca) else nb}, the gufunc core requires {len(ca) if na < len(ca) else len(cb)})")
+    loops = "pqrstuvw"[:max(na - len(ca), nb - len(cb))]
+    la, lb = loops[len(loops) - (na - len(ca)):] + ca, loops[len(loops) - (nb - len(cb)):] + cb
+    if axis is not None:                     # vecdot's axis=: where the vector axis sits in both operands
+        if name != "vecdot":
+            raise TypeError(f"np.{name}: axis= applies to np.vecdot only (pgas); use axes=")
+        la, lb = (_move_core(t, axis, name) for t in (la, lb))
+    if name in ("vecdot", "vecmat") and np.result_type(a).kind == "c":
+        a = np.conjugate(a)
+    return einsum(f"{la},{lb}->{loops}{co}", a, b)
+
+
+def _move_core(letters: str, axis, name: str) -> str:
+    import operator
+    n = len(letters)
+    axis = operator.index(axis)
+    if not -n <= axis < n:
+        raise np.exceptions.AxisError(axis, n)
+    rest = letters[:-1]
+    axis %= n
+    return rest[:axis] + letters[-1] + rest[axis:]
 
 
 NUMPY_FUNCTIONS = {np.einsum: einsum}

@@ -124,22 +124,19 @@ def ufunc(uf, method, inputs, out, kwargs, elementwise):
 
 
 def _gufunc(uf, inputs, out, kwargs):
-    from . import linalg
+    from . import einsum, linalg
     name = uf.__name__
+    axis = kwargs.pop("axis", None) if name == "vecdot" else None
     if out is not None or kwargs:
         raise unsupported(name, f"out= and other keywords are not supported with distributed operands; "
                                 f"write C[...] = np.{name}(A, B)")
     a, b = inputs
     if uf is np.matmul:
         return linalg.matmul(a, b)
-    if uf.__name__ == "vecdot" and np.ndim(a) == 1 and np.ndim(b) == 1:
-        return linalg.vdot(a, b)
-    if uf.__name__ == "matvec" and np.ndim(a) == 2 and np.ndim(b) == 1:
-        return linalg.matmul(a, b)
-    if uf.__name__ == "vecmat" and np.ndim(a) == 1 and np.ndim(b) == 2:
-        return linalg.matmul(np.conjugate(a) if np.result_type(a).kind == "c" else a, b)
+    if name in ("vecdot", "matvec", "vecmat"):
+        return einsum.vector_gufunc(name, a, b, axis)
     raise unsupported(name, "pgas computes np.matmul on 1-D and 2-D operands and np.vecdot, np.matvec, "
-                            "np.vecmat on vectors and matrices; for batched (stacked) operands loop over 2-D slices")
+                            "np.vecmat (stacked too); for batched matmul loop over 2-D slices")
 
 
 def _dist(x):

@@ -1,5 +1,6 @@
 """Linear algebra (matmul, einsum, norm) against NumPy on odd shapes and distributions."""
 
+import dataclasses
 import string
 
 import numpy as np
@@ -164,3 +165,32 @@ def test_einsum_views_errors_and_unsupported():
                       ("...ij->...ji", (A,)), ("ij,ii->j", (pg.zeros((4, 4)), pg.zeros((4, 4)))), ("iij->j", (pg.zeros((3, 3, 2)),))]:
         with pytest.raises(NotImplementedError, match="einsum"):
             np.einsum(spec, *ops)
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+def test_stacked_vecdot_matvec_vecmat(complex_):
+    rng = np.random.default_rng(11)
+
+    def r(*shape):
+        x = rng.integers(-3, 4, shape).astype(float)
+        return x + 1j * rng.integers(-3, 4, shape) if complex_ else x
+
+    a, b, v, w, t, s, u = r(4, 5), r(4, 5), r(5), r(4), r(3, 4, 5), r(5, 5), r(4, 5, 3)
+    for dist in _dists(2)[:4]:
+        flat = dataclasses.replace(dist, grid=None)            # vectors and 3-D arrays: the default grid
+        A, B, S = (pg.from_numpy(x, dist=dist) for x in (a, b, s))
+        V, W, T, U = (pg.from_numpy(x, dist=flat) for x in (v, w, t, u))
+        for name, X, Y, x, y in [("vecdot", A, B, a, b), ("vecdot", A, V, a, v), ("vecdot", V, A, v, a),
+                                 ("vecdot", T, A, t, a), ("matvec", A, V, a, v), ("matvec", S, A, s, a),
+                                 ("matvec", T, V, t, v), ("vecmat", W, A, w, a), ("vecmat", A, U, a, u)]:
+            got, want = getattr(np, name)(X, Y), getattr(np, name)(x, y)
+            assert_matches(got, want, rtol=1e-12)
+        assert_matches(np.vecdot(A, B, axis=0), np.vecdot(a, b, axis=0), rtol=1e-12)
+        assert_matches(np.vecdot(T[:, 1:], T[:, :-1], axis=1), np.vecdot(t[:, 1:], t[:, :-1], axis=1), rtol=1e-12)
+        got = np.vecdot(V, V)
+        collective_verdict(np.asarray(got).dtype == np.vecdot(v, v).dtype and np.allclose(got, np.vecdot(v, v)))
+    for bad in (lambda: np.vecdot(A, pg.zeros((4, 3))), lambda: np.matvec(V, V)):
+        with pytest.raises(ValueError):
+            bad()
+    with pytest.raises(NotImplementedError, match="batched"):
+        pg.zeros((2, 2, 2)) @ pg.zeros((2, 2, 2))
