@@ -209,9 +209,21 @@ def vector_gufunc(name: str, a, b, axis=None):
         if name != "vecdot":
             raise TypeError(f"np.{name}: axis= applies to np.vecdot only (pgas); use axes=")
         la, lb = (_move_core(t, axis, name) for t in (la, lb))
+    _check_gufunc_sizes(name, la, np.shape(a), lb, np.shape(b), set(loops))
     if name in ("vecdot", "vecmat") and np.result_type(a).kind == "c":
         a = np.conjugate(a)
     return einsum(f"{la},{lb}->{loops}{co}", a, b)
+
+
+def _check_gufunc_sizes(name: str, la: str, sa, lb: str, sb, loops) -> None:
+    """NumPy's ValueError for a core dimension or loop dimensions that do not match."""
+    ea, eb = dict(zip(la, sa)), dict(zip(lb, sb))
+    for c in ea.keys() & eb.keys():
+        if ea[c] != eb[c] and c not in loops:
+            raise ValueError(f"{name}: Input operand 1 has a mismatch in its core dimension 0 (size {eb[c]} is "
+                             f"different from {ea[c]}): shapes {tuple(sa)} and {tuple(sb)}")
+        if ea[c] != eb[c] and 1 not in (ea[c], eb[c]):
+            raise ValueError(f"{name}: operands could not be broadcast together: shapes {tuple(sa)} and {tuple(sb)}")
 
 
 def _move_core(letters: str, axis, name: str) -> str:

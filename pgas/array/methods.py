@@ -115,6 +115,7 @@ class ArrayMethods:
 
     @property
     def flat(self):
+        """NumPy's element iterator: not on a distributed array (TypeError naming what to use)."""
         raise TypeError(f"{self.label} is distributed: A.flat would iterate element by element; use "
                         "A.ravel() (a 1-D DistArray), A.to_numpy().flat, or pg.forall")
 
