@@ -27,7 +27,8 @@ from .array import asarray, copyto, empty_like, eye, full_like, identity, linspa
 from .array.expr import TraceError, where
 from .array.engine import PendingExpressionWarning, StaleExpression
 from .array import linalg
-from .array.linalg import dot, matmul, norm, outer, vdot
+from .array.linalg import dot, matmul, outer, vdot
+from .array.norms import norm
 from .array.creation.fromlocal import from_local, fromfunction
 from .array.sorting.sort import argsort, sort
 from .array.sorting.unique import unique

@@ -1,4 +1,5 @@
-"""Linear algebra on distributed arrays: matrix products, dots, outer products, norms.
+"""Linear algebra on distributed arrays: matrix products, dots, outer products (norms:
+:mod:`pgas.array.norms`, also reached as ``pg.linalg.norm``).
 
 Every function takes DistArrays of any distribution (views and lazy expressions
 are materialised first; a plain NumPy operand is taken as replicated) and
@@ -28,6 +29,7 @@ from .. import comm
 from ..exec import fperr
 from .index import check_dtype
 from . import collective
+from .norms import norm  # noqa: F401  (pg.linalg.norm)
 
 PANEL_BYTES = 32 * 2**20
 
@@ -295,40 +297,4 @@ def outer(a, b):
     return np.multiply.outer(a, b)
 
 
-@fperr.agreeing              # a local part's error raises on every locale, so none waits
-def norm(x, ord=None, axis=None, keepdims=False):
-    """Collective: NumPy's ``linalg.norm`` for the vector 2-norm, 1-norm and max-norm of a
-    1-D array and the Frobenius norm of a 2-D one, a float on every locale.
-
-    Parameters
-    ----------
-    x : DistArray, view or expression
-    ord : None, 2, 1, inf, -inf (1-D) or None, 'fro' (2-D)
-    axis, keepdims : must be the defaults
-    """
-    collective.checked("np.linalg.norm(...)", args=(collective.plain(x), repr(ord), collective.plain(axis), keepdims))
-    from .core import DistArray
-    x = _dist(x)
-    if not isinstance(x, DistArray):
-        return np.linalg.norm(x, ord)
-    if axis is not None or keepdims:
-        raise NotImplementedError("norm with axis= or keepdims= is not supported: whole-array norms only")
-    valid = ord is None or (x.ndim == 1 and not isinstance(ord, str) and ord in (2, 1, np.inf, -np.inf)) \
-        or (x.ndim == 2 and isinstance(ord, str) and ord == "fro")
-    if x.ndim > 2 or not valid:
-        raise NotImplementedError(f"norm(ord={ord!r}) of a {x.ndim}-D array is not supported: pgas has the vector "
-                                  "2-, 1- and max-norms and the Frobenius norm; else use x.to_numpy()")
-    if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
-    mag = _dist(np.absolute(x))
-    if ord == 1:
-        return mag.sum()
-    if ord is not None and not isinstance(ord, str) and np.isinf(ord):
-        return mag.max(initial=0) if ord > 0 else mag.min()     # NumPy: the max-norm of [] is 0
-    if x.dtype.kind == "c":
-        return np.sqrt(_dist(mag * mag).sum())
-    return np.sqrt(_dot1(x, x, x.dtype) if x.ndim == 1 else _flat_vdot(x, x))
-
-
-NUMPY_FUNCTIONS = {np.matmul: matmul, np.dot: dot, np.vdot: vdot, np.inner: inner, np.outer: outer,
-                   np.linalg.norm: norm}
+NUMPY_FUNCTIONS = {np.matmul: matmul, np.dot: dot, np.vdot: vdot, np.inner: inner, np.outer: outer}

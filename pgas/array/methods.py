@@ -1,5 +1,6 @@
 """NumPy's array methods shared by DistArray and View (an expression reaches them through
-its value): reductions along axes, scans and shape changes.  Every one is collective."""
+its value): reductions along axes, scans, shape changes, products and the size attributes.
+Every method is collective; the attributes (``nbytes``, ``itemsize``, ``mT``) are metadata."""
 
 from __future__ import annotations
 
@@ -101,7 +102,90 @@ class ArrayMethods:
         """Collective: the cumulative product along ``axis`` (see :meth:`cumsum`)."""
         return scan.scan(self, "cumprod", axis, dtype, out)
 
+    # -- metadata --------------------------------------------------------------
+    @property
+    def itemsize(self) -> int:
+        """The bytes of one element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of all elements (global, as NumPy's ``nbytes`` of the whole array)."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def flat(self):
+        """NumPy's element iterator: not on a distributed array (TypeError naming what to use)."""
+        raise TypeError(f"{self.label} is distributed: A.flat would iterate element by element; use "
+                        "A.ravel() (a 1-D DistArray), A.to_numpy().flat, or pg.forall")
+
+    # -- products and element-wise methods --------------------------------------
+    def dot(self, b, out=None):
+        """Collective: ``np.dot(A, b)`` (see :func:`pgas.array.linalg.dot`)."""
+        from .linalg import dot
+        if out is not None:
+            raise TypeError("A.dot(b, out=...) is not supported on pgas arrays: write C[...] = A.dot(b)")
+        return dot(self, b)
+
+    def conj(self):
+        """Collective: the complex conjugate (a DistArray; a copy for real arrays, as NumPy)."""
+        return _value(np.conjugate(self))
+
+    conjugate = conj
+
+    def round(self, decimals=0, out=None):
+        """Collective: ``np.round(A, decimals)`` (see :func:`pgas.array.numeric.round_`)."""
+        from .numeric import round_
+        return _value(round_(self, decimals, out))
+
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        """Collective: ``np.clip(A, min, max)`` (a DistArray)."""
+        from .npapi import clip
+        return _value(clip(self, min, max, out, **kwargs))
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """Collective: ``np.trace`` of a 2-D array, a scalar on every locale."""
+        from .numeric import trace
+        return trace(self, offset, axis1, axis2, dtype, out)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        """Collective: ``np.searchsorted`` of a sorted 1-D array (see :func:`pgas.searchsorted`)."""
+        from .sorting.searchsorted import searchsorted
+        if sorter is not None:
+            raise TypeError("A.searchsorted(sorter=...) is not supported on pgas arrays: sort A first")
+        return searchsorted(self, v, side)
+
+    def item(self, *args):
+        """Collective: one element as a Python scalar, on every locale (``A.item()`` of a
+        size-1 array, ``A.item(k)`` by flat C-order index, ``A.item(i, j)``)."""
+        if not args:
+            if self.size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            key = (0,) * self.ndim
+        elif len(args) == 1 and self.ndim != 1:
+            k = args[0][0] if isinstance(args[0], tuple) and len(args[0]) == 1 else args[0]
+            if isinstance(k, tuple):
+                key = k
+            else:
+                if not -self.size <= k < self.size:
+                    raise IndexError(f"index {k} is out of bounds for size {self.size}")
+                key = tuple(int(x) for x in np.unravel_index(k % self.size, self.shape))
+        else:
+            key = args[0] if len(args) == 1 else args
+        return np.asarray(self[key]).item()
+
+    def tolist(self):
+        """Collective: the elements as nested Python lists, on every locale (``A.to_numpy().tolist()``)."""
+        return self.to_numpy().tolist()
+
     # -- shape ---------------------------------------------------------------
+    @property
+    def mT(self):
+        """The view with the last two axes swapped (no copy); NumPy's ``mT``."""
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return shape.swapaxes(self, -1, -2)
+
     @property
     def T(self):
         """The transposed view (no copy)."""
@@ -130,3 +214,9 @@ class ArrayMethods:
     def flatten(self, order="C"):
         """Collective: the elements in C order as a new 1-D array (a copy)."""
         return shape.ravel(self, order)
+
+
+def _value(x):
+    """A lazy expression's value as a DistArray (method results are arrays, as NumPy's)."""
+    from .expr import Lazy
+    return x.eval() if isinstance(x, Lazy) else x

@@ -11,7 +11,9 @@ silently different value.
 - ``ufunc.reduce`` over all elements maps to the whole-array reductions
   (``np.add.reduce(x)`` is ``x.sum()``); over an axis, to the array's method
   with ``axis=`` (which raises if unsupported); ``ufunc.outer`` is one
-  statement on broadcast views; ``accumulate``, ``reduceat`` and ``at`` raise.
+  statement on broadcast views; ``accumulate`` of ``add``, ``multiply``,
+  ``maximum`` and ``minimum`` is the distributed scan of
+  :mod:`pgas.array.reductions.scan`; other ``accumulate``, ``reduceat`` and ``at`` raise.
 - ``np.func(A, ...)`` (NEP 18) looks ``func`` up in :data:`HANDLED`, built
   from the ``NUMPY_FUNCTIONS`` dicts of the modules in :data:`MODULES` (and
   any :func:`register` call); anything else raises ``TypeError: np.<name> is
@@ -27,8 +29,8 @@ import numpy as np
 from .. import comm
 
 #: Modules whose ``NUMPY_FUNCTIONS`` dict ({numpy function: implementation}) fill HANDLED.
-MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.reductions.functions", "pgas.array.shape",
-           "pgas.array.creation.like", "pgas.array.creation.conversion", "pgas.array.sorting.sort",
+MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.norms", "pgas.array.einsum",
+           "pgas.array.reductions.functions", "pgas.array.shape", "pgas.array.creation.like", "pgas.array.creation.conversion", "pgas.array.sorting.sort",
            "pgas.array.sorting.unique", "pgas.array.sorting.searchsorted", "pgas.array.shifts.functions",
            "pgas.array.reductions.nan", "pgas.array.numeric"]
 
@@ -113,30 +115,28 @@ def ufunc(uf, method, inputs, out, kwargs, elementwise):
         return _reduce(uf, inputs, out, kwargs)
     if method == "outer":
         return _outer(uf, inputs, out, kwargs)
-    advice = {"accumulate": "pgas scans with np.cumsum and np.cumprod (A.cumsum(), A.cumprod()); for other "
-                            "ufuncs use A.to_numpy()",
+    if method == "accumulate":
+        return _accumulate(uf, inputs, out, kwargs)
+    advice = {
               "reduceat": "use A.to_numpy()",
               "at": "use A.update(indices, values, op=...) (a collective batch update) or A.scatter"}
     raise unsupported(f"{name}.{method}", advice.get(method))
 
 
 def _gufunc(uf, inputs, out, kwargs):
-    from . import linalg
+    from . import einsum, linalg
     name = uf.__name__
+    axis = kwargs.pop("axis", None) if name == "vecdot" else None
     if out is not None or kwargs:
         raise unsupported(name, f"out= and other keywords are not supported with distributed operands; "
                                 f"write C[...] = np.{name}(A, B)")
     a, b = inputs
     if uf is np.matmul:
         return linalg.matmul(a, b)
-    if uf.__name__ == "vecdot" and np.ndim(a) == 1 and np.ndim(b) == 1:
-        return linalg.vdot(a, b)
-    if uf.__name__ == "matvec" and np.ndim(a) == 2 and np.ndim(b) == 1:
-        return linalg.matmul(a, b)
-    if uf.__name__ == "vecmat" and np.ndim(a) == 1 and np.ndim(b) == 2:
-        return linalg.matmul(np.conjugate(a) if np.result_type(a).kind == "c" else a, b)
+    if name in ("vecdot", "matvec", "vecmat"):
+        return einsum.vector_gufunc(name, a, b, axis)
     raise unsupported(name, "pgas computes np.matmul on 1-D and 2-D operands and np.vecdot, np.matvec, "
-                            "np.vecmat on vectors and matrices; for batched (stacked) operands loop over 2-D slices")
+                            "np.vecmat (stacked too); for batched matmul loop over 2-D slices")
 
 
 def _dist(x):
@@ -167,6 +167,21 @@ def _reduce(uf, inputs, out, kwargs):
             raise unsupported(name, f"dtype= is not supported with {uf.__name__}; use A.astype(dtype).{red}()")
         kw["dtype"] = dtype
     return getattr(a, red)(**kw)
+
+
+def _accumulate(uf, inputs, out, kwargs):
+    from .reductions import scan
+    name = f"{uf.__name__}.accumulate"
+    if uf not in scan.ACCUMULATE:
+        raise unsupported(name, "pgas scans with add, multiply, maximum and minimum (np.cumsum, np.cumprod, "
+                                "np.maximum.accumulate, ...); for other ufuncs use A.to_numpy()")
+    if isinstance(out, tuple):
+        out = out[0] if len(out) == 1 else out
+    axis, dtype = kwargs.pop("axis", 0), kwargs.pop("dtype", None)
+    if kwargs:
+        raise unsupported(name, f"keyword(s) {', '.join(kwargs)} not supported; pass axis=, dtype= and out=")
+    (a,) = inputs
+    return scan.accumulate(uf, a, axis, dtype, out)
 
 
 def _outer(uf, inputs, out, kwargs):
@@ -306,25 +321,6 @@ def _sum_product(a, b):
     return np.asarray(p.sum(dtype=dtype)).astype(dtype)[()]
 
 
-EINSUM_CASES = "pgas handles 'ij,jk->ik', 'ij,j->i', 'i,ij->j', 'i,i->', 'ij,ij->' and 'i,j->ij'"
-
-
-def einsum(subscripts, *operands, **kwargs):
-    """Collective: ``np.einsum`` for a few matrix-product signatures (:data:`EINSUM_CASES`)."""
-    from . import linalg
-    reject_keywords({k: v for k, v in kwargs.items() if k != "optimize"}, "einsum")
-    spec = subscripts.replace(" ", "") if isinstance(subscripts, str) else None
-    table = {"ij,jk->ik": linalg.matmul, "ij,j->i": linalg.matmul, "i,ij->j": linalg.matmul,
-             "i,i->": linalg.matmul, "i,i": linalg.matmul, "ij,ij->": _sum_product, "i,j->ij": linalg.outer}
-    if spec not in table or len(operands) != 2:
-        raise unsupported("einsum", EINSUM_CASES)
-    a, b = operands
-    want = [len(s) for s in spec.split("->")[0].split(",")]
-    if [np.ndim(a), np.ndim(b)] != want:
-        raise ValueError(f"einsum(): operands do not match the subscripts {spec!r}")
-    return table[spec](a, b)
-
-
 def ptp(a, axis=None, out=None, keepdims=False):
     """Collective: ``np.ptp`` (largest minus smallest element), on every locale."""
     reject_keywords({"axis": axis, "out": out, "keepdims": keepdims}, "ptp")
@@ -352,7 +348,7 @@ HANDLED_FUNCS = {"all": _truth("all"), "any": _truth("any")}
 # (np.sum, np.mean, np.var, ... are pgas.array.reductions.functions's, which pgas.array.npapi.MODULES loads later.)
 NUMPY_FUNCTIONS = {
     np.where: where, np.copy: copy, np.allclose: allclose,
-    np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot, np.einsum: einsum,
+    np.array_equal: array_equal, np.result_type: result_type, np.tensordot: tensordot,
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim,
     np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
     np.ptp: ptp, np.average: average, np.clip: clip,

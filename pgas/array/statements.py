@@ -20,7 +20,7 @@ from ..exec.shiftgroup import ShiftGroup
 from ..exec.lowered import Lowered
 from ..exec.tasks import REDUCE_WITH
 from ..exec.statement import execute, explaining
-from ..plan import plan_local
+from ..plan import Access, PlanError, plan_local
 from . import collective, engine
 from .creation import constructors
 from .expr import Affine, Expr, Ref, TraceError, probe
@@ -233,15 +233,41 @@ def forall(domain, body) -> None:
         engine.trace_pop()
     collective.forall(dom, body, tracer.records)
     now = (np.geterr(), np.geterrcall())
+    names = _var_names(body, m)
     for (target, value, uf, other), state in zip(tracer.records, tracer.errstates):
         if state == now:
-            _run_record(dom, target, value, uf, other)
+            _run_record(dom, target, value, uf, other, names)
             continue
         with np.errstate(call=state[1], **state[0]):      # an np.errstate inside the body applies
-            _run_record(dom, target, value, uf, other)
+            _run_record(dom, target, value, uf, other, names)
 
 
-def _run_record(dom, target: Ref, value, uf, other) -> None:
+def _var_names(body, m: int) -> list[str]:
+    """The loop variables' names as the body spells them (its parameters), else i, j, k, ..."""
+    import inspect
+    try:
+        params = [p.name for p in inspect.signature(body).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    default = ["ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m)]
+    return params[:m] if len(params) >= m else default
+
+
+def _check_write(target: Ref, names, m: int) -> None:
+    """A plain ``=`` through a subscript of several loop variables in one dim (``F[4*i + j]``)
+    may write one element from several iterations: raise, quoting the subscript written."""
+    M = [tuple(row) + (0,) * (m - len(row)) for row in target.M]
+    if all(sum(1 for a in row if a) <= 1 for row in M):
+        return
+    written = Access(0, M, target.c).text(target.base.name or "", names)
+    raise PlanError(f"the write {written} to {target.base.label} has several loop variables in one subscript, "
+                    "which pgas plans only as a reduction (one element may be written from several "
+                    f"iterations): reduce into it with += (into zeros, if every iteration writes its own "
+                    "element) or np.minimum/np.maximum(..., out=), or index each dim by one loop variable")
+
+
+def _run_record(dom, target: Ref, value, uf, other, names) -> None:
     m = dom.ndim
     cols = [any(len(row) > v and row[v] for row in target.M) for v in range(m)]
     label = target.base.label
@@ -249,6 +275,7 @@ def _run_record(dom, target: Ref, value, uf, other) -> None:
         value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
     separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
     if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
+        _check_write(target, names, m)
         before_write(target.base, value)                 # each iteration writes its own element
         _run_forall_statement(lower_ref(dom, target, value, None), value)
         return

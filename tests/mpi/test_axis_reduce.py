@@ -117,6 +117,42 @@ def test_scans(layout, dtype, op, data):
     same(getattr(pg, op)(A, axis=axis), getattr(np, op)(G, axis=axis), what=f"{op}(axis={axis})")
 
 
+@SETTINGS
+@given(layouts(), st.sampled_from([bool, np.int8, np.int64, np.float32, np.float64]),
+       st.sampled_from([np.add, np.multiply, np.maximum, np.minimum]), st.data())
+def test_ufunc_accumulate(layout, dtype, uf, data):
+    """ufunc.accumulate is the scan in NumPy's loop dtype (int8 stays int8, bool adds as or)."""
+    shape, dist = layout
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    G = global_array(shape, dtype, 4)
+    if uf is np.multiply and np.dtype(dtype).kind in "iu":
+        G = np.clip(G, -2, 2)
+    A = pg.from_numpy(G, dist=dist)
+    with np.errstate(over="ignore"):
+        same(uf.accumulate(A, axis=axis), uf.accumulate(G, axis=axis), what=f"{uf.__name__}.accumulate({axis})")
+        if len(shape) == 1:
+            same(uf.accumulate(A, axis=None), uf.accumulate(G, axis=None))
+
+
+def test_ufunc_accumulate_keywords_and_errors():
+    G = np.arange(30.0).reshape(5, 6) - 7
+    G[2, 3] = np.nan
+    A = pg.from_numpy(G, dist=pg.Cyclic())
+    same(np.add.accumulate(A[1:, ::2], axis=1), np.add.accumulate(G[1:, ::2], axis=1))
+    same(np.maximum.accumulate(A + 1, axis=0), np.maximum.accumulate(G + 1, axis=0))
+    same(np.add.accumulate(A, axis=1, dtype=np.float32), np.add.accumulate(G, axis=1, dtype=np.float32))
+    out = pg.zeros((5, 6), dist=pg.Block())
+    r = np.multiply.accumulate(A, axis=0, out=out)
+    collective_verdict(r is out)
+    same(out, np.multiply.accumulate(G, axis=0))
+    with pytest.raises(TypeError, match="subtract.accumulate"):
+        np.subtract.accumulate(A)
+    with pytest.raises(ValueError, match="axis=None"):
+        np.add.accumulate(A, axis=None)
+    with pytest.raises(np.exceptions.AxisError):
+        np.add.accumulate(A, axis=2)
+
+
 @pytest.mark.parametrize("dist", [pg.Block(), pg.Cyclic(), pg.BlockCyclic(2)])
 def test_keyword_arguments(dist):
     G = np.arange(30.0).reshape(5, 6) - 7

@@ -127,6 +127,26 @@ def test_tracing_errors_say_what_to_write():
         A[Affine([1]), 0] = 1
 
 
+def test_non_separable_plain_write_quotes_the_subscript():
+    F = pg.zeros(16, name="F")
+    G = pg.from_numpy(data((4, 4), 3), dist=pg.Cyclic())
+
+    def body(row, col):
+        F[row * 4 + col] = G[row, col]
+
+    with pytest.raises(ValueError, match=r"the write F\[4\*row \+ col\] to array 'F'"):
+        pg.forall((range(4), range(4)), body)
+    H = pg.zeros((6, 6))
+    with pytest.raises(ValueError, match=r"the write \[2\*i - j \+ 3, j\] to float64 array of shape \(6, 6\)"):
+        pg.forall((range(3), range(3)), lambda i, j: H.__setitem__((2 * i - j + 3, j), 1.0))
+
+    def reduced(row, col):               # what the message advises, into zeros
+        F[row * 4 + col] += G[row, col]
+
+    pg.forall((range(4), range(4)), reduced)
+    assert_matches(F, data((4, 4), 3).reshape(-1))
+
+
 @settings(derandomize=True, database=None, deadline=None, max_examples=25)
 @given(st.data())
 def test_random_affine_1d(data_):

@@ -102,8 +102,7 @@ def test_matmul_errors_alike():
         A @ B
     with pytest.raises(NotImplementedError, match="batched"):
         pg.zeros((2, 2, 2)) @ pg.zeros((2, 2))
-    with pytest.raises(TypeError, match="not supported"):
-        np.vecdot(A, A)
+    assert_matches(np.vecdot(A, A), np.zeros(4))
     with pytest.raises(TypeError, match="out="):
         np.matmul(A, A.copy(), out=A)
 
@@ -212,8 +211,9 @@ def test_numpy_functions_dispatch():
     assert_matches(np.cumsum(A), np.cumsum(G))
     with pytest.raises(TypeError, match=r"np.median is not supported on pgas arrays: use A.to_numpy"):
         np.median(A)
-    with pytest.raises(TypeError, match=r"np.add.accumulate is not supported"):
-        np.add.accumulate(A)
+    assert_matches(np.add.accumulate(A), np.add.accumulate(G))
+    with pytest.raises(TypeError, match=r"np.subtract.accumulate is not supported"):
+        np.subtract.accumulate(A)
     with pytest.raises(TypeError, match=r"np.add.at is not supported.*A.update"):
         np.add.at(A, [0], 1)
     with pytest.raises(TypeError, match=r"where= is not supported.*pg.where"):
@@ -255,3 +255,43 @@ def test_lazy_operands_reach_the_same_entry_points():
         np.median(A[1:])
     with pytest.raises(TypeError, match="Python scalar"):
         float(A[1:] + 1)
+
+
+@pytest.mark.parametrize("dist", sorted(DISTS))
+def test_daily_ndarray_attributes_and_methods(dist):
+    """The ndarray attributes and methods a NumPy user reaches for, on arrays and views."""
+    G = _mat((5, 6), 21) - 0.5
+    A = pg.from_numpy(G, dist=DISTS[dist]())
+    H = _mat((6, 4), 22)
+    B = pg.from_numpy(H, dist=pg.Cyclic())
+    for X, g in ((A, G), (A[1:, ::2], G[1:, ::2])):
+        assert (X.shape, X.ndim, X.size, X.dtype, X.itemsize, X.nbytes) == \
+            (g.shape, g.ndim, g.size, g.dtype, g.itemsize, g.nbytes)
+        assert X.T.shape == g.T.shape and X.mT.shape == g.mT.shape
+        assert_matches(X.mT.eval(), g.mT)
+        assert_matches(X.round(), g.round())
+        assert_matches(X.clip(-1, 2), g.clip(-1, 2))
+        assert_matches(X.conj(), g.conj())
+        assert_matches(X.conjugate(), g.conjugate())
+        _same(X.trace(), g.trace())
+        _same(X.item(3), g.item(3))
+        _same(X.item(1, 2), g.item(1, 2))
+        assert X.tolist() == g.tolist()
+        with pytest.raises(TypeError, match="A.ravel"):
+            X.flat
+    assert_matches(A.dot(B), G.dot(H))
+    assert_matches(A.dot(B[:, 0]), G.dot(H[:, 0]))
+    assert_matches(A.dot(2.0), G.dot(2.0))
+    c = np.array([1 + 2j, 3 - 1j, -2j])
+    C = pg.from_numpy(c, dist=DISTS[dist]())
+    assert_matches(C.conj(), c.conj())
+    _same(C.item(1), c.item(1))
+    x = pg.from_numpy(np.arange(7.0), dist=DISTS[dist]())
+    _same(x.searchsorted(2.5), np.arange(7.0).searchsorted(2.5))
+    _same(pg.from_numpy(np.array([[4.5]])).item(), 4.5)
+    with pytest.raises(ValueError, match="size 1"):
+        A.item()
+    with pytest.raises(IndexError):
+        A.item(30)
+    with pytest.raises(ValueError, match="ndim < 2"):
+        x.mT

@@ -136,28 +136,44 @@ def test_buckets_stay_balanced(pattern, dist):
     collective_verdict(np.array_equal(g, np.argsort(x, kind="stable")[off:off + len(g)]), "run")
 
 
+@pytest.mark.parametrize("kind", ["block", "cyclic", "bc2"])
 @pytest.mark.parametrize("grid", ["rows", "cols", "default"])
-def test_nd_sorts_along_whole_axes(grid):
+def test_nd_sorts_along_every_axis(grid, kind):
+    """Along an axis held whole (a local sort) or split over locales (gathered whole on a
+    grid of the same kind, sorted, copied back): NumPy's stable order, in A's layout."""
     x = np.random.default_rng(3).integers(0, 5, (6, 7)).astype(np.float64)
     x[1, 2] = np.nan
     g = {"rows": (P, 1), "cols": (1, P), "default": None}[grid]
-    A = pg.from_numpy(x, dist=pg.BlockCyclic(2, grid=g))
-    for axis in (0, 1, -1):
-        if A.layout.grid[axis] == 1:
-            exact(pg.sort(A, axis=axis), np.sort(x, axis=axis))
-            exact(pg.argsort(A, axis=axis), np.argsort(x, axis=axis, kind="stable").astype(np.int64))
-            B = A.copy()
-            B.sort(axis=axis)
-            exact(B, np.sort(x, axis=axis))
-        else:
-            with pytest.raises(ValueError, match="split over"):
-                pg.sort(A, axis=axis)
+    dist = {"block": pg.Block(g), "cyclic": pg.Cyclic(g), "bc2": pg.BlockCyclic(2, grid=g)}[kind]
+    A = pg.from_numpy(x, dist=dist)
+    for axis in (0, 1, -1, -2):
+        S = pg.sort(A, axis=axis)
+        exact(S, np.sort(x, axis=axis))
+        collective_verdict(S.layout.key == A.layout.key, "the sorted copy keeps the input's layout")
+        exact(pg.argsort(A, axis=axis), np.argsort(x, axis=axis, kind="stable").astype(np.int64))
+        exact(np.sort(A, axis=axis), np.sort(x, axis=axis))
+        B = A.copy()
+        B.sort(axis=axis)
+        exact(B, np.sort(x, axis=axis))
     exact(pg.sort(A, axis=None), np.sort(x, axis=None))
     exact(pg.argsort(A, axis=None), np.argsort(x, axis=None, kind="stable").astype(np.int64))
     u, c = pg.unique(A, return_counts=True)
     eu, ec = np.unique(x, return_counts=True)
     exact(u, eu)
     exact(c, ec.astype(np.int64))
+
+
+@MPI_SETTINGS
+@given(st.data(), st.sampled_from([np.float64, np.int32, np.bool_]))
+def test_sort_along_any_axis_of_3d(data, dtype):
+    shape = tuple(data.draw(st.lists(st.integers(0, 6), min_size=3, max_size=3)))
+    axis = data.draw(st.integers(-3, 2))
+    x = np.random.default_rng(sum(shape)).integers(-3, 4, shape).astype(dtype)
+    A = pg.from_numpy(x, dist=data.draw(a_dist(3)))
+    exact(pg.sort(A, axis=axis), np.sort(x, axis=axis, kind="stable"))
+    exact(pg.argsort(A, axis=axis), np.argsort(x, axis=axis, kind="stable").astype(np.int64))
+    A.sort(axis=axis)
+    exact(A, np.sort(x, axis=axis, kind="stable"))
 
 
 def test_errors_alike_on_every_locale():

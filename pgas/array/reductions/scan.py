@@ -1,4 +1,5 @@
-"""Scans along an axis: ``cumsum`` and ``cumprod``.
+"""Scans along an axis: ``cumsum``, ``cumprod`` and ``ufunc.accumulate`` of ``add``,
+``multiply``, ``maximum`` and ``minimum``.
 
 Along the scanned axis a locale owns blocks of ``b`` consecutive indices (one
 block for Block, ``b = 1`` for Cyclic), stored in increasing global order.
@@ -10,6 +11,10 @@ its exclusive prefix over the blocks before each of its own blocks is added
 total per kept element; with Cyclic (``b = 1``) the totals are the local
 elements themselves, so a Cyclic scan moves the whole local part to each peer
 of the line.  ``axis=None`` scans the C-order ravel (a 1-D result), as NumPy.
+
+``np.add.accumulate(A, axis)`` is the same scan in NumPy's ufunc loop dtype
+(``int8`` stays ``int8``, ``bool`` adds as logical or), where ``np.cumsum``
+widens small integers and booleans to the platform integer.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from ..index import check_dtype
 from ..operands import source
 from .axisreduce import loop_dtype
 
-_FNS = {"cumsum": (np.cumsum, np.add), "cumprod": (np.cumprod, np.multiply)}
+_FNS = {"cumsum": np.add, "cumprod": np.multiply}
+
+#: The ufuncs whose ``accumulate`` is this scan.
+ACCUMULATE = (np.add, np.multiply, np.maximum, np.minimum)
 
 
 def _line_peers(layout, ax: int, me: int) -> list[int]:
@@ -36,13 +44,27 @@ def _line_peers(layout, ax: int, me: int) -> list[int]:
     return out
 
 
-@fperr.agreeing              # a local part's error raises on every locale, so none waits
 def scan(a, op: str, axis=None, dtype=None, out=None):
     """Collective: NumPy's ``cumsum`` / ``cumprod`` of ``a`` along ``axis``; see the module docstring."""
+    ufunc = _FNS[op]
+    return _scan(a, op, ufunc, axis, dtype, out, np.cumsum if op == "cumsum" else np.cumprod)
+
+
+def accumulate(ufunc, a, axis=0, dtype=None, out=None):
+    """Collective: NumPy's ``ufunc.accumulate(a, axis, dtype, out)`` for the ufuncs of
+    :data:`ACCUMULATE` (``axis=None`` is NumPy's error for an n-D ``a``)."""
+    name = f"{ufunc.__name__}.accumulate"
+    if axis is None and np.ndim(a) > 1:
+        raise ValueError(f"{name}: axis=None is only valid for 1-D input (NumPy's rule); pass an axis or "
+                         "A.ravel()")
+    return _scan(a, name, ufunc, 0 if axis is None else axis, dtype, out, ufunc.accumulate)
+
+
+@fperr.agreeing              # a local part's error raises on every locale, so none waits
+def _scan(a, op: str, ufunc, axis, dtype, out, probe):
     from ..core import DistArray
     from ..shape import ravel
 
-    fn, ufunc = _FNS[op]
     A = source(a)
     if axis is None and A.ndim > 1:
         A = ravel(A)
@@ -53,7 +75,8 @@ def scan(a, op: str, axis=None, dtype=None, out=None):
         if out.shape != A.shape:
             raise ValueError(f"{op}: out= has shape {out.shape}, the result has shape {A.shape}")
     dtype = loop_dtype(ufunc, A.dtype, dtype, out)
-    rdt = check_dtype(fn(np.zeros(1, A.dtype), dtype=dtype).dtype)
+    rdt = check_dtype(probe(np.zeros(1, A.dtype), dtype=dtype).dtype)
+    fn = ufunc.accumulate
     me = comm.here()
     m = A.layout.maps[ax]
     b, p, q = m.b, m.p, A.layout.coords(me)[ax]
@@ -79,13 +102,14 @@ def scan(a, op: str, axis=None, dtype=None, out=None):
         if got[t].size:
             G[qq::p] = got[t].view(rdt).reshape(-1, *rest)
     incl = fn(G, axis=0, dtype=rdt)
-    excl = np.empty_like(incl)
-    if nblocks:
-        excl[0] = ufunc.identity
-        excl[1:] = incl[:-1]
-    mine = excl[q::p][:len(ends)]
+    first = q + p * np.arange(len(ends))             # the global block number of each local block
+    before = incl[np.maximum(first - 1, 0)]          # the scan up to the block before it
     sizes = [b] * k + ([r] if r else [])
-    res = ufunc(np.repeat(mine, sizes, axis=0), within) if L else within
+    res = within
+    if L:
+        res = ufunc(np.repeat(before, sizes, axis=0), within, dtype=rdt)
+        if q == 0:                                   # global block 0 has nothing before it
+            res[:sizes[0]] = within[:sizes[0]]
     res = np.moveaxis(res, 0, ax)
     if out is not None and out.layout.key == A.layout.key:
         from .. import engine

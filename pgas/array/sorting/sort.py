@@ -5,12 +5,18 @@ distributed sample sort of :mod:`pgas.array.sorting.samplesort`: NumPy's stable
 order, NaN last.
 
 An n-D array sorts along an axis that is not split over locales (``axis=-1``
-with the default grids of Block over a 1-column grid, say) locally, with no
-messages; along a split axis it raises ``ValueError`` naming the grid to use.
-``axis=None`` sorts the flattened array (distributed).
+with a grid of one column, say) locally, with no messages.  Along a split axis
+it is copied to the same distribution kind on a grid that holds that axis
+whole (the axis's locales moved onto the axis before it, or after it for axis
+0: ``(2, 2)`` becomes ``(4, 1)`` to sort along axis 1), sorted there locally,
+and copied back into the input's layout: two statements, each at most one
+message per locale pair.  ``axis=None`` sorts the flattened array (distributed).
 """
 
 from __future__ import annotations
+
+import dataclasses
+import operator
 
 import numpy as np
 
@@ -18,28 +24,41 @@ from ... import comm
 from ...layout import Block, Distribution
 from .. import engine
 from ..core import DistArray
+from ..creation.conversion import redistribute
 from ..creation.layouts import new_layout
 from .samplesort import check_array, place, sorted_run
 from .. import collective
 
 
 def _axis(A, axis, what: str):
-    """None for a distributed flat sort, else the normalised local axis."""
+    """None for a distributed flat sort, else the normalised axis to sort along."""
     if axis is None or A.ndim == 1:
         if axis is not None and not -1 <= axis <= 0:
             raise np.exceptions.AxisError(f"{what}: axis {axis} is out of bounds for {A.label}")
         return None
+    axis = operator.index(axis)
     if not -A.ndim <= axis < A.ndim:
         raise np.exceptions.AxisError(f"{what}: axis {axis} is out of bounds for {A.label}")
-    axis %= A.ndim
+    return axis % A.ndim
+
+
+def _along(A, axis: int, sort_rows, dtype) -> DistArray:
+    """Collective: ``sort_rows(local part, axis)`` of ``A`` along ``axis`` in ``A``'s layout;
+    a split axis is first gathered whole on each locale (see the module docstring)."""
+    src = A
     if A.layout.grid[axis] != 1:
-        grid = list(A.layout.grid)
-        want = tuple(g * grid[axis] if d == (axis - 1) % A.ndim else (1 if d == axis else g)
-                     for d, g in enumerate(grid))
-        raise ValueError(f"{what} along axis {axis} of {A.label}: that axis is split over {grid[axis]} locales "
-                         f"(grid {A.layout.grid}); only axes held whole by one locale sort along rows. "
-                         f"Copy it to a distribution with grid {want} first, or sort with axis=None (flattened)")
-    return axis
+        grid = A.layout.grid
+        into = (axis - 1) % A.ndim
+        whole = tuple(g * grid[axis] if d == into else (1 if d == axis else g) for d, g in enumerate(grid))
+        src = redistribute(A, dataclasses.replace(A.layout.dist, grid=whole))
+    part = DistArray._create(src.layout, dtype)
+    part.local[...] = sort_rows(src.local, axis)
+    comm.barrier([part._win])
+    if src is A:
+        return part
+    out = DistArray._create(A.layout, dtype)
+    out[...] = part
+    return out
 
 
 def _kind(kind, order) -> None:
@@ -58,13 +77,14 @@ def sort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None) ->
         Any supported dtype and distribution.
     axis : int or None, optional
         For 1-D arrays ``-1``, ``0`` and None all sort the whole array
-        (distributed sample sort).  For n-D arrays an axis held whole by each
-        locale is sorted locally; None sorts the flattened array.
+        (distributed sample sort).  For n-D arrays any axis (an axis split
+        over locales is gathered whole on each first); None sorts the
+        flattened array.
     kind, order : optional
         Accepted for NumPy compatibility; the sort is always stable.
     dist : Distribution, optional
-        The result's distribution for a distributed sort (Block by default);
-        a local (row) sort keeps ``A``'s distribution.
+        The result's distribution for a flattened sort (Block by default);
+        a sort along an axis keeps ``A``'s distribution.
 
     Returns
     -------
@@ -75,10 +95,7 @@ def sort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None) ->
     _kind(kind, order)
     ax = _axis(A, axis, "sort")
     if ax is not None:
-        out = DistArray._create(A.layout, A.dtype)
-        out.local[...] = np.sort(A.local, axis=ax, kind="stable")
-        comm.barrier([out._win])
-        return out
+        return _along(A, ax, lambda x, k: np.sort(x, axis=k, kind="stable"), A.dtype)
     v, _, off, _ = sorted_run(A)
     return _result(v, off, A.size, A.dtype, dist)
 
@@ -106,10 +123,7 @@ def argsort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None)
     _kind(kind, order)
     ax = _axis(A, axis, "argsort")
     if ax is not None:
-        out = DistArray._create(A.layout, np.int64)
-        out.local[...] = np.argsort(A.local, axis=ax, kind="stable")
-        comm.barrier([out._win])
-        return out
+        return _along(A, ax, lambda x, k: np.argsort(x, axis=k, kind="stable"), np.int64)
     _, g, off, _ = sorted_run(A)
     return _result(g, off, A.size, np.int64, dist)
 
@@ -129,6 +143,9 @@ def sort_inplace(A, axis=-1, kind=None, order=None) -> None:
     ax = _axis(A, axis, "sort")
     if ax is None and A.ndim > 1:
         raise np.exceptions.AxisError("A.sort(axis=None) is not defined for an n-D array (NumPy neither)")
+    if ax is not None and A.layout.grid[ax] != 1:
+        A[...] = _along(A, ax, lambda x, k: np.sort(x, axis=k, kind="stable"), A.dtype)
+        return
     engine.before_write(A, None)
     if ax is not None:
         A.local.sort(axis=ax, kind="stable")
