@@ -26,6 +26,7 @@ import zlib
 import numpy as np
 
 from . import node as _nodes
+from . import trace
 from .counters import record, record_barrier, record_sync
 
 _MPI = None
@@ -101,6 +102,7 @@ def comm():
         _ncomm = mpi().COMM_WORLD.Dup()
         _epochs.open(_comm)
         _nodes.run_hooks()
+        trace.from_environment()                  # PGAS_TRACE=DIR: the whole run recorded
     return _comm
 
 
@@ -234,6 +236,7 @@ def barrier(windows=None, agree: bool = False) -> None:
     since the last such barrier (:func:`mark_one_sided`), and the :func:`on_barrier`
     hooks learn which windows any locale wrote."""
     global _one_sided
+    t0 = trace.on and trace.now()
     if agree:
         _agree_init()
     wins = [w for w in _windows if w.in_use] if windows is None else windows
@@ -249,13 +252,20 @@ def barrier(windows=None, agree: bool = False) -> None:
         else:
             mine.fill(0)
         req = comm().Iallreduce([mine, _agree_type[0]], [got, _agree_type[0]], op=_agree_type[1])
+        if t0:
+            trace.waiting = "barrier (pg.barrier)"
         if not req.Test():                     # a barrier, carrying the bits
             yielding_wait([req])
     else:
+        if t0:
+            trace.waiting = "barrier"
         yielding_wait([comm().Ibarrier()])
     _epochs.all_seen = _epochs.mine            # every locale has completed what this one has
     for w in wins:
         w.sync()
+    if t0:
+        trace.waiting = None
+        trace.add("mpi", "MPI_Barrier" if not agree else "MPI_Iallreduce (pg.barrier)", t0)
     bits = int.from_bytes(got.tobytes(), "little") if agree else 0
     if bits:
         for hook in _barrier_hooks:
@@ -324,17 +334,25 @@ def notify(targets, tag: int) -> list:
     non-overtaking rule), which is what lets statements pair them up."""
     if not targets:
         return []
+    t0 = trace.on and trace.now()
     c, byte = _notices(), mpi().BYTE
     record_sync(len(targets))
-    return [c.Isend([_EMPTY, 0, byte], t, tag) for t in targets]
+    reqs = [c.Isend([_EMPTY, 0, byte], t, tag) for t in targets]
+    if t0:
+        trace.add("mpi", f"MPI_Isend notice ({trace.tag_name(tag)})", t0, {"peers": list(targets)})
+    return reqs
 
 
 def expect(sources, tag: int) -> list:
     """Post the receipt of one notice with ``tag`` from each of ``sources``."""
     if not sources:
         return []
+    t0 = trace.on and trace.now()
     c, byte = _notices(), mpi().BYTE
-    return [c.Irecv([_EMPTY, 0, byte], s, tag) for s in sources]
+    reqs = [c.Irecv([_EMPTY, 0, byte], s, tag) for s in sources]
+    if t0:
+        trace.add("mpi", f"MPI_Irecv notice ({trace.tag_name(tag)})", t0, {"peers": list(sources)})
+    return reqs
 
 
 def notify_values(targets, tag: int, values: np.ndarray) -> list:
@@ -342,10 +360,14 @@ def notify_values(targets, tag: int, values: np.ndarray) -> list:
     versions); the receiver posts :func:`expect_values` with the same count."""
     if not targets:
         return []
+    t0 = trace.on and trace.now()
     c, t = _notices(), mpi().INT64_T
     values = np.ascontiguousarray(values, dtype=np.int64)
     record_sync(len(targets))
-    return [c.Isend([values, t], r, tag) for r in targets]
+    reqs = [c.Isend([values, t], r, tag) for r in targets]
+    if t0:
+        trace.add("mpi", f"MPI_Isend notice ({trace.tag_name(tag)})", t0, {"peers": list(targets)})
+    return reqs
 
 
 def expect_values(sources, tag: int, count: int):
@@ -355,8 +377,12 @@ def expect_values(sources, tag: int, count: int):
     buf = np.zeros((len(sources), count), dtype=np.int64)
     if not sources:
         return [], buf
+    t0 = trace.on and trace.now()
     c, t = _notices(), mpi().INT64_T
-    return [c.Irecv([buf[k], t], s, tag) for k, s in enumerate(sources)], buf
+    reqs = [c.Irecv([buf[k], t], s, tag) for k, s in enumerate(sources)]
+    if t0:
+        trace.add("mpi", f"MPI_Irecv notice ({trace.tag_name(tag)})", t0, {"peers": list(sources)})
+    return reqs, buf
 
 
 def wait(requests) -> None:
@@ -373,18 +399,29 @@ def arrived(requests) -> bool:
 
 def allgather(obj) -> list:
     """Every locale's ``obj``, in locale order, on every locale."""
+    if trace.on:
+        t0 = trace.now()
+        got = comm().allgather(obj)
+        trace.add("mpi", "MPI_Allgather", t0)
+        return got
     return comm().allgather(obj)
 
 
 def allreduce(value, op: str = "sum"):
     """Reduce a scalar or NumPy array over all locales; ``op`` in sum, prod, min, max, land, lor, band, bor."""
+    t0 = trace.on and trace.now()
     mop = _mpi_op(op)
     arr = np.array(value, ndmin=1)
     out = np.empty_like(arr)
     t = mpi_type(arr.dtype)
     req = comm().Iallreduce([arr, t], [out, t], op=mop)
+    if t0:
+        trace.waiting = "allreduce"
     if not req.Test():
         yielding_wait([req])
+    if t0:
+        trace.waiting = None
+        trace.add("mpi", f"MPI_Allreduce ({op})", t0)
     return out if _ndim(value) else out[0]
 
 
@@ -419,8 +456,11 @@ class PendingReduction:
     def wait(self):
         """Wait for the reduction (collective: every locale started it) and return its value."""
         if self._req is not None:
+            if trace.on:
+                trace.waiting = "allreduce"
             if not self._req.Test():
                 yielding_wait([self._req])
+            trace.waiting = None
             self._req = None
         return self._out[0] if self._scalar else self._out
 
@@ -470,6 +510,9 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
     ``nap`` seconds between polls instead (it leaves the run queue; see
     :data:`pgas.comm.p2p.SPINS`).  ``"spin"`` polls without yielding."""
     Request, k = mpi().Request, 0
+    if trace.on:
+        _traced_wait(requests, spins, nap)
+        return
     if _wait == "spin":
         while not Request.Testall(requests):
             pass
@@ -482,6 +525,33 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
             _yield()
         else:
             time.sleep(nap)
+
+
+def _traced_wait(requests, spins, nap) -> None:
+    """:func:`yielding_wait` while tracing: the same polling, by ``Testsome`` so that the span
+    names the receives completed last (their sources and tags, :func:`pgas.comm.trace.add_wait`)."""
+    MPI = mpi()
+    t0 = trace.now()
+    statuses = [MPI.Status() for _ in requests]
+    left, last, k = len(requests), [], 0
+    while True:
+        done = MPI.Request.Testsome(requests, statuses)
+        if done is None:                          # none active left
+            break
+        if done:
+            last = [(statuses[i].Get_source(), statuses[i].Get_tag()) for i in done]
+            left -= len(done)
+            if left <= 0:
+                break
+            continue
+        k += 1
+        if _wait == "spin":
+            continue
+        if _wait != "nap" or spins is None or k < spins:
+            _yield()
+        else:
+            time.sleep(nap)
+    trace.add_wait(t0, [(s, g) for s, g in last if s >= 0 and g >= 0])
 
 
 def allreduce_with(value, combine):
@@ -573,7 +643,10 @@ def agree(error: BaseException | None) -> None:
     same type that is also a :class:`LocaleError` (see :func:`raise_agreed`), so
     ``except IndexError`` catches it on every locale.
     """
+    t0 = trace.on and trace.now()
     failed = comm().allreduce(0 if error is None else 1, op=mpi().SUM)
+    if t0:
+        trace.add("mpi", "MPI_Allreduce (agree on errors)", t0)
     if failed:
         raise_agreed(error)
 
