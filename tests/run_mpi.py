@@ -137,6 +137,7 @@ CORE = [
     "tests/mpi/test_domains.py",
     "tests/mpi/test_sort.py",
     "tests/mpi/test_scale.py",
+    "tests/mpi/test_trace.py",                 # waits named by peer, the critical path across locales
 ]
 
 

@@ -29,6 +29,8 @@ EPS = 0.01
 def load(path: str) -> list[dict]:
     """The "X" events of a trace: ``DIR/trace.json`` (merged by locale 0), else
     ``DIR/locale-*.json`` (written by each locale after an error), or a file."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no trace at {path} (record one with PGAS_TRACE=DIR or pg.trace(DIR))")
     if os.path.isdir(path):
         merged = os.path.join(path, "trace.json")
         files = [merged] if os.path.exists(merged) else sorted(glob.glob(os.path.join(path, "locale-*.json")))
