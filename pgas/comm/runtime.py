@@ -539,7 +539,7 @@ def _traced_wait(requests, spins, nap) -> None:
         if done is None:                          # none active left
             break
         if done:
-            last = [(statuses[i].Get_source(), statuses[i].Get_tag()) for i in done]
+            last = [(statuses[j].Get_source(), statuses[j].Get_tag()) for j in range(len(done))]  # (in completion order)
             left -= len(done)
             if left <= 0:
                 break

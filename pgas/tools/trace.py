@@ -83,7 +83,8 @@ def _split(node, parts: dict, waits: dict, top: bool = True) -> None:
 def summarise(events: list[dict]) -> dict:
     """The summary of a trace's events: ``statements`` (by call site: runs, per locale
     the total and its parts in microseconds, the waits by what was waited for, and the
-    locales the others waited for), ``outside`` (per locale, the time outside statements:
+    locales the others waited for; ``per_run``: the total and parts of one run, averaged
+    over runs and locales), ``outside`` (per locale, the time outside statements:
     Python between them and the spans there, by call site) and ``locales``."""
     trees = _trees(events)
     locales = sorted(trees)
@@ -127,6 +128,8 @@ def summarise(events: list[dict]) -> dict:
         s["last_to_arrive"] = {str(k): c for k, c in sorted(last.items())}
         s["matched_runs"] = n
         s["span_across_locales_us"] = spread / n if n else 0.0
+        rows = [r for r in s["locales"].values() if r["runs"]]
+        s["per_run"] = {p: sum(r[p] / r["runs"] for r in rows) / len(rows) for p in ("total", *PARTS)}
         s["locales"] = {str(k): v for k, v in sorted(s["locales"].items())}
     return {"locales": locales, "statements": sites, "outside": {str(k): v for k, v in outside.items()}}
 
@@ -149,6 +152,9 @@ def report(summary: dict, top: int = 3) -> str:
             wtext = "; ".join(f"{w} {v / 1e3:.3f}" for w, v in waits)
             lines.append(f"{k:>6} {r['runs']:>5} {_ms(r['total'])} " + " ".join(_ms(r[p]) for p in PARTS)
                          + f"  {wtext}")
+        m = s["per_run"]
+        lines.append(f"{'1 run':>6} {'':>5} {_ms(m['total'])} " + " ".join(_ms(m[p]) for p in PARTS)
+                     + "  (one run, mean of the locales)")
         last = s["last_to_arrive"]
         if s["matched_runs"] and len(s["locales"]) > 1:
             order = sorted(last.items(), key=lambda kv: -kv[1])
