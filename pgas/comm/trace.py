@@ -240,7 +240,26 @@ class Trace:
 
 
 def trace(directory) -> Trace:
-    """Record a timeline of every locale inside a ``with`` block into ``directory`` (collective)."""
+    """Record a timeline of every locale inside a ``with`` block (collective on entry and exit).
+
+    Locale 0 writes ``directory/trace.json`` at the end of the block: Chrome trace-event
+    JSON (open it in Perfetto), one track per locale, a span per statement (named by its
+    ``file:line`` and text) with its planning, packing, kernels, waits (naming the peer
+    waited for) and MPI calls inside.  ``pgas trace directory`` summarises it; the
+    environment variable ``PGAS_TRACE=directory`` records a whole run.  See
+    ``docs/trace.md``.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        Where to write the timeline (made if missing).
+
+    Examples
+    --------
+    >>> with pg.trace("trace-out"):               # doctest: +SKIP
+    ...     for _ in range(10):
+    ...         sweep()
+    """
     return Trace(directory)
 
 
