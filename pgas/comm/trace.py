@@ -2,7 +2,8 @@
 
 ``PGAS_TRACE=DIR`` (the whole run) or ``with pg.trace(DIR):`` (a block, collective)
 records, on every locale, one span per statement (named by the user's ``file:line``
-and the statement's text) and, inside it, the lowering and planning (cache hit or
+and the statement's text, with the processor time the locale ran in it: on a node
+with more locales than cores the rest is time it was descheduled) and, inside it, the lowering and planning (cache hit or
 miss), packing, kernels, waits (naming what is waited for: a receive from locale
 ``k``, a barrier, an allreduce) and MPI calls.  At the end of a block every locale's
 spans are gathered, and locale 0 writes ``DIR/trace.json``: "X" (complete) events
@@ -119,6 +120,7 @@ def statement(kind: str, fn, *args):
     return trace.statement("kind", f, ...)``: the call here runs ``f`` again with
     :data:`depth` set, so it takes its usual path."""
     global depth, stmt_args
+    c0 = time.thread_time()
     t0 = now()
     depth = 1
     stmt_args = args_ = {"kind": kind}
@@ -126,7 +128,9 @@ def statement(kind: str, fn, *args):
         return fn(*args)
     finally:
         depth = 0
-        _events.append(("stmt", site(), t0, now(), args_))
+        t1 = now()
+        args_["cpu_us"] = round((time.thread_time() - c0) * 1e6, 1)   # the time this locale ran
+        _events.append(("stmt", site(), t0, t1, args_))
 
 
 # -- blocks ------------------------------------------------------------------------

@@ -7,6 +7,9 @@ as wait), and what no inner span covers is Python (the library's own code: check
 the task layout, bookkeeping).  Parts: ``python``, ``plan`` (lowering and planning),
 ``pack`` (packing sends, storing results), ``kernel`` (fused kernels, NumPy tasks,
 local moves), ``wait`` (by what it waited for) and ``mpi`` (the MPI calls themselves).
+Beside them, not a part: ``cpu``, the processor time the locale ran during the
+statement (on a node with more locales than cores, the rest of the statement's time
+it was descheduled).
 Statements are grouped by call site.  Across locales, the k-th run of a call site on
 each locale is the same collective statement: the locale that entered it last is the
 one the others waited for (the critical path runs through it).
@@ -107,9 +110,11 @@ def summarise(events: list[dict]) -> dict:
                 continue
             s = sites.setdefault(e["name"], {"runs": 0, "kinds": set(), "locales": {}})
             s["kinds"].add((e.get("args") or {}).get("path") or (e.get("args") or {}).get("kind", "?"))
-            row = s["locales"].setdefault(k, {"runs": 0, "total": 0.0, **{p: 0.0 for p in PARTS}, "waits": {}})
+            row = s["locales"].setdefault(k, {"runs": 0, "total": 0.0, **{p: 0.0 for p in PARTS}, "cpu": 0.0,
+                                              "waits": {}})
             row["runs"] += 1
             row["total"] += e["dur"]
+            row["cpu"] += (e.get("args") or {}).get("cpu_us", 0.0)
             _split(node, row, row["waits"])
             runs.setdefault((e["name"], k), []).append((e["ts"], e["ts"] + e["dur"]))
     for name, s in sites.items():
@@ -129,7 +134,7 @@ def summarise(events: list[dict]) -> dict:
         s["matched_runs"] = n
         s["span_across_locales_us"] = spread / n if n else 0.0
         rows = [r for r in s["locales"].values() if r["runs"]]
-        s["per_run"] = {p: sum(r[p] / r["runs"] for r in rows) / len(rows) for p in ("total", *PARTS)}
+        s["per_run"] = {p: sum(r[p] / r["runs"] for r in rows) / len(rows) for p in ("total", *PARTS, "cpu")}
         s["locales"] = {str(k): v for k, v in sorted(s["locales"].items())}
     return {"locales": locales, "statements": sites, "outside": {str(k): v for k, v in outside.items()}}
 
@@ -143,7 +148,8 @@ def report(summary: dict, top: int = 3) -> str:
     lines = []
     stmts = sorted(summary["statements"].items(),
                    key=lambda kv: -max(r["total"] for r in kv[1]["locales"].values()))
-    head = f"{'locale':>6} {'runs':>5} {'total ms':>9} " + " ".join(f"{p:>9}" for p in PARTS) + "  waited on (ms)"
+    head = (f"{'locale':>6} {'runs':>5} {'total ms':>9} " + " ".join(f"{p:>9}" for p in PARTS)
+            + f" {'(cpu)':>9}  waited on (ms)")
     for name, s in stmts:
         lines.append(f"{name}  [{s['runs']} runs; {', '.join(s['kinds'])}]")
         lines.append(head)
@@ -151,10 +157,10 @@ def report(summary: dict, top: int = 3) -> str:
             waits = sorted(r["waits"].items(), key=lambda kv: -kv[1])[:top]
             wtext = "; ".join(f"{w} {v / 1e3:.3f}" for w, v in waits)
             lines.append(f"{k:>6} {r['runs']:>5} {_ms(r['total'])} " + " ".join(_ms(r[p]) for p in PARTS)
-                         + f"  {wtext}")
+                         + f" {_ms(r['cpu'])}  {wtext}")
         m = s["per_run"]
         lines.append(f"{'1 run':>6} {'':>5} {_ms(m['total'])} " + " ".join(_ms(m[p]) for p in PARTS)
-                     + "  (one run, mean of the locales)")
+                     + f" {_ms(m['cpu'])}  (one run, mean of the locales)")
         last = s["last_to_arrive"]
         if s["matched_runs"] and len(s["locales"]) > 1:
             order = sorted(last.items(), key=lambda kv: -kv[1])

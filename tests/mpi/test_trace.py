@@ -67,7 +67,8 @@ def test_every_locale_and_statement_has_spans(where):
         for k in range(P):
             stmts = [e for e in xs if e["pid"] == k and e["cat"] == "stmt"]
             sites = {e["name"].split(" ", 1)[0] for e in stmts}
-            if len(stmts) != 6 or len(sites) != 2 or not all(s.startswith("test_trace.py:") for s in sites):
+            if (len(stmts) != 6 or len(sites) != 2 or not all(s.startswith("test_trace.py:") for s in sites)
+                    or not all(e["args"]["cpu_us"] >= 0 for e in stmts)):
                 why = why or f"locale {k}: statements {[e['name'] for e in stmts]}"
             if not any(e["cat"] == "kernel" and e["pid"] == k for e in xs):
                 why = why or f"locale {k}: no kernel span"
