@@ -124,13 +124,16 @@ def statement(kind: str, fn, *args):
     t0 = now()
     depth = 1
     stmt_args = args_ = {"kind": kind}
+    got = None
     try:
-        return fn(*args)
+        got = fn(*args)
+        return got
     finally:
         depth = 0
         t1 = now()
-        args_["cpu_us"] = round((time.thread_time() - c0) * 1e6, 1)   # the time this locale ran
-        _events.append(("stmt", site(), t0, t1, args_))
+        if got is not False:      # False: nothing ran (a compiled group's rerun declined; the call made next runs it)
+            args_["cpu_us"] = round((time.thread_time() - c0) * 1e6, 1)   # the time this locale ran
+            _events.append(("stmt", site(), t0, t1, args_))
 
 
 # -- blocks ------------------------------------------------------------------------
