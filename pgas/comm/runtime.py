@@ -121,6 +121,7 @@ def agree_on_environment(readers: dict) -> None:
 
 
 agree_on_environment(_nodes.ENV)            # PGAS_THREADS, PGAS_WAIT
+agree_on_environment({"PGAS_TRACE": bool})   # set on every locale or none: recording begins with a barrier
 
 
 def _same_environment(c) -> None:
