@@ -457,11 +457,13 @@ class PendingReduction:
     def wait(self):
         """Wait for the reduction (collective: every locale started it) and return its value."""
         if self._req is not None:
-            if trace.on:
+            traced = trace.on
+            if traced:
                 trace.waiting = "allreduce"
             if not self._req.Test():
                 yielding_wait([self._req])
-            trace.waiting = None
+            if traced:
+                trace.waiting = None
             self._req = None
         return self._out[0] if self._scalar else self._out
 
