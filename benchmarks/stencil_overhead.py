@@ -5,13 +5,16 @@ Runs jacobi-2d's and fdtd-2d's statements (``pgas.tools.bench.polybench``) with
 loaded machine): at a small size (``--n 64``) that is almost all Python around
 the kernel; at LARGE (``--n 1300``) compare it with ``--kernel``, the fused kernel
 alone (``fuse.evaluate`` of the statement's task, re-run with the same
-arguments).  ``--profile`` prints a cProfile of the statements instead (locale 0).
+arguments).  ``--profile`` prints a cProfile of the statements instead (locale 0).  ``--trace DIR``
+then records a timeline of ``--trace-reps`` more runs of each statement (``pg.trace``;
+summarise it with ``pgas trace DIR``); ``--only`` picks statements by name.
 
     pgas run -n 1 benchmarks/stencil_overhead.py --n 64
     pgas run -n 2 benchmarks/stencil_overhead.py --n 1300 --reps 30 --modes off,auto   (interior first or not)
     pgas run -n 2 benchmarks/stencil_overhead.py --n 1300 --reps 30 --kernel   (fdtd: --n 1200 --m 1000)
     pgas run -n 4 benchmarks/stencil_overhead.py --n 64 --checks off,auto   (collective checking's cost)
     python benchmarks/stencil_overhead.py --n 64 --profile
+    pgas run -n 4 benchmarks/stencil_overhead.py --n 1024 --reps 20 --only jacobi --trace /tmp/tr && pgas trace /tmp/tr
 
 Run the same command from two checkouts (``PYTHONPATH=OTHER``) one after the
 other to compare them.
@@ -102,6 +105,10 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=500)
     p.add_argument("--kernel", action="store_true", help="also time the fused kernels alone")
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--only", default=None, help="comma-separated statement names (default: all)")
+    p.add_argument("--trace", default=None, metavar="DIR",
+                   help="after timing, record a timeline of --trace-reps runs of each statement into DIR")
+    p.add_argument("--trace-reps", type=int, default=20)
     p.add_argument("--modes", default=None,
                    help="comma-separated pgas.exec.interior.MODE values, timed in turn in the same job")
     p.add_argument("--checks", default=None,
@@ -110,6 +117,8 @@ def main() -> None:
     args = p.parse_args()
     pg.config(fuse=True)
     stmts = statements(args.n, args.m or args.n)
+    if args.only:
+        stmts = {k: stmts[k] for k in args.only.split(",")}
     for f in stmts.values():
         for _ in range(5):
             f()
@@ -150,6 +159,11 @@ def main() -> None:
         rows.append(f"{name}: {t * 1e6:.0f} us" + (f" (kernels {k * 1e6:.0f} us)" if args.kernel else ""))
     if comm.here() == 0:
         print(f"{pg.num_locales} locales, n={args.n}, m={args.m or args.n}, fastest of {args.reps} per statement: " + "; ".join(rows))
+    if args.trace:
+        with pg.trace(args.trace):
+            for f in stmts.values():
+                for _ in range(args.trace_reps):
+                    f()
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from .array.sorting.unique import unique
 from .array.sorting.searchsorted import searchsorted
 from .comm import CollectiveMismatch, CommDiagnostics, LocaleError, comm_diagnostics
 from .comm.check import barrier
+from .comm.trace import Trace, trace
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain
 from .array.statements import forall
@@ -46,7 +47,7 @@ __version__ = "0.1.0"
 __all__ = [
     "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
-    "comm_diagnostics", "CommDiagnostics", "LocaleError", "CollectiveMismatch",
+    "comm_diagnostics", "CommDiagnostics", "trace", "Trace", "LocaleError", "CollectiveMismatch",
     "where", "TraceError", "StaleExpression", "PendingExpressionWarning", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
     "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",

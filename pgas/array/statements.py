@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
-from ..comm import check
+from ..comm import check, trace
 from ..exec import fperr, persistent, settings
 from ..exec import statement as engine_statement
 from ..exec.domain import resolve
@@ -38,6 +38,8 @@ PROBE_CACHE = 1024
 
 def assign(target: View, value, casting: str) -> None:
     """Run ``target = value`` (a view and an operand, :func:`pgas.array.engine.assign`)."""
+    if trace.on and not trace.depth:
+        return trace.statement("assign", assign, target, value, casting)
     known = structure(target, value)
     again = rkey = None
     fill = False
@@ -52,8 +54,11 @@ def assign(target: View, value, casting: str) -> None:
             if check.folding:
                 collective.fold_statement(rkey, known[1], value if fill else None)
             before_write(target.base, value)      # a repeat on the same arrays, as it ran before
+            if trace.on:
+                trace.stmt_args["path"] = "replayed: no lowering or planning"
             engine_statement.replay(again, known[1], value if fill else None)
             return
+    t0 = trace.on and trace.now()
     dkey = hit = None
     if known is not None and type(value) is Expr and value._dtype is None:
         dkey = (known[0], tuple([a.dtype for a in known[1]]))
@@ -72,6 +77,8 @@ def assign(target: View, value, casting: str) -> None:
         value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
     before_write(target.base, value)
     low = lower_view(target, value, known)
+    if t0:
+        trace.add("plan", "check and lower" + (" (probed)" if dkey is not None else ""), t0)
     record = again is None and rkey is not None and not powers and not check.enabled and (
         not fill or low.prog[0] == "const")
     engine_statement.run_new(low, rkey if record else None)
@@ -79,6 +86,8 @@ def assign(target: View, value, casting: str) -> None:
 
 def materialise(x, dtype=None):
     """Collective: a new DistArray holding the value of view or expression ``x``."""
+    if trace.on and not trace.depth:
+        return trace.statement("materialise", materialise, x, dtype)
     collective.materialise(x, not explaining)
     shape = x.shape
     if not shape:
@@ -111,6 +120,8 @@ def rerun(fast, arrays) -> bool:
     """Run compiled group ``fast`` again on ``arrays`` (in its ``keys`` order) if they are
     the arrays of its last run (:meth:`ShiftGroup.rerun_arrays`); False, with nothing
     done, where the call needs :func:`run_planned`."""
+    if trace.on and not trace.depth:
+        return trace.statement("group", rerun, fast, arrays)
     return not explaining and bool(settings.get("aggregate")) and fast.rerun_arrays(arrays, engine.before_write)
 
 
@@ -119,6 +130,8 @@ def run_planned(items, rebind: dict, header: str = "", fast=None) -> None:
     ``rebind[id(a)]`` (arrays of the same layouts: the plans stay valid), with one
     exchange and no lowering or planning.  ``fast``: the items compiled for repeated
     runs (:class:`pgas.exec.shiftgroup.ShiftGroup`), used where it qualifies."""
+    if trace.on and not trace.depth:
+        return trace.statement("group", run_planned, items, rebind, header, fast)
     if (fast is not None and not explaining and settings.get("aggregate") and not fperr.raising()
             and fast.rerun(rebind, engine.before_write)):
         return                                    # the same arrays as the last run: its views
@@ -138,6 +151,8 @@ def run_group(pairs, header: str = "") -> None:
     """Run statements ``[(target view, value), ...]`` whose targets are distinct and
     read by none of them, with one exchange (:func:`pgas.exec.statement.run_group`);
     each runs on the owner of its write.  Under ``pg.explain``, describes each."""
+    if trace.on and not trace.depth:
+        return trace.statement("group", run_group, pairs, header)
     for target, value in pairs:
         collective.statement(target, value, not explaining)
     for target, value in pairs:
@@ -219,6 +234,8 @@ def forall(domain, body) -> None:
     ...     C[i, j] += A[i, k] * A[j, k]
     >>> pg.forall((range(n), lambda i: range(i, n), range(m)), body)  # doctest: +SKIP
     """
+    if trace.on and not trace.depth:
+        return trace.statement("forall", forall, domain, body)
     if engine.tracing():
         raise TraceError("pg.forall inside a pg.forall body cannot be traced: write ONE forall over all the "
                          "loop variables, with inner ranges that depend on outer ones if needed: "

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import trace
 from .counters import record, record_sync
 from .p2p import live, start_all
 from .runtime import _notices, comm, here, mpi, num_locales, pause, raise_agreed, yielding_wait
@@ -76,7 +77,10 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
         if error is not None:
             raise_agreed(error)
         return [np.asarray(send[0], dtype=dtype).reshape(-1)]
+    t0 = trace.on and trace.now()
     raw, failed = (_dense if P <= DENSE_MAX else _sparse)(send, dtype, error, me, P)
+    if t0:
+        trace.add("mpi", "exchange (all to all)" if P <= DENSE_MAX else "exchange (NBX)", t0)
     if failed:
         raise_agreed(error)
     empty = np.empty(0, dtype)
@@ -172,6 +176,7 @@ def exchange_known(sends, recvs, local=None) -> None:
         if local is not None:
             local()
         return
+    t0 = trace.on and trace.now()
     c, byte = _notices(), mpi().BYTE
     reqs = [c.Irecv([out.view(np.uint8), byte], r, KNOWN_TAG) for r, out in recvs]
     keep = []
@@ -183,6 +188,8 @@ def exchange_known(sends, recvs, local=None) -> None:
     if local is not None:
         local()
     yielding_wait(reqs)
+    if t0:
+        trace.add("mpi", "exchange with known peers", t0, {"peers": sorted({r for r, _ in recvs} | {r for r, _ in sends})})
 
 
 class KnownExchange:

@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from . import counters, runtime
+from . import counters, runtime, trace
 from .counters import record, record_sync
 from .window import _region_type
 
@@ -176,11 +176,15 @@ class PackedSends:
     def pack(self) -> None:
         """Copy the regions into the send buffers (after this set's last sends completed)."""
         self.settle()
+        t0 = trace.on and trace.now()
         for views, dst in self.packs:
             if len(views) == 1:
                 np.copyto(dst, views[0])
             else:
                 np.concatenate(views, axis=None, out=dst)
+        if t0:
+            trace.add("pack", "pack sends", t0, {"peers": [p for p, _ in self.counts],
+                                                 "bytes": sum(n for _, n in self.counts)})
 
     def started(self) -> None:
         """The sends were started: in flight until :meth:`settle`."""
@@ -191,6 +195,8 @@ class PackedSends:
     def settle(self) -> None:
         """Wait until the sends of the last start are complete (their readers took them)."""
         if self.inflight:
+            if trace.on:
+                trace.waiting = "sends to " + ",".join(str(p) for p, _ in self.counts) + " taken (last run's)"
             wait(self.requests)
             self.inflight = False
             _inflight.discard(self)
@@ -238,7 +244,11 @@ def start_all(requests: list, counts: list) -> None:
     """Start persistent ``requests`` in one call (``MPI_Startall``, in list order: receives
     before sends) and count the sends ``counts`` (``(peer, nbytes)``; None bytes: a notice)."""
     if requests:
+        t0 = trace.on and trace.now()
         runtime.mpi().Prequest.Startall(requests)
+        if t0:
+            trace.add("mpi", "MPI_Startall", t0, {"requests": len(requests),
+                                                  "sends to": sorted({p for p, _ in counts})})
     if counters._on:
         for peer, nbytes in counts:
             if nbytes is None:

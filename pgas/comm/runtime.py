@@ -26,6 +26,7 @@ import zlib
 import numpy as np
 
 from . import node as _nodes
+from . import trace
 from .counters import record, record_barrier, record_sync
 
 _MPI = None
@@ -102,6 +103,7 @@ def comm():
         _scomm = mpi().COMM_WORLD.Dup()
         _epochs.open(_comm)
         _nodes.run_hooks()
+        trace.from_environment()                  # PGAS_TRACE=DIR: the whole run recorded
     return _comm
 
 
@@ -120,6 +122,7 @@ def agree_on_environment(readers: dict) -> None:
 
 
 agree_on_environment(_nodes.ENV)            # PGAS_THREADS, PGAS_WAIT
+agree_on_environment({"PGAS_TRACE": bool})   # set on every locale or none: recording begins with a barrier
 
 
 def _same_environment(c) -> None:
@@ -236,6 +239,7 @@ def barrier(windows=None, agree: bool = False, words: np.ndarray | None = None):
     hooks learn which windows any locale wrote; ``words`` (uint64, with ``agree``) ride in
     the same reduction, or'ed bitwise over locales: the reduced words are returned."""
     global _one_sided
+    t0 = trace.on and trace.now()
     wins = [w for w in _windows if w.in_use] if windows is None else windows
     for w in wins:
         w.complete()
@@ -249,12 +253,19 @@ def barrier(windows=None, agree: bool = False, words: np.ndarray | None = None):
         if _one_sided:
             mine[head:] = np.frombuffer(_one_sided.to_bytes(8 * _WORDS, "little"), dtype=np.uint64)
             _one_sided = 0
+        if t0:
+            trace.waiting = "barrier (pg.barrier)"
         got = bitwise_or(mine)                 # a barrier, carrying the bits
     else:
+        if t0:
+            trace.waiting = "barrier"
         yielding_wait([comm().Ibarrier()])
     _epochs.all_seen = _epochs.mine            # every locale has completed what this one has
     for w in wins:
         w.sync()
+    if t0:
+        trace.waiting = None
+        trace.add("mpi", "MPI_Barrier" if not agree else "MPI_Iallreduce (pg.barrier)", t0)
     if not agree:
         return None
     bits = int.from_bytes(got[head:].tobytes(), "little")
@@ -269,10 +280,17 @@ def bitwise_or(words: np.ndarray) -> np.ndarray:
     for by the wait policy)."""
     if not _agree_type:
         _agree_type.extend((mpi_type(np.dtype(np.uint64)), mpi().BOR))
+    t0 = trace.on and trace.now()
     got = np.empty_like(words)
     req = comm().Iallreduce([words, _agree_type[0]], [got, _agree_type[0]], op=_agree_type[1])
+    if t0:
+        trace.waiting = trace.waiting or "agreement"
     if not req.Test():
         yielding_wait([req])
+    if t0:
+        if trace.waiting == "agreement":
+            trace.waiting = None
+        trace.add("mpi", "MPI_Iallreduce (agreement)", t0)
     return got
 
 
@@ -335,17 +353,25 @@ def notify(targets, tag: int) -> list:
     non-overtaking rule), which is what lets statements pair them up."""
     if not targets:
         return []
+    t0 = trace.on and trace.now()
     c, byte = _notices(), mpi().BYTE
     record_sync(len(targets))
-    return [c.Isend([_EMPTY, 0, byte], t, tag) for t in targets]
+    reqs = [c.Isend([_EMPTY, 0, byte], t, tag) for t in targets]
+    if t0:
+        trace.add("mpi", f"MPI_Isend notice ({trace.tag_name(tag)})", t0, {"peers": list(targets)})
+    return reqs
 
 
 def expect(sources, tag: int) -> list:
     """Post the receipt of one notice with ``tag`` from each of ``sources``."""
     if not sources:
         return []
+    t0 = trace.on and trace.now()
     c, byte = _notices(), mpi().BYTE
-    return [c.Irecv([_EMPTY, 0, byte], s, tag) for s in sources]
+    reqs = [c.Irecv([_EMPTY, 0, byte], s, tag) for s in sources]
+    if t0:
+        trace.add("mpi", f"MPI_Irecv notice ({trace.tag_name(tag)})", t0, {"peers": list(sources)})
+    return reqs
 
 
 def notify_values(targets, tag: int, values: np.ndarray) -> list:
@@ -353,10 +379,14 @@ def notify_values(targets, tag: int, values: np.ndarray) -> list:
     versions); the receiver posts :func:`expect_values` with the same count."""
     if not targets:
         return []
+    t0 = trace.on and trace.now()
     c, t = _notices(), mpi().INT64_T
     values = np.ascontiguousarray(values, dtype=np.int64)
     record_sync(len(targets))
-    return [c.Isend([values, t], r, tag) for r in targets]
+    reqs = [c.Isend([values, t], r, tag) for r in targets]
+    if t0:
+        trace.add("mpi", f"MPI_Isend notice ({trace.tag_name(tag)})", t0, {"peers": list(targets)})
+    return reqs
 
 
 def expect_values(sources, tag: int, count: int):
@@ -366,8 +396,12 @@ def expect_values(sources, tag: int, count: int):
     buf = np.zeros((len(sources), count), dtype=np.int64)
     if not sources:
         return [], buf
+    t0 = trace.on and trace.now()
     c, t = _notices(), mpi().INT64_T
-    return [c.Irecv([buf[k], t], s, tag) for k, s in enumerate(sources)], buf
+    reqs = [c.Irecv([buf[k], t], s, tag) for k, s in enumerate(sources)]
+    if t0:
+        trace.add("mpi", f"MPI_Irecv notice ({trace.tag_name(tag)})", t0, {"peers": list(sources)})
+    return reqs, buf
 
 
 def wait(requests) -> None:
@@ -384,18 +418,29 @@ def arrived(requests) -> bool:
 
 def allgather(obj) -> list:
     """Every locale's ``obj``, in locale order, on every locale."""
+    if trace.on:
+        t0 = trace.now()
+        got = comm().allgather(obj)
+        trace.add("mpi", "MPI_Allgather", t0)
+        return got
     return comm().allgather(obj)
 
 
 def allreduce(value, op: str = "sum"):
     """Reduce a scalar or NumPy array over all locales; ``op`` in sum, prod, min, max, land, lor, band, bor."""
+    t0 = trace.on and trace.now()
     mop = _mpi_op(op)
     arr = np.array(value, ndmin=1)
     out = np.empty_like(arr)
     t = mpi_type(arr.dtype)
     req = comm().Iallreduce([arr, t], [out, t], op=mop)
+    if t0:
+        trace.waiting = "allreduce"
     if not req.Test():
         yielding_wait([req])
+    if t0:
+        trace.waiting = None
+        trace.add("mpi", f"MPI_Allreduce ({op})", t0)
     return out if _ndim(value) else out[0]
 
 
@@ -430,8 +475,13 @@ class PendingReduction:
     def wait(self):
         """Wait for the reduction (collective: every locale started it) and return its value."""
         if self._req is not None:
+            traced = trace.on
+            if traced:
+                trace.waiting = "allreduce"
             if not self._req.Test():
                 yielding_wait([self._req])
+            if traced:
+                trace.waiting = None
             self._req = None
         return self._out[0] if self._scalar else self._out
 
@@ -514,6 +564,9 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
     :data:`pgas.comm.p2p.SPINS`).  ``"spin"`` polls without yielding.  A wait that
     goes on for :data:`STALL` seconds calls the :func:`on_stall` hooks."""
     Request, k, since = mpi().Request, 0, None
+    if trace.on:
+        _traced_wait(requests, spins, nap)
+        return
     if _wait == "spin":
         while not Request.Testall(requests):
             k += 1
@@ -530,6 +583,35 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
             time.sleep(nap)
         if not k % STALL_POLLS:
             since = _stalled(since)
+
+
+def _traced_wait(requests, spins, nap) -> None:
+    """:func:`yielding_wait` while tracing: the same polling, by ``Testsome`` so that the span
+    names the receives completed last (their sources and tags, :func:`pgas.comm.trace.add_wait`)."""
+    MPI = mpi()
+    t0 = trace.now()
+    statuses = [MPI.Status() for _ in requests]
+    left, last, k, since = len(requests), [], 0, None
+    while True:
+        done = MPI.Request.Testsome(requests, statuses)
+        if done is None:                          # none active left
+            break
+        if done:
+            last = [(statuses[j].Get_source(), statuses[j].Get_tag()) for j in range(len(done))]  # (in completion order)
+            left -= len(done)
+            if left <= 0:
+                break
+            continue
+        k += 1
+        if not k % STALL_POLLS:
+            since = _stalled(since)
+        if _wait == "spin":
+            continue
+        if _wait != "nap" or spins is None or k < spins:
+            _yield()
+        else:
+            time.sleep(nap)
+    trace.add_wait(t0, [(s, g) for s, g in last if s >= 0 and g >= 0])
 
 
 def allreduce_with(value, combine):
@@ -621,7 +703,10 @@ def agree(error: BaseException | None) -> None:
     same type that is also a :class:`LocaleError` (see :func:`raise_agreed`), so
     ``except IndexError`` catches it on every locale.
     """
+    t0 = trace.on and trace.now()
     failed = comm().allreduce(0 if error is None else 1, op=mpi().SUM)
+    if t0:
+        trace.add("mpi", "MPI_Allreduce (agree on errors)", t0)
     if failed:
         raise_agreed(error)
 

@@ -19,7 +19,7 @@ import weakref
 
 import numpy as np
 
-from . import runtime
+from . import runtime, trace
 from .counters import record
 
 _ids = itertools.count()
@@ -127,10 +127,14 @@ class Window:
     # -- synchronisation -------------------------------------------------
     def sync(self) -> None:
         """Make local stores and remote RMA on this window consistent (MPI_Win_sync)."""
+        t0 = trace.on and trace.now()
         self.win.Sync()
+        if t0:
+            trace.add("mpi", "MPI_Win_sync", t0)
 
     def flush(self, target: int | None = None) -> None:
         """Complete outstanding operations towards ``target`` (all targets if None)."""
+        t0 = trace.on and trace.now()
         if target is None:
             self.win.Flush_all()
             self.pending = False
@@ -138,6 +142,9 @@ class Window:
         else:
             self.win.Flush(target)
             self._held.pop(target, None)
+        if t0:
+            trace.add("mpi", "MPI_Win_flush" if target is not None else "MPI_Win_flush_all", t0,
+                      None if target is None else {"peers": [target]})
 
     def _hold(self, target: int, buf: np.ndarray) -> None:
         """Keep the origin buffer of a write started without a flush alive until the flush of
@@ -206,6 +213,7 @@ class Window:
 
     def _regions(self, call, target, regions, buf, flush=True, write=False):
         if regions:
+            t0 = trace.on and trace.now()
             got = call([buf, self.mpi_type], target, [0, 1, _regions_type(self.dtype, regions)])
             if flush:
                 self.win.Flush(target)
@@ -213,6 +221,9 @@ class Window:
                 self._hold(target, buf)
             if target != self.me:
                 record(target, buf.nbytes)
+            if t0:
+                trace.add("mpi", "MPI RMA regions" + (" + flush" if flush else ""), t0,
+                          {"peers": [target], "bytes": buf.nbytes})
             return got
 
     # -- pipelined transfers: one contiguous operation per run -----------
@@ -231,6 +242,7 @@ class Window:
 
     def _runs(self, call, target, offsets, lengths, buf, burst=0, requests=None) -> None:
         t, pos, k = self.mpi_type, 0, 0
+        t0 = trace.on and trace.now()
         for o, n in zip(offsets.tolist(), lengths.tolist()):
             got = call([buf[pos:pos + n], t], target, [o, n, t])
             if requests is not None:
@@ -240,6 +252,8 @@ class Window:
                 self.win.Flush(target)
         if target != self.me:
             record(target, buf.nbytes, k)
+        if t0:
+            trace.add("mpi", "MPI RMA runs", t0, {"peers": [target], "bytes": buf.nbytes, "operations": k})
 
     def get_regions_req(self, target: int, regions, out: np.ndarray):
         """Start reading several boxes of ``target`` into ``out`` in one message; returns its request."""

@@ -24,6 +24,7 @@ import sys
 
 import numpy as np
 
+from ..comm import trace
 from . import settings
 
 #: Runs of one list before ``fuse="auto"`` starts numba for it (when not loaded yet).
@@ -55,6 +56,7 @@ class Copies:
         self.args = None
 
     def __call__(self) -> None:
+        t0 = trace.on and trace.now()
         if self.kernel:
             self.kernel(*self.args)
         elif self.kernel is None:
@@ -63,6 +65,8 @@ class Copies:
                 self._compile()
         for dst, src in self.rest:
             dst[...] = src
+        if t0:
+            trace.add("kernel", "local moves", t0, {"moves": len(self.pairs)})
 
     def __len__(self) -> int:
         return len(self.pairs)

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .. import comm
+from ..comm import trace
 
 #: Nonzero while a statement runs under :func:`run` with errors to report: every
 #: task takes the NumPy path (:func:`pgas.exec.fuse.evaluate` reads it).
@@ -219,14 +220,19 @@ def compiled(kernel, args) -> None:
     The flags are cleared before and read after the call (two C calls);
     nothing is read where every category is ``"ignore"`` or the machine's flag bits are
     not known.  An integer division by zero sets no flag, so it is not reported."""
+    t0 = trace.on and trace.now()
     mask = _state()[2]
     if not mask:                          # (also where the flag bits are not known)
         kernel(*args)
+        if t0:
+            trace.add("kernel", "fused kernel", t0)
         return
     clear, test, bits = _fenv()
     clear(mask)
     kernel(*args)
     got = test(mask)
+    if t0:
+        trace.add("kernel", "fused kernel", t0)
     if got:
         clear(mask)
         for cat, bit in bits.items():

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import comm
-from ..comm import check
+from ..comm import check, trace
 from . import ghostread, settings, transfer
 from .notices import DONE_READ, READY, sync_windows
 from .tasks import TaskContext, evaluate, evaluate_boxes, large, strided
@@ -100,6 +100,7 @@ def run_together(items) -> None:
             stale = stale or ghostread.verify(low, p, served[k], bufs[k])
     written = {id(low.arrays[low.stmt.accesses[low.stmt.write].slot]) for low, _ in items}
     results = []
+    t0 = trace.on and trace.now()
     for k, (low, plan) in enumerate(items):
         flats = [a.store.storage for a in low.arrays]
         W = low.stmt.accesses[low.stmt.write].slot
@@ -115,6 +116,8 @@ def run_together(items) -> None:
                 value = value.copy()
             vals.append(value)
         results.append(vals)
+    if t0:
+        trace.add("kernel", "NumPy tasks", t0)
     transfer.hold(-held)
     comm.wait(readers_done)                           # nobody reads my memory any more
     for (low, plan), vals in zip(items, results):

@@ -66,6 +66,7 @@ import weakref
 import numpy as np
 
 from .. import comm
+from ..comm import trace
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import calibration as calibrate
 from . import fperr, fuse, group, interior, settings, shiftgroup
@@ -315,10 +316,13 @@ class PersistentStatement:
         plan = self.plan
         b = self._bind(low.arrays)
         if self.peers:
+            t0 = trace.on and trace.now()
             for w in b.wins:                          # my async updates done, my stores visible
                 if w.pending:
                     w.complete()
                 w.win.Sync()
+            if t0:
+                trace.add("mpi", "MPI_Win_sync", t0)
         sends = b.sends
         if sends.packs:
             last = self.inflight
@@ -392,7 +396,10 @@ class PersistentStatement:
                 fuse.capture = None
             stmt = plan.stmt
             slot = stmt.accesses[stmt.write].slot
+            t0 = trace.on and trace.now()
             write(plan, low.arrays[slot], flats[slot], results, True, (), ())
+            if t0:
+                trace.add("pack", "store results", t0)
             if (got and len(got) == len(plan.tasks) and None not in got
                     and all(r is None for r in results)):  # every task stored in place by a kernel
                 # (not where this locale has no task: nothing then says that the program is

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
-from ..comm import check
+from ..comm import check, trace
 from ..plan.transfers import expand
 from . import clipped, fuse, ghostread, interior, persistent
 from .inspected import run_inspector
@@ -139,10 +139,13 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
                  aggregate, dtypes)
     comm.wait(readers_done)                           # nobody reads my memory any more
     sent += comm.notify(plan.writers, WRITE_OK)
+    t0 = trace.on and trace.now()
     if plan.accumulate:
         accumulate_results(plan, warr, wflat, results, aggregate, targets, writes_done)
     else:
         write_results(plan, warr, wflat, results, aggregate, targets, writes_done)
+    if t0:
+        trace.add("pack", "store results", t0)
     comm.wait(sent)
     if plan.writers:
         sync_windows(wins)                                   # remote writes into my memory, visible to me
@@ -182,7 +185,11 @@ def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=Tru
         if value is None and not axes and large(low.prog, task.shape):   # box by box: bounded temporaries
             results[i] = evaluate_boxes(low.prog, ctx, task.shape, target)  # (None: stored in place)
             continue
-        value = evaluate(low.prog, ctx) if value is None else value
+        if value is None:
+            t0 = trace.on and trace.now()
+            value = evaluate(low.prog, ctx)
+            if t0:
+                trace.add("kernel", "NumPy task", t0, {"shape": list(task.shape)})
         value = np.broadcast_to(value, task.shape)
         if axes:
             value = reducer.reduce(value, axis=axes, keepdims=True)

@@ -40,6 +40,7 @@ import weakref
 import numpy as np
 
 from .. import comm
+from ..comm import trace
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, RegionType, Transfers, start_all, wait
 from ..plan import plan_local
 from .copies import Copies
@@ -225,10 +226,13 @@ class ShiftGroup:
 
     def _go(self, b, lows) -> None:
         if self.peers:
+            t0 = trace.on and trace.now()
             for w in b.wins:                          # my async updates done, my stores visible
                 if w.pending:                         # (pgas.exec.notices.sync_windows, inlined)
                     w.complete()
                 w.win.Sync()
+            if t0:
+                trace.add("mpi", "MPI_Win_sync", t0)
         sends = b.sends
         if sends.packs:
             sends.pack()                              # (after its last sends completed)
@@ -238,12 +242,15 @@ class ShiftGroup:
         if b.recvs:
             wait(b.recvs)
         b.late()
+        t0 = trace.on and b.evals and trace.now()
         for k, task, dst in b.evals:
             low, plan = lows[k]
             flats = [a.store.storage for a in low.arrays]
             ctx = TaskContext(low, plan, task, flats, self.bufs[k], True)
             dst[...] = (evaluate_boxes(low.prog, ctx, task.shape) if large(low.prog, task.shape)   # bounded temporaries
                         else np.broadcast_to(evaluate(low.prog, ctx), task.shape))
+        if t0:
+            trace.add("kernel", "NumPy tasks", t0)
         comm.statement_done()
 
     def __del__(self) -> None:                   # an unfreed plan or template: its MPI handles

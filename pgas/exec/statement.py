@@ -16,6 +16,8 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import comm
+from ..comm import trace
+from ..plan import planner
 from ..plan import PlanError, candidates, choose, describe, plan_local, var_names
 from . import fperr, ghostread, persistent, settings, strip, transfer
 from .group import fits, groupable, run_together
@@ -103,11 +105,16 @@ def execute(low) -> None:
         texts.append(_describe(low, layouts, at))
         seen.append((low, layouts, owner_policy(low)))
         return
+    t0 = trace.on and trace.now()
+    if t0:
+        made = planner.plans_made()
     try:
         own = _owner(low, layouts)
         p = plan_local(low.stmt, layouts, own, comm.here())
     except PlanError as e:
         raise IndexError(f"{describe_statement(low)}: {e}") from None
+    if t0:
+        trace.add("plan", "plan (cache miss)" if planner.plans_made() != made else "plan (cache hit)", t0)
     run(low, p, settings.get("aggregate"))
 
 

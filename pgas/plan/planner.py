@@ -90,6 +90,11 @@ def plan_local(stmt: Statement, layouts, own: int, locale: int) -> Plan:
     return _plan_local(stmt, tuple(layouts), own, locale)
 
 
+def plans_made() -> int:
+    """Plans :func:`plan_local` has made so far (calls it did not find in its cache)."""
+    return _plan_local.cache_info().misses
+
+
 @lru_cache(maxsize=1024)
 def _plan_local(stmt: Statement, layouts: tuple, own: int, locale: int) -> Plan:
     P = _nlocales(layouts)

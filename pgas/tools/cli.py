@@ -1,4 +1,4 @@
-"""The ``pgas`` command: ``pgas run``, ``pgas info``, ``pgas bench`` and ``pgas calibrate``.
+"""The ``pgas`` command: ``pgas run``, ``pgas info``, ``pgas bench``, ``pgas calibrate`` and ``pgas trace``.
 
 ``pgas run -n N [--timeout S] [--grace S] [--hang-timeout S] script.py [args]``
 (or ``-m module [args]``) starts N local locales with the MPI launcher
@@ -217,6 +217,12 @@ def cmd_show(argv: list[str]) -> int:
     return show_main(argv, _Parser)
 
 
+def cmd_trace(argv: list[str]) -> int:
+    from pgas.tools.trace import main as trace_main
+
+    return trace_main(argv, _Parser)
+
+
 def bench_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pgas bench", usage="pgas bench [-h] [NAME [-n N] [options]]",
                 description="Run a benchmark on local locales (it starts the job itself) and write its\n"
@@ -291,7 +297,7 @@ def cmd_calibrate(argv: list[str]) -> int:
 
 
 COMMANDS = {"run": cmd_run, "info": cmd_info, "bench": cmd_bench, "report": cmd_report, "show": cmd_show,
-            "calibrate": cmd_calibrate}
+            "calibrate": cmd_calibrate, "trace": cmd_trace}
 
 
 def main_parser() -> argparse.ArgumentParser:
@@ -303,10 +309,11 @@ def main_parser() -> argparse.ArgumentParser:
                        "  bench  run a benchmark (pgas bench lists them)\n"
                        "  report rebuild a benchmark suite's Markdown report and plots from its JSON\n"
                        "  show   draw distributions' ownership maps and a statement's footprints\n"
-                       "  calibrate  measure the network model that picks transfer protocols\n\n"
+                       "  calibrate  measure the network model that picks transfer protocols\n"
+                       "  trace  summarise a timeline recorded with PGAS_TRACE=DIR or pg.trace(DIR)\n\n"
                        "pgas COMMAND --help shows a command's options.")
     p.add_argument("--version", action="version", version=f"pgas {_version('pgas')}")
-    p.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="run, info, bench, report, show or calibrate")
+    p.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="run, info, bench, report, show, calibrate or trace")
     return p
 
 
