@@ -290,7 +290,7 @@ def bitwise_or(words: np.ndarray) -> np.ndarray:
     if t0:
         if trace.waiting == "agreement":
             trace.waiting = None
-        trace.add("mpi", "MPI_Iallreduce (agreement)", t0)
+        trace.add("mpi", "MPI_Allreduce (agreement of collective calls)", t0)
     return got
 
 
