@@ -581,25 +581,58 @@ def agree(error: BaseException | None) -> None:
 def raise_agreed(error: BaseException | None) -> None:
     """Collective, once every locale knows some locale failed: raise ``error`` here, or
     on a locale without one the first failing locale's error, as an instance of a
-    subclass of both its type and :class:`LocaleError`, with the original message and
-    ``.locale`` (the first failing locale, also set on the failing locales' own
-    errors); plain :class:`LocaleError` if the type cannot be subclassed or made
-    from a message."""
+    subclass of both its type and :class:`LocaleError`, with ``.locale`` (the first
+    failing locale, also set on the failing locales' own errors); plain
+    :class:`LocaleError` if the type cannot be subclassed or made from a message.
+
+    With several locales, every locale's message names the failing locales and what
+    each said (:func:`where_failed`): ``"index 9 is out of bounds ... (on locale 1)"``,
+    or ``"locale 1: index 9 ...; locale 3: index -20 ..."``; a failing locale's own
+    error carries the same text.  Where a failing locale's message is not its one argument
+    (an ``OSError``'s errno and text), every locale keeps the first one's message as it is."""
+    own = error is not None and len(error.args) == 1 and isinstance(error.args[0], str) and \
+        str(error) == error.args[0]                 # its message is its one argument: it can name the locales
     msgs = comm().allgather(None if error is None else
-                            (type(error).__module__, type(error).__qualname__, str(error)))
+                            (type(error).__module__, type(error).__qualname__, str(error), own))
     first = next(i for i, m in enumerate(msgs) if m is not None)
+    if all(m is None or m[3] for m in msgs):
+        text = where_failed([m[2] if m is not None else None for m in msgs])
+    else:                                           # (an OSError's errno and text): as it said itself
+        text = msgs[first][2]
     if error is not None:
         try:
             error.locale = first
+            if own:
+                error.args = (text,)
         except AttributeError:
             pass
         raise error
-    module, qualname, text = msgs[first]
+    module, qualname, _, _ = msgs[first]
     exc = _typed(module, qualname, text)
     if exc is None:
-        exc = LocaleError(f"{qualname} on locale {first}: {text}")
+        exc = LocaleError(f"{qualname}: {text}")
     exc.locale = first
     raise exc
+
+
+#: How many failing locales' messages :func:`where_failed` quotes.
+QUOTED = 4
+
+
+def where_failed(texts: list) -> str:
+    """One message for every locale from each locale's error message (None where it had
+    none), naming the failing locales: the message and ``(on locale k)`` if one failed
+    (unchanged at one locale, or if it already says ``locale k``), else ``locale k: message``
+    for the first :data:`QUOTED` of them, then the count of the others."""
+    bad = [r for r, t in enumerate(texts) if t is not None]
+    if len(texts) == 1:
+        return texts[0]
+    if len(bad) == 1:
+        r = bad[0]
+        return texts[r] if f"locale {r}" in texts[r] else f"{texts[r]} (on locale {r})"
+    said = "; ".join(f"locale {r}: {texts[r]}" for r in bad[:QUOTED])
+    rest = len(bad) - QUOTED
+    return said + (f"; and {rest} more locale{'s' if rest > 1 else ''} ({bad[QUOTED]}, ...)" if rest > 0 else "")
 
 
 _TYPED: dict = {}
