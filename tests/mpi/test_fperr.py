@@ -706,3 +706,30 @@ def test_error_on_one_locale_ends_the_statement(protocol):
     pg.barrier()
     B[1:] = A[:-1] + 1.0
     assert_matches(B, np.r_[5.0, g[:-1] + 1.0])
+
+
+@pytest.mark.usefixtures("_defaults")
+@pytest.mark.parametrize("how", ["errstate", "filter"])
+def test_error_state_on_one_locale_is_a_mismatch(how):
+    """``np.errstate(divide="raise")`` or ``warnings.simplefilter("error")`` on the last
+    locale only: that locale agrees on the statement's errors where the others do not.
+    With checking on, every locale raises the same CollectiveMismatch at the others'
+    next call (it hung: the agreement met the others' next collective)."""
+    if P == 1:
+        pytest.skip("needs two locales")
+    pg.config(check=True, protocol="packed")
+    n = 4 * P + 2
+    g = np.arange(1.0, n + 1)
+    g[n - 3] = 0.0
+    A, B = pg.from_numpy(g, dist=pg.Block()), pg.zeros(n, dist=pg.Cyclic())
+    alone = pg.here == P - 1
+    err = None
+    with warnings.catch_warnings(), np.errstate(divide="raise" if alone and how == "errstate" else "ignore"):
+        warnings.simplefilter("error" if alone and how == "filter" else "ignore")
+        try:
+            B[1:] = 1.0 / A[:-1]
+            pg.barrier()
+        except pg.CollectiveMismatch as e:
+            err = e
+    said = pg.comm.allgather(str(err))
+    collective_verdict(err is not None and len(set(said)) == 1, f"raised {said}")
