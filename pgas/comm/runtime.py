@@ -71,6 +71,71 @@ def _abort_on_uncaught_exception() -> None:
 
     hook._pgas = True
     sys.excepthook = hook
+    _abort_on_exit_status()
+
+
+class _Exit(SystemExit):
+    """The ``SystemExit`` that ``sys.exit`` and ``exit()`` raise once pgas is in use (weakly
+    referable, see :func:`_abort_on_exit_status`)."""
+
+
+#: The status of a ``sys.exit`` that ended the script (no ``except`` caught it), else None.
+_exit_status: list = [None]
+
+
+def _abort_on_exit_status() -> None:
+    """Outside ``pgas run``: make ``sys.exit(N)`` (and ``exit(N)``) with a nonzero status end
+    the whole job with ``MPI_Abort(N)``, as ``python -m mpi4py`` does.  Python does not
+    pass ``SystemExit`` to ``sys.excepthook``, and a locale ending early would wait at exit in
+    the collective cleanup (freeing windows) while the others wait elsewhere.  The exit
+    functions raise a weakly referable ``SystemExit`` (:class:`_Exit`); when Python's
+    top level frees it after taking its status, no Python frame is running, which tells
+    it from one an ``except`` caught and dropped; the status is then kept, and the exit
+    hook, run before the ``atexit`` handlers, aborts if it is nonzero.  (A bare ``raise
+    SystemExit(N)`` is not seen.)"""
+    import builtins
+    import threading
+    import weakref
+
+    refs = set()
+
+    def freed(ref, status) -> None:
+        refs.discard(ref)
+        try:
+            sys._getframe(2)          # (0: here, 1: the weakref's callback) a frame dropped it: caught
+        except ValueError:
+            _exit_status[0] = status
+
+    def make_exit(original):
+        def exit_(status=None):
+            e = _Exit(status)
+            refs.add(weakref.ref(e, lambda r, s=status: freed(r, s)))
+            try:
+                raise e
+            finally:
+                del e
+        exit_._pgas = True
+        exit_.__doc__ = original.__doc__
+        return exit_
+
+    if not getattr(sys.exit, "_pgas", False):
+        sys.exit = make_exit(sys.exit)
+    for name in ("exit", "quit"):
+        if hasattr(builtins, name) and not getattr(getattr(builtins, name), "_pgas", False):
+            setattr(builtins, name, make_exit(getattr(builtins, name)))
+    try:
+        threading._register_atexit(_at_exit_status)
+    except (AttributeError, RuntimeError):           # not CPython >= 3.9, or already shutting down
+        atexit.register(_at_exit_status)
+
+
+def _at_exit_status() -> None:
+    status = _exit_status[0]
+    if status is None or status == 0:
+        return
+    code = status if isinstance(status, int) else 1       # a message (printed by Python): status 1
+    if _MPI is not None and _MPI.Is_initialized() and not _MPI.Is_finalized() and num_locales() > 1:
+        abort(code)
 
 
 def _tune_for_oversubscription() -> None:
