@@ -9,7 +9,9 @@ An uncaught exception on a locale of a job of several, started by anything but
 ``pgas run`` (plain ``mpiexec``, ``srun``, ``python -m mpi4py``), prints its
 traceback tagged ``[locale k]`` and ends the whole job with ``MPI_Abort``
 (status 1): without it the locale would run the collective cleanup at exit
-(freeing windows) while the others wait elsewhere, and the job would hang.
+(freeing windows) while the others wait elsewhere, and the job would hang.  So
+does ``sys.exit(N)`` with a nonzero status (``MPI_Abort(N)``, as ``python -m
+mpi4py`` does).
 Under ``pgas run`` the runner catches the exception itself and the watchdog reports it.
 """
 
