@@ -258,6 +258,9 @@ def _watch_job(proc: subprocess.Popen, job: "watch.JobDir", timeout, grace: floa
 
 
 _MPIEXEC_NOISE = re.compile(r"^\[(mpiexec|proxy)@")
+#: MPICH's word that a process was killed by SIGKILL, anywhere in a line: once the watchdog
+#: has ended the job (and killed its locales), its report says why.
+_KILLED = re.compile(r"Killed \(signal 9\)|KILLED BY SIGNAL: 9\b")
 
 
 def _write(dst, lines: list[str]) -> None:
@@ -279,14 +282,15 @@ def _pump(src, dst, banner: "watch.BannerFilter", filt: "StderrFilter | None", e
     """Copy the launcher's ``src`` (what did not come through :mod:`pgas.tools.launch.output`:
     MPI's own messages, a locale's before it connected) to ``dst`` line by line, under
     ``lock`` with the locales' lines, dropping MPICH's termination banner (and, once pgas
-    ends the job, MPICH's cleanup messages); ``filt`` holds tagged tracebacks."""
+    ends the job, MPICH's cleanup messages and its word that the locales it killed were
+    killed, :data:`_KILLED`); ``filt`` holds tagged tracebacks."""
     def write(lines: list[str]) -> None:
         with lock:
             _write(dst, lines)
 
     for raw in src:
         for line in banner.feed(raw.decode("utf-8", "surrogateescape")):
-            if ending.is_set() and _MPIEXEC_NOISE.match(line):
+            if ending.is_set() and (_MPIEXEC_NOISE.match(line) or _KILLED.search(line)):
                 continue
             out = filt.feed(line) if filt else [line]
             if out:
