@@ -682,24 +682,32 @@ def raise_agreed(error: BaseException | None) -> None:
     raise exc
 
 
-#: How many failing locales' messages :func:`where_failed` quotes.
+#: How many different messages :func:`where_failed` quotes.
 QUOTED = 4
 
 
 def where_failed(texts: list) -> str:
     """One message for every locale from each locale's error message (None where it had
-    none), naming the failing locales: the message and ``(on locale k)`` if one failed
-    (unchanged at one locale, or if it already says ``locale k``), else ``locale k: message``
-    for the first :data:`QUOTED` of them, then the count of the others."""
-    bad = [r for r, t in enumerate(texts) if t is not None]
+    none), naming the failing locales: the message and ``(on locale k)`` (or ``(on locales
+    1, 3)``) if they all said the same (unchanged at one locale, or if it already says
+    ``locale k``), else ``locale k: message`` per message, the first :data:`QUOTED` of them,
+    then the count of the others."""
+    from .check import _locales
+
     if len(texts) == 1:
         return texts[0]
-    if len(bad) == 1:
-        r = bad[0]
-        return texts[r] if f"locale {r}" in texts[r] else f"{texts[r]} (on locale {r})"
-    said = "; ".join(f"locale {r}: {texts[r]}" for r in bad[:QUOTED])
-    rest = len(bad) - QUOTED
-    return said + (f"; and {rest} more locale{'s' if rest > 1 else ''} ({bad[QUOTED]}, ...)" if rest > 0 else "")
+    said: dict[str, list[int]] = {}
+    for r, t in enumerate(texts):
+        if t is not None:
+            said.setdefault(t, []).append(r)
+    if len(said) == 1:
+        (text, ranks), = said.items()
+        if len(ranks) == 1 and f"locale {ranks[0]}" in text:
+            return text
+        return f"{text} (on {_locales(ranks)})"
+    parts = [f"{_locales(ranks)}: {text}" for text, ranks in list(said.items())[:QUOTED]]
+    rest = len(said) - QUOTED
+    return "; ".join(parts) + (f"; and {rest} more message{'s' if rest > 1 else ''}" if rest > 0 else "")
 
 
 _TYPED: dict = {}
