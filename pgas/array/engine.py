@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import itertools
 import sys
-import warnings
 import weakref
 
 import numpy as np
 
 from .. import comm as _comm
+from ..comm.userwarn import warn
 from . import expr as _expr
 from . import fancy
 from . import view as _view
@@ -247,11 +247,11 @@ def one_sided_write(base, what: str) -> None:
     held = _held(_pending)                         # first: the loop's references would count
     for e, h in zip(_pending.values(), held):
         if h and e.reads(base):                     # (a warning is local: garbage may differ)
-            warnings.warn(
+            warn(
                 f"{base.label}.{what}: an expression that reads {base.label} was built and not used yet; it is "
                 "computed when first used, so it may read this write's value (NumPy would have computed it "
                 "when written). Evaluate it before one-sided writes (E = E.eval()) to keep the old values",
-                PendingExpressionWarning, stacklevel=3)
+                PendingExpressionWarning)
             return
 
 

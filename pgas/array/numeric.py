@@ -25,10 +25,10 @@ All are collective (``np.round`` is lazy); anything else is NumPy's own function
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
+from ..comm.userwarn import warn
 from .npapi import copy, reject_keywords, unsupported
 from .operands import distributed
 
@@ -162,7 +162,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         if how == "raise":
             raise FloatingPointError(msg)
         if how == "warn":
-            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+            warn(msg, RuntimeWarning)
     with np.errstate(invalid="ignore"):
         r = (np.less_equal(abs(x - y), atol + rtol * abs(y)) & np.isfinite(y)) | (x == y)
         if equal_nan:

@@ -9,7 +9,9 @@ An uncaught exception on a locale of a job of several, started by anything but
 ``pgas run`` (plain ``mpiexec``, ``srun``, ``python -m mpi4py``), prints its
 traceback tagged ``[locale k]`` and ends the whole job with ``MPI_Abort``
 (status 1): without it the locale would run the collective cleanup at exit
-(freeing windows) while the others wait elsewhere, and the job would hang.
+(freeing windows) while the others wait elsewhere, and the job would hang.  So
+does ``sys.exit(N)`` with a nonzero status (``MPI_Abort(N)``, as ``python -m
+mpi4py`` does).
 Under ``pgas run`` the runner catches the exception itself and the watchdog reports it.
 """
 
@@ -72,6 +74,71 @@ def _abort_on_uncaught_exception() -> None:
 
     hook._pgas = True
     sys.excepthook = hook
+    _abort_on_exit_status()
+
+
+class _Exit(SystemExit):
+    """The ``SystemExit`` that ``sys.exit`` and ``exit()`` raise once pgas is in use (weakly
+    referable, see :func:`_abort_on_exit_status`)."""
+
+
+#: The status of a ``sys.exit`` that ended the script (no ``except`` caught it), else None.
+_exit_status: list = [None]
+
+
+def _abort_on_exit_status() -> None:
+    """Outside ``pgas run``: make ``sys.exit(N)`` (and ``exit(N)``) with a nonzero status end
+    the whole job with ``MPI_Abort(N)``, as ``python -m mpi4py`` does.  Python does not
+    pass ``SystemExit`` to ``sys.excepthook``, and a locale ending early would wait at exit in
+    the collective cleanup (freeing windows) while the others wait elsewhere.  The exit
+    functions raise a weakly referable ``SystemExit`` (:class:`_Exit`); when Python's
+    top level frees it after taking its status, no Python frame is running, which tells
+    it from one an ``except`` caught and dropped; the status is then kept, and the exit
+    hook, run before the ``atexit`` handlers, aborts if it is nonzero.  (A bare ``raise
+    SystemExit(N)`` is not seen.)"""
+    import builtins
+    import threading
+    import weakref
+
+    refs = set()
+
+    def freed(ref, status) -> None:
+        refs.discard(ref)
+        try:
+            sys._getframe(2)          # (0: here, 1: the weakref's callback) a frame dropped it: caught
+        except ValueError:
+            _exit_status[0] = status
+
+    def make_exit(original):
+        def exit_(status=None):
+            e = _Exit(status)
+            refs.add(weakref.ref(e, lambda r, s=status: freed(r, s)))
+            try:
+                raise e
+            finally:
+                del e
+        exit_._pgas = True
+        exit_.__doc__ = original.__doc__
+        return exit_
+
+    if not getattr(sys.exit, "_pgas", False):
+        sys.exit = make_exit(sys.exit)
+    for name in ("exit", "quit"):
+        if hasattr(builtins, name) and not getattr(getattr(builtins, name), "_pgas", False):
+            setattr(builtins, name, make_exit(getattr(builtins, name)))
+    try:
+        threading._register_atexit(_at_exit_status)
+    except (AttributeError, RuntimeError):           # not CPython >= 3.9, or already shutting down
+        atexit.register(_at_exit_status)
+
+
+def _at_exit_status() -> None:
+    status = _exit_status[0]
+    if status is None or status == 0:
+        return
+    code = status if isinstance(status, int) else 1       # a message (printed by Python): status 1
+    if _MPI is not None and _MPI.Is_initialized() and not _MPI.Is_finalized() and num_locales() > 1:
+        abort(code)
 
 
 def _tune_for_oversubscription() -> None:
@@ -714,25 +781,66 @@ def agree(error: BaseException | None) -> None:
 def raise_agreed(error: BaseException | None) -> None:
     """Collective, once every locale knows some locale failed: raise ``error`` here, or
     on a locale without one the first failing locale's error, as an instance of a
-    subclass of both its type and :class:`LocaleError`, with the original message and
-    ``.locale`` (the first failing locale, also set on the failing locales' own
-    errors); plain :class:`LocaleError` if the type cannot be subclassed or made
-    from a message."""
+    subclass of both its type and :class:`LocaleError`, with ``.locale`` (the first
+    failing locale, also set on the failing locales' own errors); plain
+    :class:`LocaleError` if the type cannot be subclassed or made from a message.
+
+    With several locales, every locale's message names the failing locales and what
+    each said (:func:`where_failed`): ``"index 9 is out of bounds ... (on locale 1)"``,
+    or ``"locale 1: index 9 ...; locale 3: index -20 ..."``; a failing locale's own
+    error carries the same text.  Where a failing locale's message is not its one argument
+    (an ``OSError``'s errno and text), every locale keeps the first one's message as it is."""
+    own = error is not None and len(error.args) == 1 and isinstance(error.args[0], str) and \
+        str(error) == error.args[0]                 # its message is its one argument: it can name the locales
     msgs = comm().allgather(None if error is None else
-                            (type(error).__module__, type(error).__qualname__, str(error)))
+                            (type(error).__module__, type(error).__qualname__, str(error), own))
     first = next(i for i, m in enumerate(msgs) if m is not None)
+    if all(m is None or m[3] for m in msgs):
+        text = where_failed([m[2] if m is not None else None for m in msgs])
+    else:                                           # (an OSError's errno and text): as it said itself
+        text = msgs[first][2]
     if error is not None:
         try:
             error.locale = first
+            if own:
+                error.args = (text,)
         except AttributeError:
             pass
         raise error
-    module, qualname, text = msgs[first]
+    module, qualname, _, _ = msgs[first]
     exc = _typed(module, qualname, text)
     if exc is None:
-        exc = LocaleError(f"{qualname} on locale {first}: {text}")
+        exc = LocaleError(f"{qualname}: {text}")
     exc.locale = first
     raise exc
+
+
+#: How many different messages :func:`where_failed` quotes.
+QUOTED = 4
+
+
+def where_failed(texts: list) -> str:
+    """One message for every locale from each locale's error message (None where it had
+    none), naming the failing locales: the message and ``(on locale k)`` (or ``(on locales
+    1, 3)``) if they all said the same (unchanged at one locale, or if it already says
+    ``locale k``), else ``locale k: message`` per message, the first :data:`QUOTED` of them,
+    then the count of the others."""
+    from .check import _locales
+
+    if len(texts) == 1:
+        return texts[0]
+    said: dict[str, list[int]] = {}
+    for r, t in enumerate(texts):
+        if t is not None:
+            said.setdefault(t, []).append(r)
+    if len(said) == 1:
+        (text, ranks), = said.items()
+        if len(ranks) == 1 and f"locale {ranks[0]}" in text:
+            return text
+        return f"{text} (on {_locales(ranks)})"
+    parts = [f"{_locales(ranks)}: {text}" for text, ranks in list(said.items())[:QUOTED]]
+    rest = len(said) - QUOTED
+    return "; ".join(parts) + (f"; and {rest} more message{'s' if rest > 1 else ''}" if rest > 0 else "")
 
 
 _TYPED: dict = {}

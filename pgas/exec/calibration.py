@@ -63,8 +63,9 @@ import json
 import math
 import os
 import re
-import warnings
 from dataclasses import dataclass, fields
+
+from ..comm.userwarn import warn
 
 #: Version of the calibration file format (a file of another version is stale).
 VERSION = 1
@@ -297,12 +298,12 @@ def load(k: dict, path: str | None = None) -> Model:
                 for r in rows if "put_packed" in r and "put_pipelined" in r]
         put_grid = Grid(puts) if puts and len(puts) == len(rows) else None
     except _Stale as e:
-        warnings.warn(f"pgas: ignoring stale calibration file {path} ({e}); using default figures "
-                      "(run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
+        warn(f"pgas: ignoring stale calibration file {path} ({e}); using default figures "
+             "(run `pgas calibrate` again)", RuntimeWarning)
         return Model(**DEFAULTS)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:   # AttributeError: a section not a dict
-        warnings.warn(f"pgas: ignoring corrupt calibration file {path} ({type(e).__name__}: {e}); "
-                      "using default figures (run `pgas calibrate` again)", RuntimeWarning, stacklevel=2)
+        warn(f"pgas: ignoring corrupt calibration file {path} ({type(e).__name__}: {e}); "
+             "using default figures (run `pgas calibrate` again)", RuntimeWarning)
         return Model(**DEFAULTS)
     return Model(**vals, source=path, grid=grid, put_grid=put_grid)
 

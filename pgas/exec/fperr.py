@@ -18,17 +18,24 @@ reduction reports an overflow of the combining itself when every partial result 
 finite (the front end's whole-array reduction).  The user's own ``"call"`` and ``"log"``
 categories still reach the user's callback (:class:`_Report`).  Nothing changes, and no
 message is sent, when no category is set to ``"raise"``.
+
+A ``"warn"`` category (NumPy's default) whose RuntimeWarning a warnings filter turns into
+an exception (``warnings.simplefilter("error")``) would likewise raise on the locales
+holding the element only, in the middle of the statement: while such a filter is set,
+those categories are reported the same way and the RuntimeWarning raised on every locale
+alike.  Every message names the locale(s) that saw the error (:func:`pgas.comm.agree`).
+An error state set on some locales only makes them agree where the others do not: with
+``pg.config(check=True)`` every locale then raises the same ``CollectiveMismatch``.
 """
 
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager
 
 import numpy as np
 
 from .. import comm
-from ..comm import trace
+from ..comm import check, trace
 
 #: Nonzero while a statement runs under :func:`run` with errors to report: every
 #: task takes the NumPy path (:func:`pgas.exec.fuse.evaluate` reads it).
@@ -48,9 +55,37 @@ def run(fn, arg, collective: bool = True):
 
 
 def raising() -> bool:
-    """True if NumPy's error handling has a category set to ``"raise"`` (:func:`run` would
-    report and agree)."""
-    return _state()[1]
+    """True if NumPy's error handling has a category set to ``"raise"``, or a ``"warn"``
+    category whose RuntimeWarning a warnings filter turns into an error
+    (``warnings.simplefilter("error")``): :func:`run` would report and agree."""
+    return _state()[1] or _warnings_raise()
+
+
+_filters_seen: list = [None, False]
+
+
+def _warnings_raise() -> bool:
+    """True if the warnings filters may turn NumPy's RuntimeWarning into an exception: the
+    first filter for its category says ``"error"``, or one that names a message, module or
+    line does (such a filter may match NumPy's warning).  Kept while the filter list is
+    the same (``simplefilter`` and ``filterwarnings`` insert at its head,
+    ``catch_warnings`` replaces it)."""
+    import warnings
+
+    fl = warnings.filters
+    key = (id(fl), len(fl), id(fl[0]) if fl else None)
+    if _filters_seen[0] == key:
+        return _filters_seen[1]
+    got = False
+    for action, msg, cat, mod, line in fl:
+        if issubclass(RuntimeWarning, cat):
+            if action == "error":
+                got = True
+                break
+            if msg is None and mod is None and not line:
+                break
+    _filters_seen[0], _filters_seen[1] = key, got
+    return got
 
 
 try:                     # NumPy 2: the error state is an immutable object in a context variable
@@ -95,20 +130,24 @@ _FLAGS = {"divide": 1, "over": 2, "under": 4, "invalid": 8}
 
 
 class _Report:
-    """The error callback while :func:`run` runs: the ``"raise"`` categories (turned into
-    ``"call"``) are remembered; the user's own ``"call"`` and ``"log"`` categories still go to
+    """The error callback while :func:`run` runs: the ``"raise"`` categories, and the
+    ``"warn"`` ones when warnings are errors (all turned into ``"call"``), are
+    remembered; the user's own ``"call"`` and ``"log"`` categories still go to
     the callback the user set (``np.seterrcall``), as NumPy would send them (they are not
     errors to raise, and a ``"log"`` category must not raise AttributeError on one locale)."""
 
-    def __init__(self, raising, user) -> None:
+    def __init__(self, raising, warning, user) -> None:
         self.mask = sum(_FLAGS[k] for k in raising)
+        self.warn = sum(_FLAGS[k] for k in warning)
         self.user = user
         self.seen: str | None = None
+        self.kind: type = FloatingPointError
 
     def __call__(self, kind, flag) -> None:
-        if flag & self.mask:
+        if flag & (self.mask | self.warn):
             if self.seen is None:
                 self.seen = kind
+                self.kind = FloatingPointError if flag & self.mask else RuntimeWarning
         elif self.user is not None:
             self.user(kind, flag)
 
@@ -116,19 +155,40 @@ class _Report:
         self.user.write(msg)
 
 
-@contextmanager
-def _agreed():
-    global numpy_only
-    raising = [k for k, v in np.geterr().items() if v == "raise"]
-    report = _Report(raising, np.geterrcall())
-    numpy_only += 1
-    try:
-        with np.errstate(call=report, **{k: "call" for k in raising}):
-            yield
-    finally:
+#: What a locale with errors to agree on calls, as :func:`pgas.comm.check.collective` shows it
+#: (with checking on, a locale whose error state alone raises meets the others' next call).
+AGREE_CALL = "a statement's floating-point errors (np.errstate raise, or warnings as errors)"
+
+
+class _agreed:
+    """While a statement runs: the categories to report turned into ``"call"``
+    (:class:`_Report`); then one agreement on what any locale saw.  (A class, not a
+    ``contextlib`` generator, so the agreement's caller, as checking shows it, is the
+    user's line.)"""
+
+    def __enter__(self) -> None:
+        global numpy_only
+        err = np.geterr()
+        raising = [k for k, v in err.items() if v == "raise"]
+        warning = [k for k, v in err.items() if v == "warn"] if _warnings_raise() else []
+        self.report = _Report(raising, warning, np.geterrcall())
+        self.state = np.errstate(call=self.report, **{k: "call" for k in raising + warning})
+        self.state.__enter__()
+        numpy_only += 1
+
+    def __exit__(self, kind, value, tb) -> None:
+        global numpy_only
         numpy_only -= 1
-    comm.agree(FloatingPointError(f"{report.seen} encountered in a distributed statement")
-               if report.seen is not None else None)
+        self.state.__exit__(kind, value, tb)
+        if kind is not None:                  # the statement raised (alike, or here alone): no agreement
+            return
+        report = self.report
+        error = (report.kind(f"{report.seen} encountered in a distributed statement")
+                 if report.seen is not None else None)
+        if check.enabled:
+            check.collective(AGREE_CALL, error=error)
+        else:
+            comm.agree(error)
 
 
 #: While a statement that may raise NumPy's integer-power ValueError on data runs under

@@ -69,7 +69,11 @@ def run(low, plan, aggregate: bool) -> None:
             comm.statement_done()     # complete, so it is done, as on the others
         return
     else:
-        _run_pieces(low, plan, aggregate)
+        try:
+            _run_pieces(low, plan, aggregate)
+        finally:            # an error raised here alone: the statement's messages are complete
+            comm.statement_done()     # (see _run_pieces), so it is done, as on the others
+        return
     comm.statement_done()                 # one-sided operations towards here may now proceed
 
 
@@ -113,10 +117,14 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
     inplace = inplace and not stmt.clips
     served, stale, results, early = {}, None, [None] * len(plan.tasks), []
+    failed: list = []             # an error raised on this locale alone (a warning made an error by a
+    #                               filter for this module only, a user's error callback): the statement's
+    #                               notices and write-backs still go out, so no peer waits for them,
+    #                               and the error is raised at the end
     when = interior.when(plan, ready, aggregate and striped is None and not stmt.clips)
     if when == "idle":                                # the peers are not ready: compute what is local meanwhile
         early = interior.local_reads(plan)
-        compute_tasks(low, plan, early, flats, None, inplace, results)
+        _guarded(failed, compute_tasks, low, plan, early, flats, None, inplace, results)
     comm.wait(ready)
     if striped is not None:
         plan, results = run_strips(low, plan, striped, flats, inplace)     # fetched and computed strip by strip
@@ -126,7 +134,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
                           else ([], _nothing))
         if when == "in flight":                       # the interior, while the halo is in flight
             early = interior.local_reads(plan)
-            compute_tasks(low, plan, early, flats, bufs, inplace, results)
+            _guarded(failed, compute_tasks, low, plan, early, flats, bufs, inplace, results)
         complete()                                    # the halo has arrived
         stale = ghostread.verify(low, plan, served, bufs) if served and check.enabled else None
     else:
@@ -135,15 +143,15 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     sent += comm.notify(sources, DONE_READ)
     if striped is None:
         done = set(early)
-        compute_tasks(low, plan, [i for i in range(len(plan.tasks)) if i not in done], flats, bufs, inplace, results,
-                 aggregate, dtypes)
+        _guarded(failed, compute_tasks, low, plan, [i for i in range(len(plan.tasks)) if i not in done], flats, bufs,
+                 inplace, results, aggregate, dtypes)
     comm.wait(readers_done)                           # nobody reads my memory any more
     sent += comm.notify(plan.writers, WRITE_OK)
     t0 = trace.on and trace.now()
     if plan.accumulate:
-        accumulate_results(plan, warr, wflat, results, aggregate, targets, writes_done)
+        accumulate_results(plan, warr, wflat, results, aggregate, targets, writes_done, failed)
     else:
-        write_results(plan, warr, wflat, results, aggregate, targets, writes_done)
+        write_results(plan, warr, wflat, results, aggregate, targets, writes_done, failed)
     if t0:
         trace.add("pack", "store results", t0)
     comm.wait(sent)
@@ -151,6 +159,18 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
         sync_windows(wins)                                   # remote writes into my memory, visible to me
     if garrs and check.enabled:
         comm.agree(stale)                             # a ghost read differed from its owner's elements
+    if failed:
+        raise failed[0]
+
+
+def _guarded(failed: list, fn, *args) -> None:
+    """``fn(*args)`` unless an earlier step failed; an error it raises is appended to ``failed``."""
+    if failed:
+        return
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 - raised once the statement's messages are complete
+        failed.append(e)
 
 
 def _nothing() -> None:

@@ -55,16 +55,42 @@ def _send_back(warr, plan, targets, send) -> list:
     return comm.notify(targets, DONE_WRITE)
 
 
-def write_results(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
+def write_results(plan, warr, wflat, results, aggregate, targets, writes_done, failed=None) -> None:
     """Store :func:`pgas.exec.run.compute_tasks`' ``results`` into the written array ``warr`` (its storage
     ``wflat``): own elements in place, the others into write-back messages (or one put per
     element without ``aggregate``) sent to ``targets`` once they allow it; then wait for
-    this locale's writers (``writes_done``)."""
+    this locale's writers (``writes_done``).  With a list ``failed``, an error storing the
+    values (a cast's warning made an error) is appended to it and the messages still go
+    out, so no peer waits for them."""
     W = plan.stmt.write
     axes = plan.reduce_axes
     combine, _ = combiners(plan.stmt)
     wbufs = [np.empty(m.size, dtype=warr.dtype) for m in plan.writebacks] if aggregate else []
     remote = []
+    try:
+        _store(plan, W, axes, combine, wflat, wbufs, results, aggregate, remote)
+    except Exception as e:  # noqa: BLE001 - the caller raises it once the messages are complete
+        if failed is None:
+            raise
+        failed.append(e)
+        remote.clear()
+
+    def send():
+        if failed:                                    # values not all computed: only the notices go out
+            return
+        for m, buf in zip(plan.writebacks, wbufs):
+            transfer.start_put(warr.store.window, m, buf, warr.dtype.itemsize)
+        for ref, shape, value in remote:
+            _put_elements(warr, ref, shape, value)
+
+    sent = _send_back(warr, plan, targets, send) if targets else []
+    comm.wait(writes_done)
+    comm.wait(sent)
+
+
+def _store(plan, W, axes, combine, wflat, wbufs, results, aggregate, remote) -> None:
+    """:func:`write_results`' local part: each task's values into its own elements or its
+    write-back buffer (``remote``: the per-element writes of baseline mode)."""
     for task, value in zip(plan.tasks, results):
         if value is None:
             continue                                  # stored in place by a fused kernel
@@ -85,42 +111,44 @@ def write_results(plan, warr, wflat, results, aggregate, targets, writes_done) -
         else:
             target[...] = value
 
-    def send():
-        for m, buf in zip(plan.writebacks, wbufs):
-            transfer.start_put(warr.store.window, m, buf, warr.dtype.itemsize)
-        for ref, shape, value in remote:
-            _put_elements(warr, ref, shape, value)
-
-    sent = _send_back(warr, plan, targets, send) if targets else []
-    comm.wait(writes_done)
-    comm.wait(sent)
-
 
 def _reduced(target, axes, ndim):
     return target[tuple(slice(0, 1) if a in axes else slice(None) for a in range(ndim))]
 
 
-def accumulate_results(plan, warr, wflat, results, aggregate, targets, writes_done) -> None:
+def accumulate_results(plan, warr, wflat, results, aggregate, targets, writes_done, failed=None) -> None:
     """Send each task's partial results to the owners of its written elements:
     combined per message buffer, one ``accumulate_regions`` per message (one
     accumulate per element in baseline mode); own elements are combined once
-    every writer into this locale is done."""
+    every writer into this locale is done.  ``failed``: as for :func:`write_results`
+    (a task not computed, None, is left out)."""
     stmt, W, axes, op = plan.stmt, plan.stmt.write, plan.reduce_axes, plan.accumulate
     combine, reducer = combiners(stmt)
     negate = stmt.reduce == "subtract"
     wbufs = [np.full(m.size, _identity(op, warr.dtype)) for m in plan.writebacks] if aggregate else []
     own, remote = [], []
-    for task, value in zip(plan.tasks, results):
-        ref = task.refs[W]
-        if ref.msg < 0:
-            own.append((task, value))
-        elif aggregate:
-            target = _reduced(strided(wbufs[ref.msg], ref.boffset, ref.bstrides, task.shape), axes, len(task.shape))
-            target[...] = reducer(target, value)
-        else:
-            remote.append((ref, value))
+    try:
+        for task, value in zip(plan.tasks, results):
+            ref = task.refs[W]
+            if value is None:
+                continue
+            if ref.msg < 0:
+                own.append((task, value))
+            elif aggregate:
+                target = _reduced(strided(wbufs[ref.msg], ref.boffset, ref.bstrides, task.shape), axes,
+                                  len(task.shape))
+                target[...] = reducer(target, value)
+            else:
+                remote.append((ref, value))
+    except Exception as e:  # noqa: BLE001 - the caller raises it once the messages are complete
+        if failed is None:
+            raise
+        failed.append(e)
+        own, remote = [], []
 
     def send():
+        if failed:                                    # as in write_results
+            return
         for m, buf in zip(plan.writebacks, wbufs):
             transfer.start_put(warr.store.window, m, buf, warr.dtype.itemsize, op, negate)
         for ref, value in remote:
@@ -133,10 +161,15 @@ def accumulate_results(plan, warr, wflat, results, aggregate, targets, writes_do
     comm.wait(writes_done)
     if plan.writers:
         warr.store.window.sync()
-    for task, value in own:
-        ref = task.refs[W]
-        target = _reduced(strided(wflat, ref.offset, ref.strides, task.shape), axes, len(task.shape))
-        target[...] = combine(target, value)
+    try:
+        for task, value in own:
+            ref = task.refs[W]
+            target = _reduced(strided(wflat, ref.offset, ref.strides, task.shape), axes, len(task.shape))
+            target[...] = combine(target, value)
+    except Exception as e:  # noqa: BLE001 - as above
+        if failed is None:
+            raise
+        failed.append(e)
     comm.wait(sent)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import warnings
 import zlib
 
 import numpy as np
@@ -27,6 +26,7 @@ from ..array.collective import checked
 from ..array.core import DistArray
 from ..array.index import check_dtype
 from ..comm.io import read_darray, write_darray
+from ..comm.userwarn import warn
 from ..layout import Block, Distribution
 from .atomic import fsync_path, remove_file, replace, target, write_file
 from .blocks import big_blocks
@@ -300,7 +300,7 @@ def read(path: str, dist: Distribution | None = None, name: str | None = None, s
         raise {"FileNotFoundError": FileNotFoundError, "TypeError": TypeError}.get(kind, ValueError)(text)
     shape, fortran, dstr, offset, sums = info
     if sums is not None and "stale" in sums:
-        warnings.warn(sums["stale"], stacklevel=2)           # on every locale alike (locale 0's finding, shared)
+        warn(sums["stale"])           # on every locale alike (locale 0's finding, shared)
         sums = None
     if not shape:
         raise ValueError(f"{path}: holds a 0-d array; pgas arrays have at least one dimension")

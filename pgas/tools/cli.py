@@ -1,13 +1,15 @@
 """The ``pgas`` command: ``pgas run``, ``pgas info``, ``pgas bench``, ``pgas calibrate`` and ``pgas trace``.
 
-``pgas run -n N [--timeout S] [--grace S] [--hang-timeout S] script.py [args]``
+``pgas run -n N [--timeout S] [--grace S] [--hang-timeout S] [--tag] script.py [args]``
 (or ``-m module [args]``) starts N local locales with the MPI launcher
 installed beside this Python (the ``mpich`` wheel's ``mpiexec``), or with the
 one named by ``$PGAS_MPIEXEC`` (e.g. ``PGAS_MPIEXEC="mpirun --oversubscribe"``
 for a site Open MPI).  Each locale runs ``python -m pgas.tools.launch.runner``, which aborts
 the whole job when the script raises.  The launcher reads the job's standard
 error: traceback lines tagged ``[locale k]`` are held until the job ends and
-identical tracebacks from several locales are printed once.  A watchdog
+identical tracebacks from several locales are printed once.  The locales' output reaches
+the terminal in whole lines, never mixed mid-line (:mod:`pgas.tools.launch.output`);
+``--tag`` starts each line with ``[k] ``, its locale's number.  A watchdog
 (:mod:`pgas.tools.launch.watch`) reports and ends a job that hangs or whose locale dies.
 
 Exit status: the job's (a script's ``sys.exit`` status, 1 for an error); 124
@@ -96,7 +98,7 @@ def run_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pgas run", description="Run a Python script (or module) on N local locales, one MPI\n"
                 "process each, under a watchdog that reports hangs and failed locales.",
                 epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-                usage="pgas run [-h] -n N [--timeout S] [--grace S] [--hang-timeout S] "
+                usage="pgas run [-h] -n N [--timeout S] [--grace S] [--hang-timeout S] [--tag] "
                       "(script.py | -m module) [args ...]")
     p.add_argument("-n", "-np", dest="n", type=_locales, required=True, metavar="N",
                    help="number of locales (MPI processes) to start")
@@ -110,6 +112,9 @@ def run_parser() -> argparse.ArgumentParser:
                    help="report and end the job after S seconds without progress: no locale ended "
                         "and no locale's Python stack changed (default: $PGAS_HANG_TIMEOUT if set, "
                         f"else {HANG_TIMEOUT:g}; 0 turns the check off)")
+    p.add_argument("--tag", action="store_true",
+                   help="start each line of the locales' output with [k], its locale's number (as mpiexec -l); "
+                        "lines are never split or mixed, tagged or not")
     p.add_argument("-m", dest="module", metavar="module", help="run library module as a script (as python -m)")
     p.add_argument("script", nargs="?", help="the script each locale runs (as python script.py)")
     p.add_argument("args", nargs="*", help="arguments for the script or module (passed as they are)")
@@ -125,7 +130,7 @@ def parse_run(argv: list[str]) -> argparse.Namespace:
     p, i = run_parser(), 0
     while i < len(argv) and argv[i] != "-m" and argv[i].startswith("-") and argv[i] != "-":
         a = argv[i]
-        if a.split("=", 1)[0] not in (*_RUN_VALUED, "-h", "--help") and not re.fullmatch(r"-n\d+", a):
+        if a.split("=", 1)[0] not in (*_RUN_VALUED, "-h", "--help", "--tag") and not re.fullmatch(r"-n\d+", a):
             p.error(f"unknown option {a}")
         i += 2 if a in _RUN_VALUED else 1
     i = min(i, len(argv))
@@ -140,7 +145,7 @@ def parse_run(argv: list[str]) -> argparse.Namespace:
 
 def cmd_run(argv: list[str]) -> int:
     ns = parse_run(argv)
-    return launch(ns.n, ns.target, ns.timeout, ns.grace, ns.hang_timeout)
+    return launch(ns.n, ns.target, ns.timeout, ns.grace, ns.hang_timeout, ns.tag)
 
 
 def cmd_info(argv: list[str]) -> int:

@@ -80,3 +80,26 @@ def test_sys_exit_on_every_locale_keeps_its_status(status, mpi4py):
     r = mpiexec(f"exit{status}", mpi4py)
     assert r.returncode == status, r.stderr
     assert "[locale" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("mode, mpi4py", [("one-exit3", False), ("one-exit3", True), ("one-builtin3", False)],
+                         ids=["sys.exit", "sys.exit under python -m mpi4py", "exit"])
+def test_nonzero_exit_on_one_locale_aborts_with_its_status(mode, mpi4py):
+    """Locale 1 alone calls ``sys.exit(3)`` (or ``exit(3)``) while locale 0 waits in a barrier:
+    the job ends at once with status 3 (``MPI_Abort``), as ``python -m mpi4py`` ends it; it hung
+    (locale 1 waited at exit in the collective freeing of windows)."""
+    r = mpiexec(mode, mpi4py)
+    assert r.returncode == 3, r.stderr
+    assert "total" not in r.stdout and "Traceback" not in r.stderr, (r.stdout, r.stderr)
+
+
+def test_exit_message_on_one_locale_aborts_with_status_1():
+    r = mpiexec("one-message")
+    assert r.returncode == 1, r.stderr
+    assert "stopped on one locale" in r.stderr and "total" not in r.stdout, (r.stdout, r.stderr)
+
+
+def test_caught_exit_does_not_abort():
+    r = mpiexec("caught")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["total", "28"], r.stdout

@@ -77,6 +77,8 @@ CASES = {   # the longest first
     **{f"one_locale_{m}": (2, "prog_one_locale.py", (m,), ("--grace", "3")) for m in ("item", "to_numpy", "sum")},
     "early_exit": (3, "prog_early_exit.py", (), ("--grace", "3")),
     **{f"die_{m}": (3, "prog_die.py", (m,), ("--grace", "3")) for m in ("os_exit", "sigkill", "segfault")},
+    "lines": (3, "prog_lines.py", (), ()),
+    "lines_tagged": (3, "prog_lines.py", (), ("--tag",)),
 }
 #: Environment added for a case: the no-progress check is on by default (its limit, 600 s,
 #: shortened here through the environment, as a site would change it without the flag).
@@ -183,3 +185,20 @@ def test_ctrl_c_ends_every_locale():
     assert proc.returncode == 130, err
     assert "[pgas] interrupted (Ctrl-C): ended all 3 locales" in err, err
     assert not _wait_gone(marker), leftovers(marker)
+
+
+_LINE = re.compile(r"^(?:\[(\d)\] )?locale (\d) (?:line \d+ x+|err \d+ y+|part \d+(?: z)+) end$")
+
+
+@pytest.mark.parametrize("tagged", [False, True], ids=["plain", "--tag"])
+def test_lines_of_several_locales_stay_whole(ran, tagged):
+    """Three locales print long lines to standard output and error at the same time (some
+    in pieces): every line of ``pgas run``'s output is one locale's whole line (they were
+    split and mixed mid-line), each starting with ``[k]`` under ``--tag``."""
+    r = ran["lines_tagged" if tagged else "lines"]
+    assert r.returncode == 0, r.stderr[-2000:]
+    for stream, want in ((r.stdout, 3 * (400 + 8)), (r.stderr, 3 * 80)):
+        lines = stream.splitlines()
+        bad = [line[:120] for line in lines if not (m := _LINE.match(line)) or (m.group(1) is not None) != tagged
+               or (tagged and m.group(1) != m.group(2))]
+        assert not bad and len(lines) == want, (len(lines), bad[:5])

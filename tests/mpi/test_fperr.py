@@ -11,6 +11,8 @@ from util import raises_alike as _same_error
 
 import pgas as pg
 
+P = pg.num_locales
+
 
 @pytest.fixture
 def _defaults():
@@ -632,3 +634,102 @@ def test_default_warn_with_compiled_kernels(fuse):
         collective_verdict(seen >= 1, f"the callback saw {calls}")
     finally:
         pg.config()
+
+
+@pytest.mark.usefixtures("_defaults")
+@pytest.mark.parametrize("protocol", ["packed", "auto"])
+@pytest.mark.parametrize("form", ["divide", "accumulate", "cast"])
+def test_warnings_as_errors_on_every_locale(protocol, form):
+    """Under ``warnings.simplefilter("error")`` (every locale) a RuntimeWarning met by the
+    locale holding a zero (or an element too big for the int8 target) alone, on the generic
+    path (``protocol="packed"``, a Cyclic target: not owner-computes): it raised there alone,
+    in the middle of the statement, and a one-sided ``put`` towards that locale then waited
+    forever (the statement never ended there).  Now every locale raises RuntimeWarning alike,
+    the same message naming the locale that met it, and the job goes on."""
+    pg.config(protocol=protocol)
+    n = 4 * P + 2
+    g = np.arange(1.0, n + 1)
+    g[n - 3] = 0.0 if form != "cast" else 1e10                # held by the last locale (Block)
+    A = pg.from_numpy(g, dist=pg.Block())
+    B = pg.zeros(n, dtype=np.int8 if form == "cast" else float, dist=pg.Cyclic())
+    err = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            if form == "divide":
+                B[1:] = 1.0 / A[:-1]
+            elif form == "accumulate":
+                B[1:] += 1.0 / A[:-1]
+            else:
+                B[1:] = A[:-1]
+        except RuntimeWarning as e:
+            err = e
+    collective_verdict(err is not None, "no RuntimeWarning here")
+    said = pg.comm.allgather(str(err))
+    collective_verdict(len(set(said)) == 1 and (P == 1 or "(on locale " in said[0]), f"messages {said}")
+    for r in range(P):                        # a one-sided write towards every locale (Cyclic: B[r] is
+        B.put(r, 5)                           # locale r's): the one that met the error waited forever
+    pg.barrier()
+    B[...] = 0
+    B[1:] = A[:-1] * 0 + 2
+    want = np.zeros(n, dtype=B.dtype)
+    want[1:] = 2
+    assert_matches(B, want)
+
+
+@pytest.mark.usefixtures("_defaults")
+@pytest.mark.parametrize("protocol", ["packed", "auto"])
+def test_error_on_one_locale_ends_the_statement(protocol):
+    """An error no agreement foresees (the user's error callback raising) on the locale
+    computing the element that divides by zero alone, on the generic path: that locale raises, the statement's messages
+    still complete, so a one-sided ``put`` towards it (which waits until it has ended as many
+    statements as the writer) and the next statements run."""
+    pg.config(protocol=protocol)
+    n = 4 * P + 2
+    g = np.arange(1.0, n + 1)
+    g[n - 3] = 0.0
+    A = pg.from_numpy(g, dist=pg.Block())
+    B = pg.zeros(n, dist=pg.Cyclic())
+
+    def boom(kind, flag):
+        raise ValueError(f"callback: {kind}")
+    err = None
+    with np.errstate(divide="call", call=boom):
+        try:
+            B[1:] = 1.0 / A[:-1]
+        except ValueError as e:
+            err = e
+    raised = pg.comm.allgather(err is not None)
+    collective_verdict(sum(raised) == 1, f"raised on locales {[r for r, x in enumerate(raised) if x]}: {err!r}")
+    for r in range(P):                        # a one-sided write towards every locale (B[r] is locale r's)
+        B.put(r, 5.0)
+    pg.barrier()
+    B[1:] = A[:-1] + 1.0
+    assert_matches(B, np.r_[5.0, g[:-1] + 1.0])
+
+
+@pytest.mark.usefixtures("_defaults")
+@pytest.mark.parametrize("how", ["errstate", "filter"])
+def test_error_state_on_one_locale_is_a_mismatch(how):
+    """``np.errstate(divide="raise")`` or ``warnings.simplefilter("error")`` on the last
+    locale only: that locale agrees on the statement's errors where the others do not.
+    With checking on, every locale raises the same CollectiveMismatch at the others'
+    next call (it hung: the agreement met the others' next collective)."""
+    if P == 1:
+        pytest.skip("needs two locales")
+    pg.config(check=True, protocol="packed")
+    n = 4 * P + 2
+    g = np.arange(1.0, n + 1)
+    g[n - 3] = 0.0
+    A, B = pg.from_numpy(g, dist=pg.Block()), pg.zeros(n, dist=pg.Cyclic())
+    alone = pg.here == P - 1
+    err = None
+    with warnings.catch_warnings(), np.errstate(divide="raise" if alone and how == "errstate" else "ignore"):
+        warnings.simplefilter("error" if alone and how == "filter" else "ignore")
+        try:
+            B[1:] = 1.0 / A[:-1]
+            pg.barrier()
+        except pg.CollectiveMismatch as e:
+            err = e
+    said = pg.comm.allgather(str(err))
+    collective_verdict(err is not None and len(set(said)) == 1, f"raised {said}")

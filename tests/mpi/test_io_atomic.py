@@ -92,8 +92,8 @@ def fail_alike(save, fault: str, inject) -> None:
     collective_verdict(err is not None, "the failing save did not raise")
     collective_verdict(isinstance(err, kinds), lambda: f"raised {type(err).__name__}: {err}")
     # an error type that cannot also be a LocaleError (RuntimeError) reaches the other
-    # locales as LocaleError("RuntimeError on locale k: <message>")
-    texts = pg.comm.allgather(re.sub(r"^\w+ on locale \d+: ", "", str(err)))
+    # locales as LocaleError("RuntimeError: <message> (on locale k)")
+    texts = pg.comm.allgather(re.sub(r"^\w+Error: ", "", str(err)))
     collective_verdict(len(set(texts)) == 1, f"locales raised different errors: {texts}")
     if fault.startswith("raise"):
         collective_verdict("injected fault" in str(err), str(err))

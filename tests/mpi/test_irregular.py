@@ -472,6 +472,34 @@ def test_error_on_one_locale_is_raised_everywhere_and_nothing_applied(what):
         assert_matches(A, np.zeros(10, dtype=np.int64))
 
 
+@pytest.mark.parametrize("dist", [pg.Block(), pg.Cyclic()])
+@pytest.mark.parametrize("failing", ["last", "first and last"])
+def test_out_of_range_index_is_named_on_every_locale(failing, dist):
+    """An index out of range given to ``update``, ``scatter`` or ``gather`` (with and without
+    an index plan) on some locales only: every locale raises IndexError with the same
+    message, naming the failing locale(s) and each one's index (the others' message named
+    neither the locale nor, for several, every index)."""
+    n = 3 * P + 1
+    A = pg.zeros(n, dtype=np.int64, dist=dist)
+    bad = {P - 1: n + 7} if failing == "last" else {0: -n - 2, P - 1: n + 7}
+    idx = np.array([1, bad.get(ME, 0)], dtype=np.int64)
+    calls = {"update": lambda: A.update(idx, 1), "scatter": lambda: A.scatter(idx, 5),
+             "gather": lambda: A.gather(idx), "index_plan": lambda: A.index_plan(idx)}
+    for name, call in calls.items():
+        try:
+            call()
+            got = None
+        except IndexError as e:
+            got = str(e)
+        every = comm.allgather(got)
+        want = [f"index {v} " for v in bad.values()]
+        if P > 1:
+            want += [f"(on locale {P - 1})"] if len(bad) == 1 else [f"locale {r}: " for r in bad]
+        collective_verdict(got is not None and len(set(every)) == 1 and all(w in got for w in want),
+                           f"{name}: raised {every}, wanted {want}")
+        assert_matches(A, np.zeros(n, dtype=np.int64))
+
+
 def test_unsupported_ops_raise_everywhere():
     for dtype, op in ((np.float64, "xor"), (bool, "add"), (np.complex128, "min"), (np.int64, "mul")):
         A = pg.zeros(4, dtype=dtype, dist=pg.Cyclic())

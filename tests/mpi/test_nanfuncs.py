@@ -182,3 +182,18 @@ def test_nanminmax_all_nan_full_reduction(dist, fn, shape, axis, keepdims):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _same_rounding(fn(A, axis=axis, keepdims=keepdims), fn(a, axis=axis, keepdims=keepdims), "with a value")
+
+
+def test_warnings_name_the_callers_line():
+    """The warnings pgas raises itself (NumPy's texts, as NumPy raises them) name the line
+    that called pgas, as NumPy's do, not a line inside pgas, whatever the depth of the
+    call: ``np.nanmax``, ``np.nanmean`` through NumPy's protocol, and a method."""
+    A = pg.from_numpy(np.full((3, 4), np.nan))
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        np.nanmax(A)
+        np.nanmean(A, axis=0)
+        pg.zeros((0, 3)).mean(axis=0)
+    where = [(w.filename, str(w.message)) for w in got      # (not NumPy's own ufunc warnings, which
+             if issubclass(w.category, RuntimeWarning) and "encountered in" not in str(w.message)]   # name pgas)
+    collective_verdict(len(where) >= 3 and all(f == __file__ for f, _ in where), f"warned at {where}")

@@ -240,6 +240,60 @@ def test_stderr_filter_shows_mpi_abort_notice_when_nothing_else():
     assert f.finish() == [notice]
 
 
+@pytest.mark.parametrize("ended", [False, True], ids=["job running", "ended by the watchdog"])
+def test_killed_notice_dropped_once_the_watchdog_ends_the_job(ended):
+    """MPICH's "Killed (signal 9)" about the locales the watchdog killed is not printed once
+    pgas has ended the job (its report says why), even in a line that does not start
+    with it; before that, and other lines, pass."""
+    import io
+    import threading
+
+    from pgas.tools.launch import launcher, watch
+
+    src = [b"hello\n", b"YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n",
+           b"partial YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n", b"bye\n"]
+    ending = threading.Event()
+    if ended:
+        ending.set()
+    dst = io.StringIO()
+    launcher._pump(src, dst, watch.BannerFilter(), None, ending, threading.Lock())
+    want = "hello\nbye\n" if ended else "hello\npartial YOUR APPLICATION TERMINATED WITH THE EXIT STRING: " \
+        "Killed (signal 9)\nbye\n"
+    assert dst.getvalue() == want, dst.getvalue()
+
+
+def test_output_collector_writes_whole_lines(tmp_path):
+    """pgas.tools.launch.output: two locales' streams written in pieces that split their
+    lines arrive as whole lines, each under its locale and stream; a last line without
+    its newline gets one."""
+    import socket
+    import time
+
+    from pgas.tools.launch import output
+
+    got = []
+    c = output.Collector(str(tmp_path), lambda stream, k, lines: got.extend((stream, k, x) for x in lines))
+    socks = []
+    for k, stream in ((0, "out"), (1, "err")):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(str(tmp_path / output.SOCKET))
+        s.sendall(f"{k} {stream}\n".encode())
+        socks.append(s)
+    for piece in (b"ab", b"c\nde", b"f\ng"):
+        for s in socks:
+            s.sendall(piece)
+            time.sleep(0.01)
+    for s in socks:
+        s.close()
+    deadline = time.monotonic() + 10
+    while len(got) < 6 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    c.join()
+    c.close()
+    for k, stream in ((0, "out"), (1, "err")):
+        assert [x for st, kk, x in got if (st, kk) == (stream, k)] == ["abc\n", "def\n", "g\n"], got
+
+
 @pytest.mark.parametrize("module", [pgas.tools.cli, pgas.tools.launch.launcher, pgas.tools.bench, pgas.tools.launch.watch])
 def test_doctests(module):
     result = doctest.testmod(module)

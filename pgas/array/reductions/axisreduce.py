@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import comm
+from ...comm.userwarn import warn
 from ...exec import fperr
 from ..axes import normalize_axes, result_dist
 from ..index import check_dtype
@@ -165,10 +166,7 @@ def _finish(t: _Target, values: np.ndarray, out, dtype):
         out = DistArray._create(t.layout, check_dtype(dtype))
     else:
         if values.dtype.kind == "c" and out.dtype.kind != "c":     # as NumPy does, on every locale alike
-            import warnings
-
-            warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
-                          stacklevel=3)
+            warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning)
             values = values.real
         engine.before_write(out, None)      # NumPy casts a reduction's result into out= unsafely
     if out.layout.ghosts:
@@ -291,9 +289,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
 
 
 def _empty_mean() -> None:
-    import warnings
-
-    warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
+    warn("Mean of empty slice.", RuntimeWarning)
 
 
 @fperr.agreeing
@@ -347,9 +343,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
     if t.layout is not None:              # each locale holds other results: warn alike everywhere
         none_left = bool(comm.allreduce(int(none_left), "max"))
     if none_left:
-        import warnings
-
-        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        warn("Degrees of freedom <= 0 for slice", RuntimeWarning)
     res = (m2 / dof).astype(rdt)          # NumPy's divide/invalid by no degrees of freedom, warned or raised
     if std:
         res = np.sqrt(res)

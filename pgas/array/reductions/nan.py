@@ -15,10 +15,10 @@ All are collective on distributed input; anything else is NumPy's own function.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
+from ...comm.userwarn import warn
 from ..operands import distributed
 from . import functions
 
@@ -62,13 +62,13 @@ def _extreme(name: str, a, axis, out, keepdims, initial, where):
     empty = functions.all(np.isnan(a), axis, None, keepdims)
     if not distributed(empty):                 # every axis reduced: NumPy values, alike everywhere
         if np.any(empty):
-            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+            warn("All-NaN slice encountered", RuntimeWarning)
             if np.ndim(m) == 0:
                 return m.dtype.type(np.nan)
             return np.where(empty, np.nan, m).astype(m.dtype, copy=False)     # keepdims: NumPy's shape
         return m
     if functions.any(empty):
-        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        warn("All-NaN slice encountered", RuntimeWarning)
         return choose(empty, np.nan, m).eval()
     return m
 
@@ -101,7 +101,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     count = functions.sum(~np.isnan(a), axis, np.intp, None, keepdims)
     total = functions.sum(_replaced(a, 0), axis, dtype, None, keepdims)
     if (count == 0) if axis is None else functions.any(count == 0):
-        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+        warn("Mean of empty slice", RuntimeWarning)
     with np.errstate(invalid="ignore", divide="ignore"):     # divided in the promoted type, then cast, as
         return (total / count).astype(total.dtype, copy=False)   # NumPy (float32 by a count > 2**24)
 

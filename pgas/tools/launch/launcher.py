@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from pgas.tools.launch import watch
+from pgas.tools.launch import output, watch
 
 # Environment variables by which MPI launchers tell a process it is one of a job.
 _LAUNCHER_VARS = ("PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
@@ -126,10 +126,12 @@ def hang_timeout_default() -> float:
 
 
 def launch(n: int, target: list[str], timeout: float | None = None, grace: float = 10.0,
-           hang_timeout: float | None = None) -> int:
+           hang_timeout: float | None = None, tag: bool = False) -> int:
     """Run ``python -m pgas.tools.launch.runner *target`` on ``n`` locales under the watchdog (see
     :mod:`pgas.tools.launch.watch`); return the exit status (see the module docstring).
-    ``hang_timeout`` None: :func:`hang_timeout_default`; 0: no check for progress."""
+    ``hang_timeout`` None: :func:`hang_timeout_default`; 0: no check for progress.  The
+    locales' output comes through :mod:`pgas.tools.launch.output` in whole lines; ``tag``:
+    each line starts with ``[k] ``, its locale's number."""
     if hang_timeout is None:
         hang_timeout = hang_timeout_default()
     launcher = mpiexec_command()
@@ -145,13 +147,23 @@ def launch(n: int, target: list[str], timeout: float | None = None, grace: float
     if sys.stdout.isatty():
         # the job's output now passes through a pipe: keep it as prompt as on a terminal
         env.setdefault("PYTHONUNBUFFERED", "1")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
     filt = StderrFilter()
+
+    def locale_lines(stream: str, k: int, lines: list[str]) -> None:
+        if stream == "err":
+            lines = [out for line in lines for out in filt.feed(line)]
+        _write(sys.stderr if stream == "err" else sys.stdout, [f"[{k}] {line}" for line in lines] if tag else lines)
+
+    collector = output.Collector(job.path, locale_lines)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
     banner = watch.BannerFilter()
     banners = [banner, watch.BannerFilter(shared=banner)]
     ending = threading.Event()      # set once pgas ends the job: MPI's own cleanup chatter is dropped
-    pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, banners[0], None, ending), daemon=True),
-             threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, banners[1], filt, ending), daemon=True)]
+    lock = collector.lock
+    pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, banners[0], None, ending, lock),
+                              daemon=True),
+             threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, banners[1], filt, ending, lock),
+                              daemon=True)]
     for t in pumps:
         t.start()
     previous = signal.signal(signal.SIGTERM, _terminated)
@@ -172,6 +184,7 @@ def launch(n: int, target: list[str], timeout: float | None = None, grace: float
             _kill(proc)
             for t in pumps:
                 t.join(5)
+            collector.join(5)
             _write_err(filt.finish() + [f"[pgas] ended the job (exit status {status})\n"])
             return status
         status = proc.wait()
@@ -182,6 +195,7 @@ def launch(n: int, target: list[str], timeout: float | None = None, grace: float
     else:
         for t in pumps:
             t.join(5)
+        collector.join(5)
         dead = [k for k in list(job.gone) if job.end(k) is None] if not job.aborting() else []
         lines = filt.finish()
         if dead:
@@ -195,6 +209,7 @@ def launch(n: int, target: list[str], timeout: float | None = None, grace: float
             ending.set()
             job.kill_all()
             _kill(proc)
+        collector.close()
         job.close()
     # interrupted or terminated
     _write_err(filt.finish() + [f"[pgas] {why}: ended all {n} locales\n"])
@@ -243,24 +258,39 @@ def _watch_job(proc: subprocess.Popen, job: "watch.JobDir", timeout, grace: floa
 
 
 _MPIEXEC_NOISE = re.compile(r"^\[(mpiexec|proxy)@")
+#: MPICH's word that a process was killed by SIGKILL, anywhere in a line: once the watchdog
+#: has ended the job (and killed its locales), its report says why.
+_KILLED = re.compile(r"Killed \(signal 9\)|KILLED BY SIGNAL: 9\b")
 
 
-def _pump(src, dst, banner: "watch.BannerFilter", filt: "StderrFilter | None", ending: threading.Event) -> None:
-    """Copy the job's ``src`` to ``dst`` line by line, dropping MPICH's termination banner (and,
-    once pgas ends the job, MPICH's cleanup messages); ``filt`` holds tagged tracebacks."""
+def _write(dst, lines: list[str]) -> None:
+    """Write ``lines`` to ``dst``: the job's bytes as they came (surrogateescape round trip)."""
+    text = "".join(lines)
+    if not text:
+        return
+    if hasattr(dst, "buffer"):
+        dst.flush()
+        dst.buffer.write(text.encode("utf-8", "surrogateescape"))
+        dst.buffer.flush()
+    else:
+        dst.write(text)
+        dst.flush()
+
+
+def _pump(src, dst, banner: "watch.BannerFilter", filt: "StderrFilter | None", ending: threading.Event,
+          lock: threading.Lock) -> None:
+    """Copy the launcher's ``src`` (what did not come through :mod:`pgas.tools.launch.output`:
+    MPI's own messages, a locale's before it connected) to ``dst`` line by line, under
+    ``lock`` with the locales' lines, dropping MPICH's termination banner (and, once pgas
+    ends the job, MPICH's cleanup messages and its word that the locales it killed were
+    killed, :data:`_KILLED`); ``filt`` holds tagged tracebacks."""
     def write(lines: list[str]) -> None:
-        text = "".join(lines)
-        if hasattr(dst, "buffer"):      # the job's bytes as they came (surrogateescape round trip)
-            dst.flush()
-            dst.buffer.write(text.encode("utf-8", "surrogateescape"))
-            dst.buffer.flush()
-        else:
-            dst.write(text)
-            dst.flush()
+        with lock:
+            _write(dst, lines)
 
     for raw in src:
         for line in banner.feed(raw.decode("utf-8", "surrogateescape")):
-            if ending.is_set() and _MPIEXEC_NOISE.match(line):
+            if ending.is_set() and (_MPIEXEC_NOISE.match(line) or _KILLED.search(line)):
                 continue
             out = filt.feed(line) if filt else [line]
             if out:

@@ -28,6 +28,7 @@ import threading
 import time
 
 from pgas.comm import abort, check, here, report_and_abort
+from pgas.tools.launch import output
 
 _SKIP = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
 
@@ -164,6 +165,8 @@ def main() -> None:
     me = here()
     path = os.environ.get("PGAS_JOB_DIR")
     job = _Job(path, me) if path else None
+    if path:
+        output.connect(path, me)       # whole lines through the launcher (pgas.tools.launch.output)
     how = "reached the end of the script"
     try:
         run(sys.argv[1:])
