@@ -244,14 +244,16 @@ def _or(words: np.ndarray) -> np.ndarray:
     return runtime.bitwise_or(np.concatenate([words, np.zeros(runtime.BARRIER_WORDS, dtype=np.uint64)]))[:n]
 
 
-def agree_history(op: str = "", arrays=(), args=(), frame=None) -> None:
+def agree_history(op: str = "", arrays=(), args=(), frame=None, error: BaseException | None = None) -> None:
     """Collective (folding mode): agree on the calls folded since the last agreement, then
     start a new record.  ``op`` (with ``arrays``, ``args``, ``frame``): a call agreed now
     itself, folded first (a reduction, say).  Raises :class:`CollectiveMismatch` on every
-    locale if the calls differ."""
+    locale if the calls differ, else ``error`` (an error this locale has for the call) on
+    every locale if some locale has one (see :func:`pgas.comm.runtime.raise_agreed`)."""
     if op:
         fold_call(op, arrays, args, frame)
-    agreed(_or(agree_words()), frame)
+    if agreed(_or(agree_words(failed=error is not None)), frame):
+        runtime.raise_agreed(error)
 
 
 def fold_call(op: str, arrays=(), args=(), frame=None) -> None:

@@ -187,6 +187,8 @@ class _agreed:
                  if report.seen is not None else None)
         if check.enabled:
             check.collective(AGREE_CALL, error=error)
+        elif check.folding:                   # a locale whose error state alone raises: its call differs
+            check.agree_history(AGREE_CALL, frame=check.call_site(), error=error)
         else:
             comm.agree(error)
 

@@ -709,15 +709,16 @@ def test_error_on_one_locale_ends_the_statement(protocol):
 
 
 @pytest.mark.usefixtures("_defaults")
+@pytest.mark.parametrize("check", [True, "auto"], ids=["strict", "folded"])
 @pytest.mark.parametrize("how", ["errstate", "filter"])
-def test_error_state_on_one_locale_is_a_mismatch(how):
+def test_error_state_on_one_locale_is_a_mismatch(how, check):
     """``np.errstate(divide="raise")`` or ``warnings.simplefilter("error")`` on the last
     locale only: that locale agrees on the statement's errors where the others do not.
-    With checking on, every locale raises the same CollectiveMismatch at the others'
-    next call (it hung: the agreement met the others' next collective)."""
+    With checking on, strict or by default, every locale raises the same CollectiveMismatch
+    at the others' next call (it hung: the agreement met the others' next collective)."""
     if P == 1:
         pytest.skip("needs two locales")
-    pg.config(check=True, protocol="packed")
+    pg.config(check=check, protocol="packed")
     n = 4 * P + 2
     g = np.arange(1.0, n + 1)
     g[n - 3] = 0.0
