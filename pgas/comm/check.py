@@ -400,6 +400,8 @@ def _at_exit() -> None:
     global _ended
     if _ended or not (enabled or folding) or runtime._MPI is None or runtime.mpi().Is_finalized():
         return
+    if runtime.exit_status() not in (None, 0):
+        return                        # sys.exit(N): the job ends with N (runtime's exit hook)
     _ended = True
     try:
         if enabled:

@@ -132,6 +132,11 @@ def _abort_on_exit_status() -> None:
         atexit.register(_at_exit_status)
 
 
+def exit_status():
+    """The status ``sys.exit`` was given at the top level (outside ``pgas run``), None if none."""
+    return _exit_status[0]
+
+
 def _at_exit_status() -> None:
     status = _exit_status[0]
     if status is None or status == 0:

@@ -79,10 +79,15 @@ CASES = {   # the longest first
     **{f"die_{m}": (3, "prog_die.py", (m,), ("--grace", "3")) for m in ("os_exit", "sigkill", "segfault")},
     "lines": (3, "prog_lines.py", (), ()),
     "lines_tagged": (3, "prog_lines.py", (), ("--tag",)),
+    "one_locale_checked": (2, "prog_one_locale.py", ("sum",), ("--grace", "3")),
+    "early_exit_checked": (3, "prog_early_exit.py", (), ("--grace", "3")),
 }
 #: Environment added for a case: the no-progress check is on by default (its limit, 600 s,
-#: shortened here through the environment, as a site would change it without the flag).
-ENV = {"hang_default": {"PGAS_HANG_TIMEOUT": "3"}}
+#: shortened here through the environment, as a site would change it without the flag); the
+#: watchdog's reports of a collective made on some locales only are seen with collective
+#: checking off (by default checking names the calls first: the ``_checked`` cases).
+ENV = {"hang_default": {"PGAS_HANG_TIMEOUT": "3"}, "early_exit": {"PGAS_CHECK": "0"},
+       **{f"one_locale_{m}": {"PGAS_CHECK": "0"} for m in ("item", "to_numpy", "sum")}}
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +112,22 @@ def test_collective_on_one_locale_is_reported(ran, mode):
     assert "[pgas] locale 1 reached the end of the script" in r.stderr, r.stderr
     assert f"[pgas] locale 0 waits at prog_one_locale.py:{line_of('prog_one_locale.py', mode)} " in r.stderr, r.stderr
     assert "in pgas:" in r.stderr
+    assert_no_banner(r)
+
+
+@pytest.mark.parametrize("case, calls", [
+    ("one_locale_checked", ["locale 0 called A.sum() at prog_one_locale.py:{sum}",
+                            "locale 1 called the end of the program"]),
+    ("early_exit_checked", ["locales 0-1 called A.sum() at prog_early_exit.py:{wait}",
+                            "locale 2 called the end of the program"])])
+def test_collective_on_some_locales_is_a_mismatch_by_default(ran, case, calls):
+    """With collective checking on (the default), the locales that went on and the one that
+    ended agree at its exit that their calls differ, and every locale says so at once."""
+    r = ran[case]
+    assert r.returncode == 1, r.stderr
+    lines = {"sum": line_of("prog_one_locale.py", "sum"), "wait": line_of("prog_early_exit.py", "wait")}
+    assert "CollectiveMismatch: " + "; ".join(c.format(**lines) for c in calls) in r.stderr, r.stderr
+    assert "[pgas] the job hangs" not in r.stderr, r.stderr
     assert_no_banner(r)
 
 
