@@ -18,8 +18,6 @@ element access, and errors that must be raised on every locale alike.
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 
 from .. import comm
@@ -70,6 +68,15 @@ def plain(x):
     return check.stable_repr(x)
 
 
+def allocating(layout, dtype) -> None:
+    """Before a new array's window is made (collective, in MPI itself): in the folding mode,
+    agree on the calls folded so far, so that locales whose calls differ (one making an
+    array where another reduces) raise instead of meeting in different collectives."""
+    if check.folding:
+        check.agree_history("a new {dtype} array of shape {shape}".format(dtype=dtype, shape=layout.shape),
+                            args=(layout.key, dtype.str), frame=check.call_site())
+
+
 def folded(op: str, *arrays, args=()) -> None:
     """Like :func:`checked`, for a call that communicates with some locales at most (a ghost
     update): in the folding mode only folded, agreed at the next :func:`checked` call."""
@@ -102,7 +109,7 @@ def fold_statement(key, bases, fill=None) -> None:
         if len(_STABLE) >= STABLE_CACHE:
             del _STABLE[next(iter(_STABLE))]
         s = _STABLE[key] = check.stable_hash(key)
-    bits = 0 if fill is None else zlib.crc32(fill.tobytes())
+    bits = 0 if fill is None else check.digest(fill.tobytes())
     check.fold(hash((s, bits, *[a._seq for a in bases])) & _MASK, _writing(len(bases)),
                tuple([(a._seq, None, None, id(a), a.name) for a in bases]), (), check.site_of(check.call_site()))
 
@@ -359,10 +366,12 @@ def write(A, key, loc, value, before_write) -> None:
         except (TypeError, ValueError, OverflowError) as e:
             err = e
     show = lambda: "{0}[" + _shown(key) + "] = ..."    # noqa: E731
+    written = None if err is not None else np.asarray(value)
     if check.enabled:
-        check.collective("{0}[...] = ...", (ident(A),), detail=loc, error=err, show=show)
+        check.collective("{0}[...] = ...", (ident(A),), error=err, show=show,
+                         detail=(loc, None if written is None else check.digest(written.tobytes())))
     else:
-        check.element(2, ident(A), loc, err, None, A.dtype, show)
+        check.element(2, ident(A), loc, err, None, A.dtype, show, written)
     before_write(A, None)
     owner, flat = loc
     if owner == A._me:

@@ -91,6 +91,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         self.layout = layout
         self.dtype = np.dtype(dtype)
         self.name = name
+        collective.allocating(layout, self.dtype)      # making a window is collective: agreed first
         shape = layout.local_shape(comm.here())
         size = math.prod(layout.storage_shape(comm.here()))           # the local shape, plus any ghost cells
         win = comm.allocate(size, self.dtype, (layout.key, self.dtype.str),

@@ -46,7 +46,6 @@ import hashlib
 import os
 import sys
 import threading
-import zlib
 
 import numpy as np
 
@@ -156,12 +155,18 @@ SAMPLES = 1024
 
 def fingerprint(a: np.ndarray) -> tuple:
     """What tells NumPy operand ``a`` from another at a cost bounded by :data:`WHOLE` bytes:
-    its shape, dtype and a CRC-32 of its bytes (of :data:`SAMPLES` evenly spread elements
-    when larger)."""
+    its shape, dtype and a digest of its bytes (of :data:`SAMPLES` evenly spread elements
+    when larger: two operands that differ only elsewhere are not told apart)."""
     flat = a.reshape(-1)
     if a.nbytes > WHOLE:
         flat = flat[::max(1, flat.size // SAMPLES)]
-    return (a.shape, a.dtype.str, zlib.crc32(np.ascontiguousarray(flat).view(np.uint8)))
+    return (a.shape, a.dtype.str, digest(np.ascontiguousarray(flat).view(np.uint8)))
+
+
+def digest(data) -> int:
+    """A 64-bit BLAKE2b digest of ``data`` (bytes or a byte array): values that differ
+    between locales are told apart (a CRC's collisions can be made at will)."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
 #: The words of an agreement (:func:`agree_words`): every agreement of the folding mode, an
@@ -332,11 +337,11 @@ def history_mismatch(frame=None) -> None:
     """Collective, once every locale knows the folded calls differ: find the first that
     differs and raise :class:`CollectiveMismatch` naming what each locale called there."""
     frame = frame if frame is not None else call_site()       # names the arrays by the user's variables
-    hashes = runtime.allgather([e[0] for e in _log])
+    hashes = runtime.agreement_allgather([e[0] for e in _log])
     n = max(len(h) for h in hashes)
     first = next((i for i in range(n) if len({h[i] if i < len(h) else None for h in hashes}) > 1), n - 1)
     mine = _describe(_log[first], frame) if first < len(_log) else "nothing more"
-    seen = runtime.allgather(mine)
+    seen = runtime.agreement_allgather(mine)
     if all(c == seen[0] for c in seen):     # the same call with other values: say which part may differ
         seen = [f"{c} with values that differ between locales (a scalar, a NumPy operand, an index or "
                 f"an argument)" for c in seen]
@@ -461,7 +466,7 @@ def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | 
         _mismatch(op if show is None else show(), arrays, frame, error, args)
 
 
-def element(code: int, array: tuple, loc, error, value, dtype, show):
+def element(code: int, array: tuple, loc, error, value, dtype, show, written=None):
     """Collective, without strict checking: a scalar read (``code`` 1; ``value`` the owner's
     element as a 1-element array, else None) or write (``code`` 2) of element
     ``loc = (owner, offset)`` of ``array``.
@@ -469,11 +474,12 @@ def element(code: int, array: tuple, loc, error, value, dtype, show):
     One agreement (:func:`agree_words`) agrees on the calls folded since the last one and
     this one (the kind and the array), then on the element, spreads any ``error`` (a bad
     index or value on some locale, raised on all alike) and, for a read, carries the
-    owner's value.  Returns the value read (or None)."""
+    owner's value; for a write, ``written`` (the value as stored, a NumPy array) is part of
+    the element's agreement.  Returns the value read (or None)."""
     frame = call_site() if folding else None
     if folding:
         fold_call("{0}[...]" if code == 1 else "{0}[...] = ...", (array,), (), frame)
-    detail = _hash((code, array[0], loc))               # the kind, the array and the element
+    detail = _hash((code, array[0], loc, None if written is None else digest(np.ascontiguousarray(written).tobytes())))
     out = _or(agree_words(None if error is not None else detail, error is not None, value))
     if agreed(out, frame):
         runtime.raise_agreed(error)
@@ -495,13 +501,15 @@ def _mismatch(shown: str, arrays, frame, error, args=()) -> None:
             text = shown
         if error is not None:
             text += f" ({type(error).__name__}: {error})"
-        return runtime.allgather(f"{text}{_where(frame)}")
+        return runtime.agreement_allgather(f"{text}{_where(frame)}")
 
     seen = calls(lambda a: _name(a, frame))
     if all(c == seen[0] for c in seen):     # the same text everywhere: name the arrays in full
         seen = calls(lambda a: f"{_name(a, frame)} (array #{a[0]}, {np.dtype(a[2])} of shape {a[1]})")
         if all(c == seen[0] for c in seen):
-            seen = [f"{c} with arguments {x!r}" for c, x in zip(seen, runtime.allgather(args))]
+            every = runtime.agreement_allgather(args)
+            seen = [f"{c} with arguments {x!r}" if any(every) else f"{c} with values that differ between locales"
+                    for c, x in zip(seen, every)]
     groups: dict[str, list[int]] = {}
     for r, c in enumerate(seen):
         groups.setdefault(c, []).append(r)

@@ -160,7 +160,7 @@ def comm():
     """The library's communicator (a duplicate of ``COMM_WORLD``); collective on first call,
     which also makes the communicator of the synchronisation notices (a locale may send
     its first notice long after another locale's first collective)."""
-    global _comm, _ncomm, _scomm
+    global _comm, _ncomm, _scomm, _acomm
     if _comm is None:
         c = mpi().COMM_WORLD.Dup()
         _same_environment(c)
@@ -173,6 +173,7 @@ def comm():
         _comm = c
         _ncomm = mpi().COMM_WORLD.Dup()
         _scomm = mpi().COMM_WORLD.Dup()
+        _acomm = mpi().COMM_WORLD.Dup()
         _epochs.open(_comm)
         _nodes.run_hooks()
         trace.from_environment()                  # PGAS_TRACE=DIR: the whole run recorded
@@ -349,12 +350,15 @@ def barrier(windows=None, agree: bool = False, words: np.ndarray | None = None):
 
 def bitwise_or(words: np.ndarray) -> np.ndarray:
     """Collective: the bitwise or over locales of a uint64 array (one allreduce, waited
-    for by the wait policy)."""
+    for by the wait policy), on a communicator of its own: agreements of collective calls
+    (:mod:`pgas.comm.check`) and ``pg.barrier()`` pair only with each other, never with a
+    collective made inside another call that some locale made instead."""
     if not _agree_type:
         _agree_type.extend((mpi_type(np.dtype(np.uint64)), mpi().BOR))
     t0 = trace.on and trace.now()
     got = np.empty_like(words)
-    req = comm().Iallreduce([words, _agree_type[0]], [got, _agree_type[0]], op=_agree_type[1])
+    comm()
+    req = _acomm.Iallreduce([words, _agree_type[0]], [got, _agree_type[0]], op=_agree_type[1])
     if t0:
         trace.waiting = trace.waiting or "agreement"
     if not req.Test():
@@ -409,6 +413,7 @@ def count_user_barrier() -> None:
 # -- point-to-point synchronisation with peers ------------------------------
 _ncomm = None
 _scomm = None                   # what stalled waits tell each other (:func:`on_stall`)
+_acomm = None                   # agreements of collective calls (:func:`bitwise_or`), and nothing else
 _EMPTY = np.zeros(1, dtype=np.uint8)
 
 
@@ -605,6 +610,13 @@ def on_stall(hook) -> None:
     """Register ``hook()``, called by a wait that has polled for :data:`STALL` seconds and
     again every :data:`STALL_POLLS` polls while it goes on (it may raise, or end the job)."""
     _stall_hook.append(hook)
+
+
+def agreement_allgather(obj) -> list:
+    """Every locale's ``obj`` (pickled, small), on the communicator of agreements: what
+    locales that found their calls differ tell each other (:mod:`pgas.comm.check`)."""
+    comm()
+    return _acomm.allgather(obj)
 
 
 def stall_comm():

@@ -9,7 +9,7 @@ import numpy as np
 from ... import comm
 from ...comm import check
 from ...layout import Distribution
-from ..collective import checked
+from ..collective import checked, folded
 from ..core import DistArray
 from ..index import check_dtype, convert
 from .layouts import fill as fill_boxes, new_layout, owned_box
@@ -20,7 +20,7 @@ def _check(fn: str, shape, dtype, dist, name, value=None) -> None:
     if not (check.enabled or check.folding):
         return
     shown = f"pg.{fn}({shape!r}{'' if value is None else ', ' + repr(value)}, dtype={np.dtype(dtype)})"
-    checked(shown, args=(repr(dist), name))
+    (folded if check.folding else checked)(shown, args=(repr(dist), name))    # folded: agreed as it allocates
 
 
 def empty(shape, dtype=float, dist: Distribution | None = None, name: str | None = None, *,
