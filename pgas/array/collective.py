@@ -99,19 +99,28 @@ def _writing(n: int) -> str:
     return _WRITING[max(n, 1) - 1]
 
 
-def fold_statement(key, bases, fill=None) -> None:
+def fold_statement(key, bases, fill=None, replay=None) -> None:
     """Fold statement structure ``key`` (:func:`pgas.array.lowering.structure`'s, the fill
     value left out) over arrays ``bases``, with scalar ``fill`` (a row fill's value), into
-    the running hash (:func:`pgas.comm.check.fold`): a dictionary look-up and a few
-    integer operations when the statement has run before."""
-    s = _STABLE.get(key)
-    if s is None:
-        if len(_STABLE) >= STABLE_CACHE:
-            del _STABLE[next(iter(_STABLE))]
-        s = _STABLE[key] = check.stable_hash(key)
-    bits = 0 if fill is None else check.digest(fill.tobytes())
-    check.fold(hash((s, bits, *[a._seq for a in bases])) & _MASK, _writing(len(bases)),
-               tuple([(a._seq, None, None, id(a), a.name) for a in bases]), (), check.site_of(check.call_site()))
+    the running hash (:func:`pgas.comm.check.fold`).  ``replay``: the statement's recording
+    (:class:`pgas.exec.persistent.Replay`, bound to these arrays), which keeps what this
+    needs, so that a repeat costs a few integer operations and the caller's site."""
+    got = None if replay is None else replay.tag
+    if got is None:
+        s = _STABLE.get(key)
+        if s is None:
+            if len(_STABLE) >= STABLE_CACHE:
+                del _STABLE[next(iter(_STABLE))]
+            s = _STABLE[key] = check.stable_hash(key)
+        got = ((s, *[a._seq for a in bases]), _writing(len(bases)),
+               tuple([(a._seq, None, None, id(a), a.name) for a in bases]), [0])
+        if replay is not None:
+            replay.tag = got
+    sig, op, arrays, depth = got
+    if fill is not None:
+        v = fill.item()                          # a Python number: hashed alike in every process
+        sig = (*sig, v if v == v else _NAN)      # (but NaN, hashed by identity; and no str: salted)
+    check.fold(hash(sig) & _MASK, op, arrays, (), check.caller_site(depth))
 
 
 def _fold_sig(op: str, sig: "_Sig", key) -> None:
@@ -128,6 +137,7 @@ _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "d
 
 
 _MASK = (1 << 62) - 1
+_NAN = 0x7FF8_0000_0000_0001            # a NaN fill, in a folded statement's hash
 
 
 class _Sig:

@@ -52,7 +52,7 @@ def assign(target: View, value, casting: str) -> None:
         if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
                 and not fperr.raising()):
             if check.folding:
-                collective.fold_statement(rkey, known[1], value if fill else None)
+                collective.fold_statement(rkey, known[1], value if fill else None, again)
             before_write(target.base, value)      # a repeat on the same arrays, as it ran before
             if trace.on:
                 trace.stmt_args["path"] = "replayed: no lowering or planning"

@@ -377,6 +377,30 @@ def call_site():
     return f
 
 
+def caller_site(depth: list | None = None):
+    """``(file, line)`` of :func:`call_site` (None if none): what a folded call keeps.
+    ``depth``: a one-item list remembering how many frames up the user's frame was the
+    last time (a call made again from the same place): checked, then walked only if the
+    frames have changed."""
+    pkg = (_PKG, _NUMPY)
+    if depth is not None and depth[0]:
+        try:
+            f = sys._getframe(depth[0])
+            if not f.f_code.co_filename.startswith(pkg) and f.f_back is not None \
+                    and sys._getframe(depth[0] - 1).f_code.co_filename.startswith(pkg):
+                return (f.f_code.co_filename, f.f_lineno)
+        except ValueError:
+            pass
+    f, k = sys._getframe(1), 1
+    while f is not None and f.f_code.co_filename.startswith(pkg):
+        f, k = f.f_back, k + 1
+    if f is None:
+        return None
+    if depth is not None:
+        depth[0] = k
+    return (f.f_code.co_filename, f.f_lineno)
+
+
 def _where(frame) -> str:
     if frame is None:
         return ""

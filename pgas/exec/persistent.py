@@ -210,9 +210,10 @@ class Replay:
     program, its compiled form, and what its choice of path depended on (the settings'
     version, the calibrated model); ``fs`` None: it does not run by this path (a repeat
     then takes the usual way without trying to record it again).  The arrays are held
-    weakly."""
+    weakly.  ``tag``: what the front end keeps with the recording (collective checking's
+    signature of the statement), None until it sets it."""
 
-    __slots__ = ("refs", "stmt", "prog", "names", "fs", "version", "model")
+    __slots__ = ("refs", "stmt", "prog", "names", "fs", "version", "model", "tag")
 
 
 def rerun(r: Replay, bases, compute, write, fill=None) -> None:
@@ -258,6 +259,7 @@ def record(key, low, replay: bool = True) -> None:
     fs = ran[1] if replay and ran[0] == id(low) else None
     r.fs = fs if fs is not None and fs.built else None
     r.version, r.model = settings.version[0], calibrate.current()
+    r.tag = None
     _replays.pop(key, None)
     if len(_replays) >= REPLAYS:
         del _replays[next(iter(_replays))]
