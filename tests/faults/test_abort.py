@@ -28,27 +28,33 @@ _OUTER = ("PGAS_JOB_DIR", "PGAS_HANG_SAMPLE", "PMI_", "PMIX_", "OMPI_", "MPI_LOC
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec beside this Python or on PATH")
 
 
-def mpiexec(mode: str, mpi4py: bool = False, n: int = 2):
-    """Run ``prog_raise.py mode`` with ``mpiexec -n n python [-m mpi4py]``; the finished process,
-    after checking that it ended within the bound and left nothing behind."""
+def plain_job(script: str, *args: str, n: int = 2, mpi4py: bool = False, env=None, bound: float = BOUND):
+    """Run ``script args`` (a file beside this one) with ``mpiexec -n n python [-m mpi4py]``
+    and ``env`` added to the environment; the finished process, after checking that it ended
+    within ``bound`` seconds and left nothing behind."""
     marker = f"--marker={uuid.uuid4().hex}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_OUTER)}
-    env["PYTHONPATH"] = os.pathsep.join([ROOT, *filter(None, [env.get("PYTHONPATH")])])
+    base = {k: v for k, v in os.environ.items() if not k.startswith(_OUTER)}
+    base["PYTHONPATH"] = os.pathsep.join([ROOT, *filter(None, [base.get("PYTHONPATH")])])
     cmd = [MPIEXEC, "-n", str(n), sys.executable, *(["-m", "mpi4py"] if mpi4py else []),
-           os.path.join(HERE, "prog_raise.py"), mode, marker]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE, env=env,
-                            start_new_session=True)
+           os.path.join(HERE, script), *args, marker]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE,
+                            env={**base, **(env or {})}, start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=BOUND)
+        out, err = proc.communicate(timeout=bound)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)         # the job hung: end it, locales included
         out, err = proc.communicate()
-        pytest.fail(f"the job did not end within {BOUND} s\n{err}")
+        pytest.fail(f"{script} {args}: the job did not end within {bound} s\n{out}\n{err}")
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert not _wait_gone(marker), f"processes left behind: {leftovers(marker)}\n{err}"
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def mpiexec(mode: str, mpi4py: bool = False, n: int = 2):
+    """``prog_raise.py mode`` under :func:`plain_job`."""
+    return plain_job("prog_raise.py", mode, n=n, mpi4py=mpi4py)
 
 
 @pytest.mark.parametrize("mpi4py", [False, True], ids=["python", "python -m mpi4py"])

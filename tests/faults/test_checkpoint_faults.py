@@ -18,45 +18,21 @@ Run without MPI: ``python -m pytest -q tests/faults/test_checkpoint_faults.py``.
 import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from test_abort import _OUTER, MPIEXEC
-from test_faults import _wait_gone, leftovers
+from test_abort import MPIEXEC, plain_job
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-PROG = os.path.join(HERE, "prog_checkpoint.py")
 BOUND = 60            # seconds: jobs run 4 at a time on a small machine; each takes a few
 
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec beside this Python or on PATH")
 
 
 def job(n: int, *args: str) -> subprocess.CompletedProcess:
-    """Run ``prog_checkpoint.py args`` under ``mpiexec -n n``; the finished process, after checking
-    that it ended within the bound and left no process behind."""
-    marker = f"--marker={uuid.uuid4().hex}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_OUTER)}
-    env["PYTHONPATH"] = os.pathsep.join([ROOT, *filter(None, [env.get("PYTHONPATH")])])
-    cmd = [MPIEXEC, "-n", str(n), sys.executable, PROG, *args, marker]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE, env=env,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=BOUND)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)         # the job hung: end it, locales included
-        out, err = proc.communicate()
-        pytest.fail(f"{args}: the job did not end within {BOUND} s\n{out}\n{err}")
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert not _wait_gone(marker), f"processes left behind: {leftovers(marker)}\n{err}"
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    """``prog_checkpoint.py args`` under ``mpiexec -n n`` (:func:`test_abort.plain_job`)."""
+    return plain_job("prog_checkpoint.py", *args, n=n, bound=BOUND)
 
 
 def lines(r, n: int) -> dict[int, str]:
