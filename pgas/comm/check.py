@@ -62,7 +62,12 @@ folding = False
 PERIOD = 1024
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+#: What call sites skip: the library's files and NumPy's (operators forward through its mixins);
+#: not ``pgas/tools``, whose benchmarks are programs calling the library like a user's.
+_LIBRARY = tuple(os.path.join(_PKG, name) + ("" if name.endswith(".py") else os.sep)
+                 for name in sorted(os.listdir(_PKG)) if name not in ("tools", "__pycache__"))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep      # operators forward through its mixins
+_SKIPPED = _LIBRARY + (_NUMPY,)
 _MASK = (1 << 62) - 1
 
 
@@ -372,7 +377,7 @@ def call_site():
     """The user's frame: the first one outside the ``pgas`` package (and NumPy, whose
     operator mixins forward ``A += 1`` to pgas); None if none."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith((_PKG, _NUMPY)):
+    while f is not None and f.f_code.co_filename.startswith(_SKIPPED):
         f = f.f_back
     return f
 
@@ -382,7 +387,7 @@ def caller_site(depth: list | None = None):
     ``depth``: a one-item list remembering how many frames up the user's frame was the
     last time (a call made again from the same place): checked, then walked only if the
     frames have changed."""
-    pkg = (_PKG, _NUMPY)
+    pkg = _SKIPPED
     if depth is not None and depth[0]:
         try:
             f = sys._getframe(depth[0])

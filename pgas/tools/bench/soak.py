@@ -104,7 +104,8 @@ def main(argv=None) -> int:
                 pg.save(path, A)
                 ok &= bool(comm.allreduce(np.int32(np.array_equal(pg.load(path).local, A.local)), "min"))
             now = time.monotonic()
-            if now - last_checkpoint >= args.checkpoint_every:
+            due = comm.bcast(now - last_checkpoint >= args.checkpoint_every if me == 0 else None, 0)
+            if due:                                # locale 0's clock decides, as every collective must agree
                 last_checkpoint = now
                 if saved is not None:
                     got = pg.restore(os.path.join(where, "checkpoints"))
