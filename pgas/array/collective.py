@@ -29,7 +29,7 @@ from .expr import Affine, Expr, Ref, probe, probe_errors
 def ident(a) -> tuple:
     """The plain description of array ``a`` that :mod:`pgas.comm.check` takes (of anything
     else passed where an array belongs: its type, so that the call's own error is raised)."""
-    if not hasattr(a, "_seq"):
+    if not hasattr(a, "_seq") or isinstance(a, Expr):
         return (-1, (), type(a).__qualname__, id(a), None)
     return (a._seq, a.shape, a.dtype.str, id(a), a.name)
 
@@ -55,12 +55,12 @@ def plain(x):
         return tuple([plain(v) for v in x])
     if t is slice:
         return ("slice", plain(x.start), plain(x.stop), plain(x.step))
+    if isinstance(x, (Expr, Ref, Affine)):       # (an expression's _seq numbers it among pending ones)
+        return ("expr", _Sig(values=True).key(x))
     if hasattr(x, "_seq"):
         return ("array", x._seq, x.shape)
     if hasattr(x, "base") and hasattr(x, "M"):
         return ("view", x.base._seq, x.shape, x.M, x.c)
-    if isinstance(x, (Expr, Ref, Affine)):
-        return ("expr", _Sig(values=True).key(x))
     if isinstance(x, np.ndarray):
         return ("np", check.fingerprint(x))
     if isinstance(x, np.generic):
