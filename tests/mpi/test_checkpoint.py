@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pytest
 from test_io_atomic import fail_alike, flip_byte, no_leftovers, on_zero, raise_after
+from test_io import sample
 from util import assert_matches, collective_verdict
 
 import pgas as pg
@@ -28,15 +29,6 @@ ME = pg.here
 def shared_dir(tmp_path):
     """A fresh directory every locale sees: locale 0's tmp_path, broadcast."""
     return pg.comm.bcast(str(tmp_path) if ME == 0 else None, 0)
-
-
-def sample(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.integers(-50, 50, shape)
-    dtype = np.dtype(dtype)
-    if dtype.kind == "c":
-        return (x + 1j * rng.integers(-5, 5, shape)).astype(dtype)
-    return (x > 0) if dtype.kind == "b" else (x + (0.25 if dtype.kind == "f" else 0)).astype(dtype)
 
 
 def listing(directory: str) -> list[str]:
