@@ -498,10 +498,17 @@ def test_folded_values_differ(folding, case):
 
 
 @several
-def test_folded_numpy_operand_large(folding):
-    A = pg.zeros(5000)
-    v = np.zeros(5000)
-    v[4320] = pg.here                      # large operands are hashed by samples: one of them differs
+@pytest.mark.parametrize("where", [4320, 4321, 0, 99_999], ids=["sampled", "between", "first", "last"])
+@pytest.mark.parametrize("order", ["C", "F", "strided"])
+def test_folded_numpy_operand_large(folding, where, order):
+    """A large NumPy operand that differs in one element anywhere (not only where a sample
+    of it would look) raises, contiguous or not."""
+    A = pg.zeros((100, 1000))
+    v = np.zeros((100, 1000) if order != "strided" else (200, 1000), order="F" if order == "F" else "C")
+    v.reshape(-1, order="A")[where] = pg.here + 1 if order != "strided" else 0
+    if order == "strided":
+        v[2 * (where // 1000), where % 1000] = pg.here + 1
+        v = v[::2]
 
     def job():
         A[:] = v
