@@ -86,6 +86,17 @@ def folded(op: str, *arrays, args=()) -> None:
         check.fold_call(op, tuple(ident(a) for a in arrays), args, check.call_site())
 
 
+def exchanging(op: str, *arrays, args=()) -> None:
+    """Like :func:`folded`, for a call whose arguments decide which messages it exchanges
+    with its neighbours (a ghost update, a shift): in the folding mode its first call with
+    given arrays and arguments is agreed, later ones only folded
+    (:func:`pgas.comm.check.fold_known`)."""
+    if check.enabled:
+        check.collective(op, tuple(ident(a) for a in arrays), args)
+    elif check.folding:
+        check.fold_known(op, tuple(ident(a) for a in arrays), args, check.call_site())
+
+
 # -- statements in the folding mode ------------------------------------------------
 _STABLE: dict = {}                 # statement structure -> its stable hash
 STABLE_CACHE = 4096

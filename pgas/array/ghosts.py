@@ -25,7 +25,7 @@ from .. import comm
 from ..exec import ghostexchange
 from ..exec.ghosts import wrote
 from . import engine
-from .collective import folded
+from .collective import exchanging
 
 #: ``update_ghosts`` by persistent two-sided transfers compiled per array
 #: (:class:`pgas.exec.ghostexchange.Compiled`); False: plan and get one-sided every call.
@@ -100,7 +100,7 @@ def _periodic_of(periodic, ndim: int):
 def update_ghosts(A, periodic=False, corners: bool = True) -> None:
     """Collective over the neighbours: fill every ghost cell of ``A`` (see the module text)."""
     periodic = _periodic(periodic, A.ndim)
-    folded("{0}.update_ghosts()", A, args=(periodic, bool(corners)))
+    exchanging("{0}.update_ghosts()", A, args=(periodic, bool(corners)))
     if not A.layout.ghosts:
         return
     if COMPILED:
@@ -113,7 +113,7 @@ def accumulate_ghosts(A, periodic=False, corners: bool = True, op: str = "sum") 
     """Collective over the neighbours: add (``op``) every ghost cell's value into the element
     it mirrors, on its owner, then set the ghost cells to zero."""
     periodic = _periodic(periodic, A.ndim)
-    folded("{0}.accumulate_ghosts()", A, args=(periodic, bool(corners), op))
+    exchanging("{0}.accumulate_ghosts()", A, args=(periodic, bool(corners), op))
     if not A.layout.ghosts:
         return
     engine.before_write(A, None)              # a collective write: the ghost cells stop being current

@@ -289,6 +289,31 @@ def fold_call(op: str, arrays=(), args=(), frame=None) -> None:
     fold(_hash((op, tuple(a[:3] for a in arrays), stable_repr(args))), op, arrays, args, site_of(frame))
 
 
+#: Signatures of the calls :func:`fold_known` has seen agreed (at most :data:`KNOWN`; then
+#: forgotten all at once, alike on every locale).
+_known: set = set()
+KNOWN = 4096
+
+
+def fold_known(op: str, arrays=(), args=(), frame=None) -> None:
+    """:func:`fold_call` for a call whose arguments decide which messages it exchanges with
+    its neighbours (a ghost update, a shift): its first call with a signature is agreed
+    at once, later ones only folded.  Locales passing different arguments (periodic on
+    one locale only, other shifts) thus meet in that agreement and raise
+    :class:`CollectiveMismatch`, instead of exchanging messages that do not pair (an MPI
+    truncation error on one locale, a wait on another).  The locales of a program that
+    makes the same calls see the same signatures in the same order, so they agree at the
+    same calls; a locale repeating a signature that another does not is left to the
+    stall probe (:func:`_on_stall`), which names the two calls."""
+    h = _hash((op, tuple(a[:3] for a in arrays), stable_repr(args)))
+    fold(h, op, arrays, args, site_of(frame))
+    if h not in _known:
+        agree_history(frame=frame)
+        if len(_known) >= KNOWN:
+            _known.clear()
+        _known.add(h)
+
+
 def reset() -> None:
     """Start a new record: the locales have just agreed on the one before."""
     global _acc, _count, _agreements
@@ -364,15 +389,30 @@ def history_mismatch(frame=None) -> None:
     first = next((i for i in range(n) if len({h[i] if i < len(h) else None for h in hashes}) > 1), n - 1)
     mine = _describe(_log[first], frame) if first < len(_log) else "nothing more"
     seen = runtime.agreement_allgather(mine)
-    if all(c == seen[0] for c in seen):     # the same call with other values: say which part may differ
-        seen = [f"{c} with values that differ between locales (a scalar, a NumPy operand, an index or "
-                f"an argument)" for c in seen]
+    if all(c == seen[0] for c in seen):     # the same call with other values: its arguments, if they differ
+        every = runtime.agreement_allgather(_log[first][3] if first < len(_log) else ())
+        if len({repr(x) for x in every}) > 1 and not any(_holds_operand(x) for x in every):
+            seen = [f"{c} with arguments {x!r}" for c, x in zip(seen, every)]
+        else:
+            seen = [f"{c} with values that differ between locales (a scalar, a NumPy operand, an index or "
+                    f"an argument)" for c in seen]
     groups: dict[str, list[int]] = {}
     for r, c in enumerate(seen):
         groups.setdefault(c, []).append(r)
     reset()
     calls = "; ".join(f"{_locales(rs)} called {c}" for c, rs in groups.items())
     raise CollectiveMismatch(f"{calls} (the {_ordinal(first + 1)} collective call since the locales last agreed)")
+
+
+def _holds_operand(args) -> bool:
+    """Whether plain arguments hold a NumPy operand's fingerprint (``("np", ...)``,
+    ``("ndarray", ...)``), which says nothing to a reader: such calls are said to differ
+    in their values."""
+    if type(args) is not tuple:
+        return False
+    if args and args[0] in ("np", "ndarray"):
+        return True
+    return any(_holds_operand(x) for x in args)
 
 
 def _describe(entry, frame) -> str:

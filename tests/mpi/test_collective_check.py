@@ -557,6 +557,47 @@ def test_folded_collectives_differ(folding, case, tmp_path_factory):
 
 
 @several
+@pytest.mark.parametrize("mode", ["auto", True], ids=["folded", "strict"])
+@pytest.mark.parametrize("case", ["periodic", "corners", "accumulate", "pshift", "pshift-plan", "sort-axis"])
+def test_exchange_arguments_differ(mode, case):
+    """A call whose arguments decide which messages it exchanges with its neighbours (a
+    ghost update, a shift, an in-place sort along an axis), called with arguments it was
+    not called with before and that differ on one locale, raises a CollectiveMismatch
+    naming them on every locale (not an MPI error on one and a wait on another), also
+    after calls with other arguments.  (A locale repeating earlier arguments where another
+    passes new ones is named by the stall probe: tests/faults/test_diverge.py.)"""
+    pg.config(check=mode)
+    try:
+        G = pg.zeros((8, 8), ghosts=1)
+        A = pg.arange(64.0).reshape((8, 8))
+        first = pg.here == 0
+        G.update_ghosts(periodic=(False, True), corners=False)
+        pg.pshift(A, [(3, 0)])
+
+        def job():
+            if case == "periodic":
+                G.update_ghosts(periodic=first)  # exchange-periodic
+            elif case == "corners":
+                G.update_ghosts(periodic=True, corners=first)  # exchange-corners
+            elif case == "accumulate":
+                G.accumulate_ghosts(periodic=(first, False))  # exchange-accumulate
+            elif case == "pshift":
+                pg.pshift(A, [(1 if first else 2, 0)])  # exchange-pshift
+            elif case == "pshift-plan":
+                pg.pshift_setup(A, [(1, 0 if first else 1)])(A)  # exchange-pshift-plan
+            else:
+                A.sort(axis=0 if first else 1)  # exchange-sort-axis
+            return A.sum()
+
+        text = raised_everywhere(job)
+        if case != "pshift-plan":
+            expect(text, f"{at('exchange-' + case)} with arguments")
+        assert A.sum() == A.sum()            # in step again
+    finally:
+        pg.config()
+
+
+@several
 def test_folded_agreed_every_period(folding, monkeypatch):
     monkeypatch.setattr(comm.check, "PERIOD", 8)
     A = pg.zeros(4)

@@ -8,7 +8,7 @@ import weakref
 
 from .. import engine
 from .. import statements as stmts
-from ..collective import folded
+from ..collective import exchanging
 from .spec import check_out, parse
 from .statements import setup_plans
 
@@ -42,7 +42,7 @@ class PShiftPlan:
         if last and isinstance(out, (list, tuple)) and last[0]() is A and len(out) == len(last) - 1 \
                 and all(w() is R for w, R in zip(last[1:], out)):
             outs = list(out)                           # the arrays of the last call: checked then
-            folded("pshift plan({0})", A, args=self._args)
+            exchanging("pshift plan({0})", A, args=self._args)
             order = self._order
             if order:                                  # the compiled group's arrays, in its order
                 arrays = (A, *outs)
@@ -51,7 +51,7 @@ class PShiftPlan:
         else:
             outs = self._check(A, out)
             self._last = tuple(weakref.ref(a) for a in [A, *outs]) if isinstance(out, (list, tuple)) else ()
-            folded("pshift plan({0})", A, args=self._args)
+            exchanging("pshift plan({0})", A, args=self._args)
         rebind = {id(self._proto): A, **{id(d): R for d, R in zip(self._dests, outs)}}
         stmts.run_planned(self._items, rebind, "pg.pshift", self._fast)
         if self._order is None and self._fast.ok:

@@ -9,7 +9,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import statements as stmts
-from ..collective import folded
+from ..collective import exchanging
 from ..core import DistArray
 from ..view import View, select
 from .spec import Spec
@@ -77,10 +77,10 @@ def run(A: DistArray, specs: list, outs: list, header: str) -> None:
     key = _template_key(A, specs)
     if key is None:
         pairs = [p for spec, R in zip(specs, outs) for p in statements(A, R, spec)]
-        folded(header + "({0})", A, args=tuple(s.key() for s in specs))
+        exchanging(header + "({0})", A, args=tuple(s.key() for s in specs))
         stmts.run_group(pairs, header)
         return
-    folded(header + "({0})", A, args=tuple(s.key() for s in specs))
+    exchanging(header + "({0})", A, args=tuple(s.key() for s in specs))
     hit = _templates.get(key)
     if hit is None:
         src = _Proto(A, 0)

@@ -138,6 +138,7 @@ def _result(run, offset, n, dtype, dist) -> DistArray:
 
 def sort_inplace(A, axis=-1, kind=None, order=None) -> None:
     """Collective: ``A.sort()``, sorting ``A`` in place (see :func:`sort`)."""
+    collective.checked("{0}.sort()", A, args=(collective.plain(axis), kind))
     check_array(A, "sort")
     _kind(kind, order)
     ax = _axis(A, axis, "sort")
