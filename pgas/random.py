@@ -41,6 +41,7 @@ import numpy as np
 
 from . import comm
 from .array.creation.layouts import new_layout as _layout, owned_flat
+from .array.collective import checked
 from .array.core import DistArray
 from .array.index import check_dtype
 from .layout.boxes import box_shape, boxes
@@ -67,6 +68,7 @@ def default_rng(seed=None) -> "Generator":
     Generator
     """
     if seed is None:
+        checked("pg.random.default_rng()")
         seed = comm.bcast(np.random.SeedSequence().entropy, 0)
     return Generator(seed)
 

@@ -45,6 +45,8 @@ class CommDiagnostics:
             raise RuntimeError("comm_diagnostics() blocks do not nest")
         if check.enabled:
             check.collective("start of a pg.comm_diagnostics() block")
+        elif check.folding:
+            check.agree_history("start of a pg.comm_diagnostics() block", frame=check.call_site())
         runtime.barrier()
         counters.start(runtime.num_locales())
         return self
@@ -55,6 +57,8 @@ class CommDiagnostics:
             return
         if check.enabled:
             check.collective("end of a pg.comm_diagnostics() block")
+        elif check.folding:
+            check.agree_history("end of a pg.comm_diagnostics() block", frame=check.call_site())
         runtime.barrier()
         rows = runtime.allgather((msgs, nbytes, syncs, barriers, counters.largest()))
         self.largest_bytes = int(max(r[4] for r in rows))      # the largest single message, any locale

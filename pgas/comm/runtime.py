@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import pickle
 import sys
 import time
 import traceback
@@ -494,13 +495,22 @@ def arrived(requests) -> bool:
 
 
 def allgather(obj) -> list:
-    """Every locale's ``obj``, in locale order, on every locale."""
-    if trace.on:
-        t0 = trace.now()
-        got = comm().allgather(obj)
+    """Every locale's ``obj`` (pickled), in locale order, on every locale."""
+    t0 = trace.on and trace.now()
+    data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+    got = [pickle.loads(part) for part in allgatherv(data, count=False)]
+    if t0:
         trace.add("mpi", "MPI_Allgather", t0)
-        return got
-    return comm().allgather(obj)
+    return got
+
+
+def waited(request):
+    """Wait for a started nonblocking collective ``request`` by the wait policy
+    (:func:`yielding_wait`, which calls the :func:`on_stall` hooks when it goes on): what
+    a blocking MPI call would do, except that a locale left waiting in it while the others
+    are elsewhere is found."""
+    if not request.Test():
+        yielding_wait([request])
 
 
 def allreduce(value, op: str = "sum"):
@@ -700,19 +710,20 @@ def _traced_wait(requests, spins, nap) -> None:
 
 def allreduce_with(value, combine):
     """Every locale's ``value`` combined in locale order by ``combine(a, b)`` (associative;
-    pickled objects, for small values): a reduction tree of O(log P) steps, where an
-    allgather would hand every locale all P values."""
-    op = mpi().Op.Create(lambda a, b, datatype=None: combine(a, b), commute=False)
-    try:
-        return comm().allreduce(value, op=op)
-    finally:
-        op.Free()
+    pickled objects, for small values: every locale receives all P of them, by a
+    nonblocking gather that a stalled wait can report, which MPI's reductions with a
+    Python operation are not)."""
+    parts = allgather(value)
+    out = parts[0]
+    for x in parts[1:]:
+        out = combine(out, x)
+    return out
 
 
 def bcast_value(value, dtype, root: int):
     """One element of ``dtype`` from ``root`` on every locale (counted as one message per receiver)."""
     buf = np.array([value if here() == root else 0], dtype=dtype)
-    comm().Bcast([buf, mpi_type(buf.dtype)], root=root)
+    waited(comm().Ibcast([buf, mpi_type(buf.dtype)], root=root))
     if here() == root:
         for r in range(num_locales()):
             if r != root:
@@ -725,11 +736,11 @@ def allgatherv(local: np.ndarray, count: bool = True) -> list[np.ndarray]:
     pair, counted in the diagnostics unless ``count`` is false, as for reductions)."""
     local = np.ascontiguousarray(local).reshape(-1)
     counts = np.empty(num_locales(), dtype=np.int64)
-    comm().Allgather(np.array([local.size], dtype=np.int64), counts)
+    waited(comm().Iallgather(np.array([local.size], dtype=np.int64), counts))
     displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
     out = np.empty(int(counts.sum()), dtype=local.dtype)
     mt = mpi_type(local.dtype)
-    comm().Allgatherv([local, mt], [out, (counts, displs), mt])
+    waited(comm().Iallgatherv([local, mt], [out, (counts, displs), mt]))
     me = here()
     if local.size and count:
         for r in range(num_locales()):
@@ -740,7 +751,13 @@ def allgatherv(local: np.ndarray, count: bool = True) -> list[np.ndarray]:
 
 def bcast(obj, root: int):
     """``obj`` from ``root`` on every locale (pickled; for small values)."""
-    return comm().bcast(obj, root=root)
+    c, mine = comm(), here() == root
+    data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8) if mine else None
+    size = np.array([0 if data is None else data.size], dtype=np.int64)
+    waited(c.Ibcast([size, mpi_type(size.dtype)], root=root))
+    buf = data if mine else np.empty(int(size[0]), dtype=np.uint8)
+    waited(c.Ibcast([buf, mpi().BYTE], root=root))
+    return obj if mine else pickle.loads(buf)
 
 
 def alltoallv(send: list[np.ndarray], dtype) -> list[np.ndarray]:
@@ -751,13 +768,13 @@ def alltoallv(send: list[np.ndarray], dtype) -> list[np.ndarray]:
     me = here()
     counts = np.array([len(s) for s in send], dtype=np.int64)
     rcounts = np.empty_like(counts)
-    comm().Alltoall(counts, rcounts)
+    waited(comm().Ialltoall(counts, rcounts))
     sbuf = np.concatenate([np.ascontiguousarray(s, dtype=dtype) for s in send]) if P else np.empty(0, dtype)
     rbuf = np.empty(int(rcounts.sum()), dtype=dtype)
     sdis = np.concatenate([[0], np.cumsum(counts)[:-1]])
     rdis = np.concatenate([[0], np.cumsum(rcounts)[:-1]])
     mt = mpi_type(dtype)
-    comm().Alltoallv([sbuf, (counts, sdis), mt], [rbuf, (rcounts, rdis), mt])
+    waited(comm().Ialltoallv([sbuf, (counts, sdis), mt], [rbuf, (rcounts, rdis), mt]))
     for r in range(P):
         if r != me and counts[r]:
             record(r, int(counts[r]) * dtype.itemsize)
@@ -788,10 +805,12 @@ def agree(error: BaseException | None) -> None:
     ``except IndexError`` catches it on every locale.
     """
     t0 = trace.on and trace.now()
-    failed = comm().allreduce(0 if error is None else 1, op=mpi().SUM)
+    flags = np.array([0 if error is None else 1], dtype=np.int64)
+    failed = np.empty_like(flags)
+    waited(comm().Iallreduce([flags, mpi().INT64_T], [failed, mpi().INT64_T], op=mpi().SUM))
     if t0:
         trace.add("mpi", "MPI_Allreduce (agree on errors)", t0)
-    if failed:
+    if failed[0]:
         raise_agreed(error)
 
 
@@ -809,7 +828,7 @@ def raise_agreed(error: BaseException | None) -> None:
     (an ``OSError``'s errno and text), every locale keeps the first one's message as it is."""
     own = error is not None and len(error.args) == 1 and isinstance(error.args[0], str) and \
         str(error) == error.args[0]                 # its message is its one argument: it can name the locales
-    msgs = comm().allgather(None if error is None else
+    msgs = allgather(None if error is None else
                             (type(error).__module__, type(error).__qualname__, str(error), own))
     first = next(i for i, m in enumerate(msgs) if m is not None)
     if all(m is None or m[3] for m in msgs):

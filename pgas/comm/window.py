@@ -461,4 +461,4 @@ def free_all() -> None:
 
 def wait_requests(requests) -> None:
     """Complete request-based transfers (``get_runs(..., requests=)``, ``get_regions_req``)."""
-    runtime.mpi().Request.Waitall([r for r in requests if r is not None])
+    runtime.wait([r for r in requests if r is not None])

@@ -24,3 +24,16 @@ def test_diverged_waits_end_the_job():
     assert "CollectiveMismatch" in r.stderr, r.stderr
     assert (f"called a statement writing B from A at prog_diverge.py:{statement}" in r.stderr
             and f"called A.sum() at prog_diverge.py:{reduction}" in r.stderr), r.stderr
+
+
+@pytest.mark.parametrize("kind", ["allgather", "alltoallv", "bcast", "agree"])
+def test_diverged_blocking_collective_ends_the_job(kind):
+    """A locale waiting in a collective that MPI offers as a blocking call (waited for by the
+    runtime's polling loop, which runs the stall probe) is found too."""
+    r = plain_job("prog_diverge_blocking.py", kind, env={"PGAS_STALL_SECONDS": "1", "PGAS_CHECK": ""}, bound=BOUND)
+    assert r.returncode == 1, r.stderr
+    assert "finished" not in r.stdout, r.stdout
+    statement, other = line_of("prog_diverge_blocking.py", "statement"), line_of("prog_diverge_blocking.py", "other")
+    assert "CollectiveMismatch" in r.stderr, r.stderr
+    assert (f"called a statement writing B from A at prog_diverge_blocking.py:{statement}" in r.stderr
+            and f"called a statement writing B at prog_diverge_blocking.py:{other}" in r.stderr), r.stderr
