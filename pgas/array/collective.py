@@ -115,7 +115,8 @@ def fold_statement(key, bases, fill=None, replay=None) -> None:
     value left out) over arrays ``bases``, with scalar ``fill`` (a row fill's value), into
     the running hash (:func:`pgas.comm.check.fold`).  ``replay``: the statement's recording
     (:class:`pgas.exec.persistent.Replay`, bound to these arrays), which keeps what this
-    needs, so that a repeat costs a few integer operations and the caller's site."""
+    needs (the signature's hash among it), so that a repeat costs a few integer operations
+    and a look-up of the caller's frame."""
     got = None if replay is None else replay.tag
     if got is None:
         s = _STABLE.get(key)
@@ -123,15 +124,16 @@ def fold_statement(key, bases, fill=None, replay=None) -> None:
             if len(_STABLE) >= STABLE_CACHE:
                 del _STABLE[next(iter(_STABLE))]
             s = _STABLE[key] = check.stable_hash(key)
-        got = ((s, *[a._seq for a in bases]), _writing(len(bases)),
-               tuple([(a._seq, None, None, id(a), a.name) for a in bases]), [0])
+        sig = (s, *[a._seq for a in bases])
+        got = (hash(sig) & _MASK, sig, _writing(len(bases)),
+               tuple([(a._seq, None, None, id(a), a.name) for a in bases]), [0, None])
         if replay is not None:
             replay.tag = got
-    sig, op, arrays, depth = got
+    h, sig, op, arrays, depth = got
     if fill is not None:
         v = fill.item()                          # a Python number: hashed alike in every process
-        sig = (*sig, v if v == v else _NAN)      # (but NaN, hashed by identity; and no str: salted)
-    check.fold(hash(sig) & _MASK, op, arrays, (), check.caller_site(depth))
+        h = hash((*sig, v if v == v else _NAN)) & _MASK   # (but NaN, hashed by identity; and no str: salted)
+    check.fold_repeat(h, op, arrays, depth)
 
 
 def _fold_sig(op: str, sig: "_Sig", key) -> None:

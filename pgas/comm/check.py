@@ -123,6 +123,23 @@ def fold(h: int, op: str, arrays=(), args=(), site=None) -> None:
         agree_history()
 
 
+def fold_repeat(h: int, op: str, arrays, depth: list) -> None:
+    """:func:`fold` a call made again from where it was made before (a replayed statement),
+    with its caller's site found through ``depth`` (see :func:`caller_site`): the cheap
+    path of the folding mode, in one function."""
+    global _acc, _count
+    try:
+        f = sys._getframe(depth[0] - 1) if depth[0] else None     # (depth counts from caller_site's frame)
+    except ValueError:
+        f = None
+    site = (f.f_code.co_filename, f.f_lineno) if f is not None and f.f_code is depth[1] else caller_site(depth)
+    _acc = ((_acc * 1000003) ^ h) & _MASK
+    _count += 1
+    _log.append((h, op, arrays, (), site))
+    if _count >= PERIOD:
+        agree_history()
+
+
 def site_of(frame):
     """``(file, line)`` of a frame (None for None): what a folded call keeps of its caller."""
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
@@ -439,27 +456,45 @@ def call_site():
     return f
 
 
+_LIBRARY_CODE: dict = {}     # id(code object) -> (it, whether it is the library's or NumPy's): see _in_library
+CODES = 1 << 16
+
+
+def _in_library(code) -> bool:
+    """Whether ``code`` (a frame's code object) is in a file that call sites skip: for a
+    code object seen before, one look-up by its id (kept alive with it, so the id is not
+    reused; a code object's own hash reads all its contents), not a comparison with
+    every prefix."""
+    got = _LIBRARY_CODE.get(id(code))
+    if got is not None and got[0] is code:
+        return got[1]
+    if len(_LIBRARY_CODE) >= CODES:
+        _LIBRARY_CODE.clear()
+    skipped = code.co_filename.startswith(_SKIPPED)
+    _LIBRARY_CODE[id(code)] = (code, skipped)
+    return skipped
+
+
 def caller_site(depth: list | None = None):
     """``(file, line)`` of :func:`call_site` (None if none): what a folded call keeps.
-    ``depth``: a one-item list remembering how many frames up the user's frame was the
-    last time (a call made again from the same place): checked, then walked only if the
-    frames have changed."""
-    pkg = _SKIPPED
+    ``depth``: a two-item list remembering how many frames up the user's frame was the
+    last time and its code (a call made again from the same place): if the frame there
+    runs that code still, it is taken at once (one frame look-up, one comparison), else
+    the frames are walked."""
     if depth is not None and depth[0]:
         try:
             f = sys._getframe(depth[0])
-            if not f.f_code.co_filename.startswith(pkg) and f.f_back is not None \
-                    and sys._getframe(depth[0] - 1).f_code.co_filename.startswith(pkg):
-                return (f.f_code.co_filename, f.f_lineno)
         except ValueError:
-            pass
+            f = None
+        if f is not None and f.f_code is depth[1]:
+            return (f.f_code.co_filename, f.f_lineno)
     f, k = sys._getframe(1), 1
-    while f is not None and f.f_code.co_filename.startswith(pkg):
+    while f is not None and _in_library(f.f_code):
         f, k = f.f_back, k + 1
     if f is None:
         return None
     if depth is not None:
-        depth[0] = k
+        depth[:] = [k, f.f_code]
     return (f.f_code.co_filename, f.f_lineno)
 
 
