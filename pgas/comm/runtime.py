@@ -708,23 +708,10 @@ def _traced_wait(requests, spins, nap) -> None:
     trace.add_wait(t0, [(s, g) for s, g in last if s >= 0 and g >= 0])
 
 
-#: Up to this many locales :func:`allreduce_with` gathers every value (a nonblocking gather,
-#: whose wait runs the stall probe); beyond, it reduces in a tree of O(log P) steps.
-GATHERED = 64
-
-
 def allreduce_with(value, combine):
     """Every locale's ``value`` combined in locale order by ``combine(a, b)`` (associative;
-    pickled objects, for small values).  Up to :data:`GATHERED` locales every locale
-    receives all P values by a nonblocking gather (waited for by :func:`yielding_wait`, so
-    a locale left in it while the others are elsewhere is found); beyond, a reduction tree
-    of O(log P) steps (MPI's, with a Python operation: a blocking call)."""
-    if num_locales() <= GATHERED:
-        parts = allgather(value)
-        out = parts[0]
-        for x in parts[1:]:
-            out = combine(out, x)
-        return out
+    pickled objects, for small values): a reduction tree of O(log P) steps, where an
+    allgather would hand every locale all P values."""
     op = mpi().Op.Create(lambda a, b, datatype=None: combine(a, b), commute=False)
     try:
         return comm().allreduce(value, op=op)
