@@ -14,12 +14,14 @@ from .runtime import (
     allreduce,
     allreduce_with,
     alltoallv,
+    alltoallv_buffer,
     arrived,  # interior computed while the peers are not ready
     await_target,
     barrier,
     barrier_count,  # ghost reads
     bcast,
     bcast_value,
+    exscan,
     expect,
     expect_values,
     here,
@@ -38,7 +40,7 @@ from .runtime import (
 from .window import Window, allocate
 
 __all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics", "LocaleError", "abort", "agree", "allgather", "allreduce", "allreduce_with",
-           "allgatherv", "alltoallv", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
+           "allgatherv", "alltoallv", "alltoallv_buffer", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
            "notify", "expect", "wait", "statement_done", "await_target",
            "barrier_count", "notify_values", "expect_values", "exchange", "exchange_known", "KnownExchange",
-           "PendingReduction", "iallreduce", "arrived", "mark_one_sided", "on_barrier"]
+           "PendingReduction", "iallreduce", "exscan", "arrived", "mark_one_sided", "on_barrier"]

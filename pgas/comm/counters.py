@@ -23,6 +23,17 @@ def record(target: int, nbytes: int, count: int = 1) -> None:
             _largest = -(-nbytes // count)          # a record of several messages: their mean, rounded up
 
 
+def record_each(nbytes: np.ndarray, sent: np.ndarray) -> None:
+    """Count one message of ``nbytes[r]`` payload bytes to every locale ``r`` where ``sent[r]``
+    (NumPy arrays of one entry per locale: no Python loop over locales)."""
+    global _largest
+    if _on:
+        _msgs[sent] += 1
+        _bytes[sent] += nbytes[sent]
+        if sent.any():
+            _largest = max(_largest, int(nbytes[sent].max()))
+
+
 def record_sync(count: int = 1) -> None:
     """Count ``count`` point-to-point synchronisation notices sent from here."""
     global _syncs

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import node as _nodes
 from . import trace
-from .counters import record, record_barrier, record_sync
+from .counters import record, record_barrier, record_each, record_sync
 
 _MPI = None
 _comm = None
@@ -531,6 +531,27 @@ def allreduce(value, op: str = "sum"):
     return out if _ndim(value) else out[0]
 
 
+def exscan(value: np.ndarray) -> np.ndarray:
+    """The sum of the arrays ``value`` (one shape and dtype on every locale) of the locales
+    before this one, in locale order (zeros on locale 0): one ``MPI_Exscan``, log P steps,
+    where an allgather would hand every locale all P arrays."""
+    t0 = trace.on and trace.now()
+    arr = np.ascontiguousarray(value)
+    out = np.zeros_like(arr)
+    t = mpi_type(arr.dtype)
+    req = comm().Iexscan([arr, t], [out, t], op=_mpi_op("sum"))
+    if t0:
+        trace.waiting = "exscan"
+    if not req.Test():
+        yielding_wait([req])
+    if t0:
+        trace.waiting = None
+        trace.add("mpi", "MPI_Exscan (sum)", t0)
+    if here() == 0:
+        out[...] = 0                    # MPI leaves locale 0's result undefined
+    return out
+
+
 def _ndim(value) -> int:
     """``np.ndim(value)``, without its cost for a Python number (the usual reduced value)."""
     return 0 if type(value) in (float, int, bool, complex) else np.ndim(value)
@@ -759,25 +780,39 @@ def bcast(obj, root: int):
     return obj if mine else pickle.loads(buf)
 
 
-def alltoallv(send: list[np.ndarray], dtype) -> list[np.ndarray]:
+def alltoallv(send: list[np.ndarray], dtype, rcounts: np.ndarray | None = None) -> list[np.ndarray]:
     """Personalised exchange: ``send[r]`` goes to locale ``r``; returns what each locale sent here.
-    One message per non-empty (source, target) pair."""
-    P = num_locales()
+    One message per non-empty (source, target) pair.  ``rcounts[r]``, the elements locale ``r``
+    sends here, when the caller knows them, saves the all-to-all of counts."""
     dtype = np.dtype(dtype)
+    counts = np.fromiter((len(s) for s in send), dtype=np.int64, count=len(send))
+    sbuf = np.concatenate([np.ascontiguousarray(s, dtype=dtype) for s in send]) if len(send) else np.empty(0, dtype)
+    rbuf, rcounts = alltoallv_buffer(sbuf, counts, rcounts)
+    rdis = np.cumsum(rcounts) - rcounts
+    return [rbuf[a:a + c] for a, c in zip(rdis.tolist(), rcounts.tolist())]
+
+
+def alltoallv_buffer(sbuf: np.ndarray, counts: np.ndarray,
+                     rcounts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`alltoallv` of one contiguous 1-D buffer holding ``counts[r]`` elements for each
+    locale ``r`` in turn; returns what arrived, in locale order, and the elements from each
+    locale (``rcounts``, computed by an all-to-all of counts unless given)."""
     me = here()
-    counts = np.array([len(s) for s in send], dtype=np.int64)
-    rcounts = np.empty_like(counts)
-    waited(comm().Ialltoall(counts, rcounts))
-    sbuf = np.concatenate([np.ascontiguousarray(s, dtype=dtype) for s in send]) if P else np.empty(0, dtype)
-    rbuf = np.empty(int(rcounts.sum()), dtype=dtype)
-    sdis = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rdis = np.concatenate([[0], np.cumsum(rcounts)[:-1]])
-    mt = mpi_type(dtype)
-    waited(comm().Ialltoallv([sbuf, (counts, sdis), mt], [rbuf, (rcounts, rdis), mt]))
-    for r in range(P):
-        if r != me and counts[r]:
-            record(r, int(counts[r]) * dtype.itemsize)
-    return [rbuf[rdis[r]:rdis[r] + rcounts[r]] for r in range(P)]
+    counts = np.asarray(counts, dtype=np.int64)
+    if rcounts is None:
+        rcounts = np.empty_like(counts)
+        waited(comm().Ialltoall(counts, rcounts))
+    else:
+        rcounts = np.asarray(rcounts, dtype=np.int64)
+    sbuf = np.ascontiguousarray(sbuf)
+    rbuf = np.empty(int(rcounts.sum()), dtype=sbuf.dtype)
+    mt = mpi_type(sbuf.dtype)
+    waited(comm().Ialltoallv([sbuf, (counts, np.cumsum(counts) - counts), mt],
+                             [rbuf, (rcounts, np.cumsum(rcounts) - rcounts), mt]))
+    sent = counts.copy()
+    sent[me] = 0
+    record_each(sent * sbuf.dtype.itemsize, sent > 0)
+    return rbuf, rcounts
 
 
 _TYPES: dict = {}

@@ -5,7 +5,6 @@ their files written.  No timing is asserted."""
 
 import json
 import os
-import tempfile
 
 import numpy as np
 import pytest
@@ -21,9 +20,9 @@ me = pg.here
 
 
 @pytest.fixture
-def where():
-    """A directory every locale names alike (made by locale 0)."""
-    d = comm.bcast(tempfile.mkdtemp(prefix="pgas-trace-") if me == 0 else None, 0)
+def where(tmp_path):
+    """A directory every locale names alike: locale 0's ``tmp_path`` (pytest removes old ones)."""
+    d = comm.bcast(str(tmp_path) if me == 0 else None, 0)
     yield d
     comm.barrier()
 

@@ -7,15 +7,20 @@ balanced even when every value is equal.
 
 1. Each locale sorts its elements stably (NumPy).
 2. Each takes ``P`` regular samples, weighted by its element count; one
-   allgather gives every locale all ``P * P`` samples (``P**2`` keys of one
+   allgather (of bytes, no pickling) gives every locale all ``P * P`` samples (``P**2`` keys of one
    value plus 16 bytes each, on every locale: fine up to a few hundred
    locales; beyond that a sampled splitter selection would be needed).
 3. Every locale picks the same ``P - 1`` splitters at the weighted quantiles
    ``k n / P`` and cuts its sorted run at them (binary search).
 4. One all-to-all exchange sends each bucket to its locale, which merges what
-   it received (NumPy sorts of the concatenated runs).
+   it received (NumPy sorts of the concatenated runs); a reduction of the
+   bucket sizes, overlapped with it, tells every locale every run's length.
 5. One more all-to-all exchange moves the sorted run into the result's layout
-   (Block by default).
+   (Block by default); the run lengths tell each locale what it receives, so
+   this one needs no all-to-all of counts.
+
+The bookkeeping over locales (cuts, counts, the parts' bounds) is vectorised:
+no Python loop runs over the locales.
 
 Memory: with regular sampling a bucket holds at most about ``2 n / P``
 elements whatever the values (the keys are distinct, so duplicates cannot
@@ -41,20 +46,34 @@ def exchange(parts: list[np.ndarray]) -> list[np.ndarray]:
     return [g.view(dt) for g in got]
 
 
+def exchange_runs(rec: np.ndarray, cuts: np.ndarray, rcounts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`exchange` of the records ``rec[cuts[r]:cuts[r + 1]]`` to each locale ``r``, with no
+    copy into parts; returns what arrived, in
+    locale order, and the records from each locale (``rcounts`` when the caller knows them)."""
+    size = rec.dtype.itemsize
+    got, rc = comm.alltoallv_buffer(np.ascontiguousarray(rec).view(np.uint8), np.diff(cuts) * size,
+                                    None if rcounts is None else np.asarray(rcounts, dtype=np.int64) * size)
+    return got.view(rec.dtype), rc // size
+
+
 def _key_order(v: np.ndarray, g: np.ndarray) -> np.ndarray:
     """The permutation sorting records by (value, global index), NumPy's order for values."""
     by_g = np.argsort(g, kind="stable")
     return by_g[np.argsort(v[by_g], kind="stable")]
 
 
-def _cut(v: np.ndarray, g: np.ndarray, sv, sg) -> int:
-    """How many of the (value, index)-sorted records come before the key ``(sv, sg)``."""
-    lo = int(np.searchsorted(v, sv, "left"))
-    hi = int(np.searchsorted(v, sv, "right"))
-    return lo + int(np.searchsorted(g[lo:hi], sg, "left"))
+def _cuts(v: np.ndarray, g: np.ndarray, sv: np.ndarray, sg: np.ndarray) -> np.ndarray:
+    """How many of the (value, index)-sorted records come before each key ``(sv[k], sg[k])``
+    (the keys sorted): binary searches on the values, and on the indices only among the
+    records whose value equals a key's."""
+    lo = np.searchsorted(v, sv, "left")
+    hi = np.searchsorted(v, sv, "right")
+    for k in np.flatnonzero(hi > lo).tolist():      # ties with a key: indices increase among them
+        lo[k] += int(np.searchsorted(g[lo[k]:hi[k]], sg[k], "left"))
+    return lo
 
 
-def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, int, list[int]]:
+def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Collective: sort the global records (value ``v``, global index ``g``) of ``n`` in all.
 
     Each locale passes its records (``g`` distinct over all locales, increasing
@@ -64,36 +83,40 @@ def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.nd
     v, g = v[order], g[order]
     P = comm.num_locales()
     if P == 1:
-        return v, g, 0, [len(v)]
+        return v, g, 0, np.array([len(v)])
     m = len(v)
-    pos = ((np.arange(P) + 0.5) * m / P).astype(np.int64) if m else np.zeros(0, np.int64)
-    samples = comm.allgather((v[pos], g[pos], m / P))
-    sv = np.concatenate([s[0] for s in samples])
-    sg = np.concatenate([s[1] for s in samples])
-    w = np.concatenate([np.full(len(s[0]), s[2]) for s in samples])
-    o = _key_order(sv, sg)
-    sv, sg, cw = sv[o], sg[o], np.cumsum(w[o])
-    picks = np.searchsorted(cw, np.arange(1, P) * n / P, "left")
-    cuts = [0]
-    for k in picks:
-        cuts.append(_cut(v, g, sv[k], sg[k]) if k < len(sv) else m)
-    cuts.append(m)
-    cuts = np.maximum.accumulate(np.array(cuts))
     rec = np.empty(m, dtype=[("v", v.dtype), ("g", np.int64)])
     rec["v"], rec["g"] = v, g
-    parts = [x for x in exchange([rec[cuts[r]:cuts[r + 1]] for r in range(P)]) if len(x)]
-    got = np.concatenate(parts) if parts else rec[:0]
-    if all(a["g"].max() < b["g"].min() for a, b in zip(parts, parts[1:])):
+    pos = ((np.arange(P) + 0.5) * m / P).astype(np.int64) if m else np.zeros(0, np.int64)
+    samples = np.empty(len(pos), dtype=[("v", v.dtype), ("g", np.int64), ("w", np.float64)])
+    samples["v"], samples["g"], samples["w"] = v[pos], g[pos], m / P
+    got = comm.allgatherv(samples.view(np.uint8), count=False)      # P samples of each locale, as bytes
+    s = np.concatenate(got).view(samples.dtype)
+    o = _key_order(s["v"], s["g"])
+    sv, sg, cw = s["v"][o], s["g"][o], np.cumsum(s["w"][o])
+    picks = np.searchsorted(cw, np.arange(1, P) * n / P, "left")
+    inside = picks < len(sv)
+    cuts = np.full(P + 1, m, dtype=np.int64)
+    cuts[0] = 0
+    cuts[1:P][inside] = _cuts(v, g, sv[picks[inside]], sg[picks[inside]])
+    cuts = np.maximum.accumulate(cuts)
+    sizes = comm.iallreduce(np.diff(cuts), "sum")       # every bucket's size, overlapped with the exchange
+    got, rcounts = exchange_runs(rec, cuts)
+    starts = (np.cumsum(rcounts) - rcounts)[rcounts > 0]
+    gg = got["g"]
+    if len(starts) < 2 or np.all(np.maximum.reduceat(gg, starts)[:-1] < np.minimum.reduceat(gg, starts)[1:]):
         o = np.argsort(got["v"], kind="stable")          # sources in index order (Block): one merge
     else:
-        o = _key_order(got["v"], got["g"])
-    counts = [int(c) for c in comm.allgather(len(got))]
-    return got["v"][o], got["g"][o], sum(counts[:comm.here()]), counts
+        o = _key_order(got["v"], gg)
+    counts = sizes.wait()
+    return got["v"][o], gg[o], int(counts[:comm.here()].sum()), counts
 
 
-def place(values: np.ndarray, offset: int, layout, out: DistArray) -> None:
+def place(values: np.ndarray, offset: int, layout, out: DistArray, runs: np.ndarray | None = None) -> None:
     """Collective: store this locale's run ``values`` of global (flat) positions
-    ``offset, offset + 1, ...`` of a 1-D array into ``out`` (of ``layout``)."""
+    ``offset, offset + 1, ...`` of a 1-D array into ``out`` (of ``layout``).  ``runs``, every
+    locale's run length in locale order (the runs tile the array), saves an all-to-all of counts:
+    each locale then knows what it receives from each."""
     P = comm.num_locales()
     pos = np.arange(offset, offset + len(values), dtype=np.int64)
     owners = layout.owners((pos,))
@@ -102,8 +125,12 @@ def place(values: np.ndarray, offset: int, layout, out: DistArray) -> None:
     edges = np.searchsorted(owners[order], np.arange(P + 1))
     rec = np.empty(len(values), dtype=[("o", np.int64), ("v", values.dtype)])
     rec["o"], rec["v"] = flat[order], values[order]
-    for part in exchange([rec[edges[r]:edges[r + 1]] for r in range(P)]):
-        out._flat_local[part["o"]] = part["v"]
+    rcounts = None
+    if runs is not None:
+        mine = owned_flat(layout, comm.here())           # my global flat positions, increasing
+        rcounts = np.diff(np.searchsorted(mine, np.concatenate([[0], np.cumsum(runs)])))
+    got, _ = exchange_runs(rec, edges, rcounts)
+    out._flat_local[got["o"]] = got["v"]
 
 
 def check_array(A, what: str) -> None:

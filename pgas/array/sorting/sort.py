@@ -96,8 +96,8 @@ def sort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None) ->
     ax = _axis(A, axis, "sort")
     if ax is not None:
         return _along(A, ax, lambda x, k: np.sort(x, axis=k, kind="stable"), A.dtype)
-    v, _, off, _ = sorted_run(A)
-    return _result(v, off, A.size, A.dtype, dist)
+    v, _, off, runs = sorted_run(A)
+    return _result(v, off, runs, A.size, A.dtype, dist)
 
 
 def argsort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None) -> DistArray:
@@ -124,14 +124,14 @@ def argsort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None)
     ax = _axis(A, axis, "argsort")
     if ax is not None:
         return _along(A, ax, lambda x, k: np.argsort(x, axis=k, kind="stable"), np.int64)
-    _, g, off, _ = sorted_run(A)
-    return _result(g, off, A.size, np.int64, dist)
+    _, g, off, runs = sorted_run(A)
+    return _result(g, off, runs, A.size, np.int64, dist)
 
 
-def _result(run, offset, n, dtype, dist) -> DistArray:
+def _result(run, offset, runs, n, dtype, dist) -> DistArray:
     layout = new_layout(n, Block() if dist is None else dist)
     out = DistArray._create(layout, dtype)
-    place(run, offset, layout, out)
+    place(run, offset, layout, out, runs)
     comm.barrier([out._win])
     return out
 
@@ -151,8 +151,8 @@ def sort_inplace(A, axis=-1, kind=None, order=None) -> None:
     if ax is not None:
         A.local.sort(axis=ax, kind="stable")
     else:
-        v, _, off, _ = sorted_run(A)
-        place(v, off, A.layout, A)
+        v, _, off, runs = sorted_run(A)
+        place(v, off, A.layout, A, runs)
     comm.barrier([A._win])
 
 

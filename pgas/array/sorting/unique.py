@@ -55,17 +55,18 @@ def unique(A, return_counts: bool = False, dist: Distribution | None = None):
             first[0] = not _same(v[:1], prev)[0]
     starts = off + np.flatnonzero(first).astype(np.int64)
     info = comm.allgather((len(starts), int(starts[0]) if len(starts) else None))
-    total = sum(k for k, _ in info)
-    uoff = sum(k for k, _ in info[:me])
+    runs = np.array([k for k, _ in info], dtype=np.int64)
+    total = int(runs.sum())
+    uoff = int(runs[:me].sum())
     layout = new_layout(total, Block() if dist is None else dist)
     values = DistArray._create(layout, A.dtype)
-    place(v[first], uoff, layout, values)
+    place(v[first], uoff, layout, values, runs)
     comm.barrier([values._win])
     if not return_counts:
         return values
     after = next((s for k, s in info[me + 1:] if k), A.size)
     counts = DistArray._create(layout, np.int64)
-    place(np.diff(np.append(starts, after)).astype(np.int64), uoff, layout, counts)
+    place(np.diff(np.append(starts, after)).astype(np.int64), uoff, layout, counts, runs)
     comm.barrier([counts._win])
     return values, counts
 

@@ -14,7 +14,8 @@ after the warm-up):
 4. ``count``: count each key of the local bucket (``np.bincount``).
 
 Styles (the ISx-in-Chapel slides' two): ``spmd`` computes offsets by an
-exclusive scan of the all-gathered bucket counts; ``global`` reserves space
+exclusive scan of the bucket counts over locales (``MPI_Exscan``, beside a
+reduction of them for the keys each receives); ``global`` reserves space
 with one one-sided ``fetch_add`` per destination on a counter per locale.
 Verification: every key arrives exactly once (totals and key sums agree), all
 keys on a locale lie in its bucket, and the counts sum to the keys received.
@@ -75,10 +76,14 @@ class Sorter:
         self.received = 0
 
     def offsets_spmd(self, counts: np.ndarray) -> np.ndarray:
-        """Collective: my write offset in every receive buffer, by an exclusive scan over locales."""
-        allc = np.array(comm.allgather(counts))                 # allc[s, d]: keys s sends to d
-        self.received = int(allc[:, comm.here()].sum())
-        return allc[:comm.here()].sum(axis=0)
+        """Collective: my write offset in every receive buffer, by an exclusive scan over locales
+        (``MPI_Exscan`` of the counts), beside a reduction of them for the keys I receive: two
+        collectives of P integers each, overlapped, in log P steps."""
+        counts = np.asarray(counts, dtype=np.int64)
+        total = comm.iallreduce(counts, "sum")
+        offsets = comm.exscan(counts)
+        self.received = int(total.wait()[comm.here()])
+        return offsets
 
     def offsets_global(self, counts: np.ndarray) -> np.ndarray:
         """My write offsets, reserved with one atomic ``fetch_add`` per destination; the
