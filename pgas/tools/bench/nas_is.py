@@ -147,8 +147,10 @@ class Ranker:
         pos = np.empty(mine.size, dtype=np.int64)
         pos[order] = below[s] - counts_here[s] + within if s.size else within
         placed = np.empty_like(mine)
-        placed[pos] = mine
-        ok = bool(np.all(np.bincount(pos, minlength=mine.size) == 1)) and bool(np.all(placed[1:] >= placed[:-1]))
+        ok = bool(np.all((pos >= 0) & (pos < mine.size)))       # a rank outside the run fails
+        if ok:
+            placed[pos] = mine
+            ok = bool(np.all(np.bincount(pos, minlength=mine.size) == 1)) and bool(np.all(placed[1:] >= placed[:-1]))
         ends = comm.allgather((int(placed[0]), int(placed[-1])) if placed.size else None)
         prev = [e for e in ends[:comm.here()] if e is not None]
         if prev and placed.size and prev[-1][1] > placed[0]:
