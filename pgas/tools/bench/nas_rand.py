@@ -60,7 +60,7 @@ def stream(x: int, n: int, a: int = A) -> np.ndarray:
     return), as doubles in (0, 1).
 
     >>> s = stream(SEED, 3)
-    >>> float(s[0]) == SEED * A % MOD / 2.0 ** 46 and stream(jump(SEED, 2), 1)[0] == s[2]
+    >>> bool(s[0] == SEED * A % MOD / 2.0 ** 46 and stream(jump(SEED, 2), 1)[0] == s[2])
     True
     """
     out = np.empty(n)
