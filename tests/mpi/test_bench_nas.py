@@ -4,6 +4,7 @@
 import json
 
 import numpy as np
+import pytest
 from util import collective_verdict
 
 import pgas as pg
@@ -37,9 +38,14 @@ def test_is_full_verification_catches_a_misplaced_key():
 
 
 def test_mg_class_s_verifies():
-    r = nas_mg.run_class("S", 1)
-    collective_verdict(r["verified"], r["check"])
-    collective_verdict(r["relative_error"] <= nas_mg.EPSILON and r["mops"] > 0, str(r))
+    for fuse in ("auto", False):                  # compiled loops, and NumPy's expressions
+        pg.config(fuse=fuse)
+        try:
+            r = nas_mg.run_class("S", 1)
+        finally:
+            pg.config()
+        collective_verdict(r["verified"], f"fuse={fuse}: {r['check']}")
+        collective_verdict(r["relative_error"] <= nas_mg.EPSILON and r["mops"] > 0, str(r))
 
 
 def test_mg_zran3_places_ten_ones_and_ten_minus_ones():
@@ -49,8 +55,17 @@ def test_mg_zran3_places_ten_ones_and_ten_minus_ones():
     collective_verdict((v == 1).sum() == 10 and (v == -1).sum() == 10 and (v != 0).sum() == 20, "zran3")
 
 
-def test_mg_transfers_match_numpy():
+@pytest.mark.parametrize("fuse", ["auto", False])
+def test_mg_transfers_match_numpy(fuse):
     # restriction then prolongation of a random field, against NPB's weights written with np.roll
+    pg.config(fuse=fuse)
+    try:
+        _transfers_match_numpy()
+    finally:
+        pg.config()
+
+
+def _transfers_match_numpy():
     n = 8
     mg = nas_mg.MG(nas_mg.MGClass("U", n, 1, 1.0))
     f = np.random.default_rng(1).random((n, n, n))

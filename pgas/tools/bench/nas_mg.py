@@ -36,6 +36,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
+from pgas.exec import settings
 from pgas.tools.bench import nas_rand
 
 
@@ -125,6 +126,105 @@ def prolong_local(Z) -> np.ndarray:
     return out
 
 
+_SRC = """
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def resid(u, v, r, a0, a2, a3):
+    # NPB's resid loop on padded blocks [i3, i2, i1]: r = v - A u in the interior
+    n3, n2, n1 = u.shape
+    u1 = np.empty(n1)
+    u2 = np.empty(n1)
+    for i3 in range(1, n3 - 1):
+        for i2 in range(1, n2 - 1):
+            for i1 in range(n1):
+                u1[i1] = u[i3, i2 - 1, i1] + u[i3, i2 + 1, i1] + u[i3 - 1, i2, i1] + u[i3 + 1, i2, i1]
+                u2[i1] = u[i3 - 1, i2 - 1, i1] + u[i3 - 1, i2 + 1, i1] + u[i3 + 1, i2 - 1, i1] + u[i3 + 1, i2 + 1, i1]
+            for i1 in range(1, n1 - 1):
+                r[i3, i2, i1] = (v[i3, i2, i1] - a0 * u[i3, i2, i1] - a2 * (u2[i1] + u1[i1 - 1] + u1[i1 + 1])
+                                 - a3 * (u2[i1 - 1] + u2[i1 + 1]))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def psinv(r, u, c0, c1, c2):
+    # NPB's psinv loop on padded blocks: u += C r in the interior
+    n3, n2, n1 = r.shape
+    r1 = np.empty(n1)
+    r2 = np.empty(n1)
+    for i3 in range(1, n3 - 1):
+        for i2 in range(1, n2 - 1):
+            for i1 in range(n1):
+                r1[i1] = r[i3, i2 - 1, i1] + r[i3, i2 + 1, i1] + r[i3 - 1, i2, i1] + r[i3 + 1, i2, i1]
+                r2[i1] = r[i3 - 1, i2 - 1, i1] + r[i3 - 1, i2 + 1, i1] + r[i3 + 1, i2 - 1, i1] + r[i3 + 1, i2 + 1, i1]
+            for i1 in range(1, n1 - 1):
+                u[i3, i2, i1] = (u[i3, i2, i1] + c0 * r[i3, i2, i1]
+                                 + c1 * (r[i3, i2, i1 - 1] + r[i3, i2, i1 + 1] + r1[i1])
+                                 + c2 * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def restrict(r, s, f3, f2, f1):
+    # NPB's rprj3 weights around the padded block's points f + 1 + 2 j, into s[j]
+    m3, m2, m1 = s.shape
+    for j3 in range(m3):
+        p3 = f3 + 1 + 2 * j3
+        for j2 in range(m2):
+            p2 = f2 + 1 + 2 * j2
+            for j1 in range(m1):
+                p1 = f1 + 1 + 2 * j1
+                t = 0.0
+                for d3 in range(-1, 2):
+                    w3 = 1.0 if d3 == 0 else 0.5
+                    for d2 in range(-1, 2):
+                        w2 = w3 if d2 == 0 else 0.5 * w3
+                        x = 0.5 * r[p3 + d3, p2 + d2, p1] + 0.25 * (r[p3 + d3, p2 + d2, p1 - 1]
+                                                                   + r[p3 + d3, p2 + d2, p1 + 1])
+                        t += w2 * x
+                s[j3, j2, j1] = t
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def prolong(z, u, o3, o2, o1):
+    # NPB's interp: u += the trilinear stencil of z (coarse values at the odd points, zero
+    # elsewhere); o is the parity of each axis's first interior point
+    n3, n2, n1 = u.shape
+    for i3 in range(1, n3 - 1):
+        odd3 = (o3 + i3 - 1) % 2 == 1
+        for i2 in range(1, n2 - 1):
+            odd2 = (o2 + i2 - 1) % 2 == 1
+            for i1 in range(1, n1 - 1):
+                odd1 = (o1 + i1 - 1) % 2 == 1
+                t = 0.0
+                for a3 in range(2):
+                    if odd3 and a3 == 1:
+                        break
+                    d3 = 0 if odd3 else 2 * a3 - 1
+                    w3 = 1.0 if odd3 else 0.5
+                    for a2 in range(2):
+                        if odd2 and a2 == 1:
+                            break
+                        d2 = 0 if odd2 else 2 * a2 - 1
+                        w2 = w3 if odd2 else 0.5 * w3
+                        if odd1:
+                            t += w2 * z[i3 + d3, i2 + d2, i1]
+                        else:
+                            t += 0.5 * w2 * (z[i3 + d3, i2 + d2, i1 - 1] + z[i3 + d3, i2 + d2, i1 + 1])
+                u[i3, i2, i1] += t
+"""
+_compiled = []
+
+
+def compiled():
+    """The compiled loops (``resid``, ``psinv``, ``restrict``, ``prolong``) when numba is there
+    and ``pg.config(fuse=...)`` is not False, else None (NumPy does them)."""
+    if not _compiled:
+        from pgas.exec import fuse, fusecode
+        _compiled.append(fusecode.load_module(_SRC, "nas_mg") if fuse.load_numba() is not None else None)
+    return None if settings.get("fuse") is False else _compiled[0]
+
+
 class Level:
     """One grid level: ``u`` and ``r`` (ghosted), and the scratch arrays that carry values
     between this level and the next coarser one."""
@@ -159,14 +259,20 @@ class MG:
 
     def resid(self, k: int, v) -> None:
         """``r_k = v - A u_k`` (``v`` is ``r_k`` itself below the top), then its halo."""
-        L = self.levels[k]
-        L.r.local[...] = resid_local(L.u.local_with_ghosts, v.local, self.a)
+        L, k_ = self.levels[k], compiled()
+        if k_ is None:
+            L.r.local[...] = resid_local(L.u.local_with_ghosts, v.local, self.a)
+        elif L.r.local.size:
+            k_.resid(L.u.local_with_ghosts, v.local_with_ghosts, L.r.local_with_ghosts, self.a[0], self.a[2], self.a[3])
         comm3(L.r)
 
     def psinv(self, k: int) -> None:
         """``u_k += C r_k``, then its halo."""
-        L = self.levels[k]
-        L.u.local[...] += psinv_local(L.r.local_with_ghosts, self.c)
+        L, k_ = self.levels[k], compiled()
+        if k_ is None:
+            L.u.local[...] += psinv_local(L.r.local_with_ghosts, self.c)
+        elif L.u.local.size:
+            k_.psinv(L.r.local_with_ghosts, L.u.local_with_ghosts, *self.c[:3])
         comm3(L.u)
 
     def rprj3(self, k: int) -> None:
@@ -174,7 +280,12 @@ class MG:
         L, C = self.levels[k], self.levels[k - 1]
         (f0, n0), (f1, n1), (f2, n2) = L.odd
         T = L.fine.local
-        T[f0:f0 + 2 * n0:2, f1:f1 + 2 * n1:2, f2:f2 + 2 * n2:2] = restrict_local(L.r.local_with_ghosts, L.lo)
+        odd = T[f0:f0 + 2 * n0:2, f1:f1 + 2 * n1:2, f2:f2 + 2 * n2:2]
+        k_ = compiled()
+        if k_ is None:
+            odd[...] = restrict_local(L.r.local_with_ghosts, L.lo)
+        elif odd.size:
+            k_.restrict(L.r.local_with_ghosts, odd, f0, f1, f2)
         C.r[...] = L.fine[1::2, 1::2, 1::2]
         comm3(C.r)
 
@@ -185,7 +296,11 @@ class MG:
         L.fine.local[...] = 0.0
         L.fine[1::2, 1::2, 1::2] = C.u
         comm3(L.fine)
-        L.u.local[...] += prolong_local(L.fine.local_with_ghosts)
+        k_ = compiled()
+        if k_ is None:
+            L.u.local[...] += prolong_local(L.fine.local_with_ghosts)
+        elif L.u.local.size:
+            k_.prolong(L.fine.local_with_ghosts, L.u.local_with_ghosts, *(lo % 2 for lo in L.lo))
         comm3(L.u)
 
     def mg3p(self) -> None:
