@@ -8,7 +8,7 @@ made by each locale for the part of the global array it owns
 1. the iteration's two altered keys are written (``keys[it] = it``,
    ``keys[it + 10] = MAX_KEY - it``) and the five test keys read;
 2. each locale groups its keys by bucket (``key >> (MAX_KEY_LOG_2 - NUM_BUCKETS_LOG_2)``,
-   a counting sort: :func:`pgas.array.counting.group_keys`) and one reduction sums the
+   a counting sort, compiled when numba is there) and one reduction sums the
    bucket counts (the test keys ride along, as in NPB);
 3. the buckets are split into runs of about ``TOTAL_KEYS / P`` keys, one run per
    locale (NPB's rule), and one all-to-all exchange sends each run's keys to its locale;
@@ -32,6 +32,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.array import counting
+from pgas.exec import settings
 from pgas.tools.bench import nas_rand
 
 MAX_ITERATIONS = 10
@@ -85,6 +86,56 @@ def make_keys(cls: ISClass, lo: int, n: int) -> np.ndarray:
     return (float(cls.max_key // 4) * x).astype(np.int32)
 
 
+_SRC = """
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def bucket(keys, shift, nb):
+    # NPB's bucket sort: the count per bucket (key >> shift), then the keys placed by bucket
+    counts = np.zeros(nb, dtype=np.int64)
+    for i in range(keys.size):
+        counts[keys[i] >> shift] += 1
+    ptr = np.empty(nb, dtype=np.int64)
+    s = 0
+    for b in range(nb):
+        ptr[b] = s
+        s += counts[b]
+    out = np.empty_like(keys)
+    for i in range(keys.size):
+        b = keys[i] >> shift
+        out[ptr[b]] = keys[i]
+        ptr[b] += 1
+    return out, counts
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def ranks(keys, min_key, size):
+    # NPB's ranking: each key's population, then their running sum
+    c = np.zeros(size, dtype=np.int64)
+    for i in range(keys.size):
+        c[keys[i] - min_key] += 1
+    below = np.empty(size, dtype=np.int64)
+    s = 0
+    for v in range(size):
+        s += c[v]
+        below[v] = s
+    return c, below
+"""
+_compiled = []
+
+
+def compiled():
+    """NPB's bucket sort and ranking as compiled loops (``bucket``, ``ranks``) when numba is
+    there and ``pg.config(fuse=...)`` is not False, else None (NumPy and
+    :func:`pgas.array.counting.group_keys` do them)."""
+    if not _compiled:
+        from pgas.exec import fuse, fusecode
+        _compiled.append(fusecode.load_module(_SRC, "nas_is") if fuse.load_numba() is not None else None)
+    return None if settings.get("fuse") is False else _compiled[0]
+
+
 class Ranker:
     """The distributed key array of one class and NPB's ranking of it."""
 
@@ -114,7 +165,9 @@ class Ranker:
         for i, g in enumerate(cls.test_index):
             if self.lo <= g < self.lo + local.size:
                 tests[i] = local[g - self.lo]
-        grouped, counts = counting.group_keys(local, 1 << self.shift, self.nb)
+        k = compiled()
+        grouped, counts = (counting.group_keys(local, 1 << self.shift, self.nb) if k is None
+                           else k.bucket(local, self.shift, self.nb))
         totals = comm.allreduce(np.concatenate([counts.astype(np.int64), tests]), "sum")
         tests, totals = totals[self.nb:], totals[:self.nb]
         # runs of buckets of about TOTAL_KEYS / P keys each: locale j takes buckets bounds[j]:bounds[j + 1]
@@ -125,8 +178,12 @@ class Ranker:
         parts = comm.alltoallv([grouped[starts[j]:starts[j + 1]] for j in range(P)], np.int32)
         mine = np.concatenate(parts)
         min_key, max_key = int(bounds[me]) << self.shift, (int(bounds[me + 1]) << self.shift) - 1
-        counts_here = np.bincount(mine - min_key, minlength=max(max_key - min_key + 1, 0))
-        below = np.cumsum(counts_here)                     # keys <= min_key + v in this run
+        size = max(max_key - min_key + 1, 0)
+        if k is None:
+            counts_here = np.bincount(mine - min_key, minlength=size)
+            below = np.cumsum(counts_here)                 # keys <= min_key + v in this run
+        else:
+            counts_here, below = k.ranks(mine, min_key, size)
         lesser = int(totals[:bounds[me]].sum())            # keys in the runs of lower locales
         passed = 0
         for i, k in enumerate(tests.tolist()):
