@@ -1,4 +1,4 @@
-"""NAS IS and MG written with pgas: class S verifies by NPB's rules at every locale count, and
+"""NAS IS, MG and FT written with pgas: class S verifies by NPB's rules at every locale count, and
 ``pgas bench nas`` runs them (and CG) under one command."""
 
 import json
@@ -9,7 +9,7 @@ from util import collective_verdict
 
 import pgas as pg
 from pgas import comm
-from pgas.tools.bench import nas, nas_is, nas_mg
+from pgas.tools.bench import nas, nas_ft, nas_is, nas_mg
 
 
 def test_is_class_s_verifies():
@@ -93,12 +93,29 @@ def _transfers_match_numpy():
     collective_verdict(np.allclose(fine.u.to_numpy(), want, rtol=1e-14, atol=1e-14), "interp")
 
 
+def test_ft_class_s_verifies():
+    r = nas_ft.run_class("S", 1)
+    collective_verdict(r["verified"], r["check"])
+    collective_verdict(len(r["checksums"]) == 6 and r["mops"] > 0, str(r))
+
+
+def test_ft_transform_is_numpys_fftn():
+    ft = nas_ft.FT(nas_ft.FTClass("U", 8, 4, 6, 1, (1j,)))
+    ft.initial()
+    u = ft.u.to_numpy()
+    ft.forward()
+    collective_verdict(np.allclose(ft.w.to_numpy(), np.fft.fftn(u).transpose(1, 0, 2), atol=1e-12), "forward")
+    ft.t[...] = ft.w
+    ft.inverse()
+    collective_verdict(np.allclose(ft.u.to_numpy(), u * u.size, atol=1e-10), "inverse is unscaled")
+
+
 def test_bench_nas_runs_every_kernel(tmp_path):
     path = comm.bcast(str(tmp_path / "nas.json"), 0)
-    status = nas.main(["--kernels", "cg,is,mg", "--classes", "S", "--trials", "1", "--out", path])
+    status = nas.main(["--kernels", "cg,is,mg,ft", "--classes", "S", "--trials", "1", "--out", path])
     collective_verdict(status == 0, f"pgas bench nas did not verify (status {status})")
     if pg.here == 0:
         with open(path) as f:
             rows = json.load(f)["results"]
-        assert [(r["kernel"], r["class"], r["verified"]) for r in rows] == [("cg", "S", True), ("is", "S", True),
-                                                                            ("mg", "S", True)]
+        assert [(r["kernel"], r["class"], r["verified"]) for r in rows] == [
+            ("cg", "S", True), ("is", "S", True), ("mg", "S", True), ("ft", "S", True)]

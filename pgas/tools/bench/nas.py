@@ -1,7 +1,8 @@
 """``pgas bench nas``: NAS Parallel Benchmarks CG, MG, FT and IS written with pgas, verified by NPB's rules.
 
 Each kernel is a module (CG: :mod:`pgas.tools.bench.cg`, IS:
-:mod:`pgas.tools.bench.nas_is`, MG: :mod:`pgas.tools.bench.nas_mg`) with a
+:mod:`pgas.tools.bench.nas_is`, MG: :mod:`pgas.tools.bench.nas_mg`, FT:
+:mod:`pgas.tools.bench.nas_ft`) with a
 ``run_class(name, trials)`` giving Mop/s by NAS's operation count and NPB's
 verification.  ``--reference DIR`` runs NPB 3.4 MPI's binary ``DIR/KERNEL.CLASS.x``
 (built as ``docs/benchmarks.md`` (Reference codes) describes) in the same job, with
@@ -20,7 +21,8 @@ from pgas import comm
 from pgas.tools.bench import choices, parser, print_table, progress, reference, write_result
 
 #: Kernel -> (module, its classes' table name); the module has ``run_class(name, trials)``.
-KERNELS = {"cg": "pgas.tools.bench.cg", "mg": "pgas.tools.bench.nas_mg", "is": "pgas.tools.bench.nas_is"}
+KERNELS = {"cg": "pgas.tools.bench.cg", "mg": "pgas.tools.bench.nas_mg", "ft": "pgas.tools.bench.nas_ft",
+           "is": "pgas.tools.bench.nas_is"}
 CLASS_NAMES = ("S", "W", "A", "B", "C")
 LOCALES = 2
 
