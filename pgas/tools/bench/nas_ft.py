@@ -1,6 +1,7 @@
 """NAS FT (3-D FFT PDE solver, NPB 3.4) on Block complex arrays, verified by NPB's checksums.
 
-The field ``u`` (stored ``[z, y, x]``) is Block-distributed in z slabs; the
+The field ``u`` (stored ``[z, y, x]``) is Block-distributed in z slabs
+(``pg.Block(grid=(P, 1, 1))``); the
 transformed field ``w`` (stored ``[ky, kz, kx]``) in y slabs.  The forward
 3-D FFT is NumPy's 2-D FFT of each slab (x and y), the global-view statement
 ``w[...] = u.transpose(1, 0, 2)`` (pgas plans the all-to-all transpose), and
@@ -83,9 +84,10 @@ class FT:
     def __init__(self, cls: FTClass) -> None:
         self.cls = cls
         nx, ny, nz = cls.nx, cls.ny, cls.nz
-        self.u = pg.zeros((nz, ny, nx), dtype=np.complex128, dist=pg.Block(), name="u")
-        self.w = pg.zeros((ny, nz, nx), dtype=np.complex128, dist=pg.Block(), name="w")
-        self.t = pg.zeros((ny, nz, nx), dtype=np.complex128, dist=pg.Block(), name="t")
+        slabs = pg.Block(grid=(pg.num_locales, 1, 1))          # whole planes on each locale
+        self.u = pg.zeros((nz, ny, nx), dtype=np.complex128, dist=slabs, name="u")
+        self.w = pg.zeros((ny, nz, nx), dtype=np.complex128, dist=slabs, name="w")
+        self.t = pg.zeros((ny, nz, nx), dtype=np.complex128, dist=slabs, name="t")
         y0, z0, x0 = _first(self.w)
         ky, kz, kx = (_freq(n, lo, c) for n, lo, c in zip((ny, nz, nx), (y0, z0, x0), self.w.local.shape))
         k2 = (ky[:, None, None] ** 2 + kz[None, :, None] ** 2 + kx[None, None, :] ** 2).astype(np.float64)
