@@ -20,7 +20,7 @@ import pgas as pg
 from pgas import comm
 from pgas.tools.bench import choices, parser, print_table, progress, reference, write_result
 
-#: Kernel -> (module, its classes' table name); the module has ``run_class(name, trials)``.
+#: Kernel -> module; each has ``CLASSES`` and ``run_class(name, trials)``.
 KERNELS = {"cg": "pgas.tools.bench.cg", "mg": "pgas.tools.bench.nas_mg", "ft": "pgas.tools.bench.nas_ft",
            "is": "pgas.tools.bench.nas_is"}
 CLASS_NAMES = ("S", "W", "A", "B", "C")
