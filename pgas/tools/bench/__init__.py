@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, str] = {
     "latency": "pgas.tools.bench.latency",
     "randomaccess": "pgas.tools.bench.randomaccess",
     "cg": "pgas.tools.bench.cg",
+    "nas": "pgas.tools.bench.nas",
     "stream": "pgas.tools.bench.stream",
     "isx": "pgas.tools.bench.isx",
     "stmt": "pgas.tools.bench.stmt",

@@ -33,8 +33,6 @@ two, NPB's rule); its Mop/s is reported beside pgas's.
 
 from __future__ import annotations
 
-import os
-import re
 import time
 
 import numpy as np
@@ -42,7 +40,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.exec import settings
-from pgas.tools.bench import choices, parser, print_table, progress, reference, write_result
+from pgas.tools.bench import choices, parser, print_table, progress, write_result
 from pgas.tools.bench.nas_makea import CLASSES, csr_matvec, makea, power_iterations, verified
 
 
@@ -260,7 +258,7 @@ def run_class(name: str, trials: int) -> dict:
         zeta, rnorm = power_iterations(cls, A.matvec, A.dot, n_local, cls.niter, A.dots, A.cg_steps)
         times.append(float(comm.allreduce(time.perf_counter() - t, "max")))
     best = min(times)
-    return {"class": name, "na": cls.na, "nonzeros": A.nnz, "niter": cls.niter, "setup_seconds": setup,
+    return {"kernel": "cg", "class": name, "na": cls.na, "nonzeros": A.nnz, "niter": cls.niter, "setup_seconds": setup,
             "seconds": best, "times": times, "mops": cls.mops(best), "mops_per_locale": cls.mops(best) / pg.num_locales,
             "zeta": zeta, "zeta_official": cls.zeta, "relative_error": abs(zeta - cls.zeta) / cls.zeta,
             "rnorm": rnorm, "verified": verified(cls, zeta),
@@ -270,14 +268,8 @@ def run_class(name: str, trials: int) -> dict:
 
 def run_reference(path: str, name: str) -> dict:
     """Collective: NPB CG class ``name`` (MPI) at this job's process count; its Mop/s."""
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
-    exe = os.path.join(folder, f"cg.{name}.x")
-    progress(f"reference: {exe}")
-    res = reference.run([reference.mpiexec(), "-n", pg.num_locales, exe])
-    out = res["stdout"]
-    return dict(res, mops=reference.number(r"Mop/s total\s*=\s*([0-9.]+)", out),
-                seconds=reference.number(r"Time in seconds\s*=\s*([0-9.]+)", out),
-                verified=bool(re.search(r"Verification\s*=\s*SUCCESSFUL", out)))
+    from pgas.tools.bench.nas import run_npb
+    return run_npb(path, "cg", name)
 
 
 def make_parser():
