@@ -159,7 +159,9 @@ def test_show_prints_maps_and_footprints(capsys):
     assert cli_main(["show"]) == 0
     out = capsys.readouterr().out
     assert "Cyclic, 8x8 on 4 locales:\n0 1 0 1 0 1 0 1\n2 3 2 3" in out
-    assert "A[i, j - 1]: 9 elements fetched from others (9 from locale 2): 1 message" in out
+    assert "A[i, j - 1]: 9 elements fetched from locale 2\n" in out
+    # the four accesses' elements travel in one message from each of locales 1 and 2
+    assert "in all: locale 3 moves 24 elements in 2 messages" in out
     assert cli_main(["show", "--locale", "9"]) == 2
     assert "--locale must be in 0..3" in capsys.readouterr().err
 
