@@ -212,3 +212,16 @@ def test_suite_driver_runs_jobs_merges_and_reports(tmp_path):
     assert {r["messages_per_step"] for r in runs if r["locales"] == 1} == {0.0}
     md = (tmp_path / "report.md").read_text()
     assert f"All {len(runs)} measured runs matched their NumPy reference." in md and "### jacobi1D" in md
+
+
+def test_strong_scaling_axis_ticks_whole_locale_counts(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from pgas.tools.bench import figures
+
+    ticks = []
+    monkeypatch.setattr(figures, "_save", lambda fig, outdir, name, names: ticks.extend(
+        [t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes))
+    pairs = [{"study": "strong", "mode": "aggregated", "kernel": "jacobi2D", "dist": "Cyclic", "locales": P,
+              "message_ratio": 0.1, "time_ratio": 0.5, "elements_per_message": 10.0 * P} for P in (1, 2, 3)]
+    figures._lines(pairs, "strong", "locales", "locales", str(tmp_path), [])
+    assert ticks == [["1", "2", "3"], ["1", "2", "3"]]
