@@ -40,7 +40,7 @@ want[1:-1, 1:-1] = 0.25 * (x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2
 assert np.allclose(B.to_numpy(), want)
 assert float(A.sum()) == x.sum()
 if pg.here == 0:
-    print("smoke ok", pg.num_locales(), pg.__file__)
+    print("smoke ok", pg.num_locales, pg.__file__)
 """
 
 
@@ -51,8 +51,8 @@ def _env() -> dict:
             if k not in drop and not k.startswith(("PMI_", "PMIX_", "OMPI_", "HYDRA_"))}
 
 
-def _run(cmd: list[str], cwd: str, timeout: float = 600) -> str:
-    done = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+def _run(cmd: list[str], cwd: str, timeout: float = 600, env=None) -> str:
+    done = subprocess.run(cmd, cwd=cwd, env=env or _env(), capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -69,10 +69,11 @@ def built(tmp_path_factory) -> dict:
             os.makedirs(os.path.dirname(os.path.join(src, rel)) or src, exist_ok=True)
             shutil.copy2(os.path.join(ROOT, rel), os.path.join(src, rel))
     if importlib.util.find_spec("build") is not None:
-        _run([sys.executable, "-m", "build", "--outdir", dist, src], str(tmp))     # the wheel from the sdist
+        _run([sys.executable, "-m", "build", "--outdir", dist, src], str(tmp), env=dict(os.environ))     # the wheel from the sdist
     else:
         print("the 'build' package is missing: wheel by pip, no sdist")
-        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", dist, src], str(tmp))
+        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", dist, src], str(tmp),
+             env=dict(os.environ))
     sdists, wheels = glob.glob(os.path.join(dist, "*.tar.gz")), glob.glob(os.path.join(dist, "*.whl"))
     assert len(wheels) == 1, os.listdir(dist)
     return {"tmp": tmp, "wheel": wheels[0], "sdist": sdists[0] if sdists else None}
