@@ -4,7 +4,8 @@ the wheel is installed (not editable) into a fresh virtual environment, and ever
 runs from a temporary folder with no source tree on ``sys.path``: the installed copy is
 imported, carries what it reads at run time (``py.typed``, the benchmarks' C sources), its
 metadata is complete, and the demo (``examples/jacobi.py``, copied) and a smoke test run on
-2 locales under the installed ``pgas run``.  Run without MPI (the jobs start their own):
+2 locales under the installed ``pgas run``; mypy (where installed) checks user programs
+against the installed package's annotations (``py.typed``).  Run without MPI (the jobs start their own):
 
     python -m pytest -q tests/wheel
 
@@ -139,3 +140,20 @@ def test_smoke(venv):
     assert f"smoke ok 2 {venv['home']}" in out, out
     info = _run([venv["pgas"], "info"], venv["cwd"])
     assert "MPI library:" in info and "unknown" not in info.splitlines()[0], info
+
+
+def test_user_programs_type_check_against_the_installed_package(venv):
+    """mypy reads pgas's annotations from the wheel (it refuses a package without ``py.typed``)."""
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed (pip install -e '.[test]')")
+    with open(os.path.join(venv["cwd"], "smoke.py"), "w") as f:
+        f.write(SMOKE)
+    programs = ["smoke.py"]
+    for rel in ("docs/examples/first_stencil.py", "docs/examples/heat.py", "examples/jacobi.py"):
+        shutil.copy(os.path.join(ROOT, rel), venv["cwd"])
+        programs.append(os.path.basename(rel))
+    tools = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.abspath(p) != ROOT]
+    env = dict(_env(), **({"PYTHONPATH": os.pathsep.join(tools)} if tools else {}))   # mypy's own path, not ROOT
+    out = _run([sys.executable, "-m", "mypy", "--python-executable", venv["python"], "--no-incremental",
+                "--follow-imports=silent", *programs], venv["cwd"], env=env)
+    assert "Success" in out, out
