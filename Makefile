@@ -1,5 +1,6 @@
-# make venv   - create .venv and install pgas (with its MPI: the mpich wheel) and the test tools
-# make demo   - run the demo on 4 local locales
+# make venv   - create .venv and install pgas with its runtime only (its MPI: the mpich wheel, NumPy, mpi4py)
+# make demo   - run the demo on 4 local locales (needs only `make venv`)
+# make test-venv - add the test tools, the docs tools and the optional libraries the suite covers (.[test])
 # make test   - the test suite (under 10 minutes): pure tests, faults, the docs, every MPI test at 1 locale and
 #               the locale-count-dependent ones at 2-4 (tests/run_mpi.py says which)
 # make test-full - the full matrix: every MPI test at 1, 2, 3 and 4 locales, scale tests at 8 and 16 (CI)
@@ -10,28 +11,35 @@ PYTHON ?= python3
 VENV   := .venv
 DEMO   ?= examples/jacobi.py
 
-.PHONY: venv demo test test-full docs conformance
+.PHONY: venv test-venv demo test test-full docs conformance
 
 venv: $(VENV)/.installed
 
+test-venv: $(VENV)/.installed-test
+
 $(VENV)/.installed: pyproject.toml
-	@echo "Creating $(VENV) and installing pgas with its MPI and the test tools (the first time takes a while) ..."
+	@echo "Creating $(VENV) and installing pgas with its MPI (the first time takes a while) ..."
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	@echo "Adding the test tools to $(VENV) (the first time takes a while) ..."
 	$(VENV)/bin/python -m pip install -e '.[test]'
 	touch $@
 
 demo: venv
 	$(VENV)/bin/pgas run -n 4 $(DEMO)
 
-test: venv
+test: test-venv
 	$(VENV)/bin/python tests/run_mpi.py
 
-test-full: venv
+test-full: test-venv
 	$(VENV)/bin/python tests/run_mpi.py --full
 
-docs: venv
+docs: test-venv
 	$(VENV)/bin/mkdocs build --strict
 
-conformance: venv
+conformance: test-venv
 	PGAS_CONFORMANCE_TABLE=docs/conformance.md $(VENV)/bin/pgas run -n 4 -m pytest -q tests/mpi/test_conformance.py -k every_ufunc || true

@@ -24,7 +24,10 @@ on 2 locales), then under ``pgas run -n N``:
 
 ``python tests/run_mpi.py --full`` (``make test-full``, what CI runs through ``.ci/run``; about
 20 minutes): the same pure, fault and documentation stages, then all of ``tests/mpi`` and
-``tests/fuzz`` at N = 1, 2, 3, 4, and the scale stage at 8 and 16.  Every run checks collective
+``tests/fuzz`` at N = 1, 2, 3, 4, the scale stage at 8 and 16, then the package as users get it:
+the wheel (``tests/wheel``: built, installed into a fresh virtual environment, the demo and a
+smoke test run from it) and one MPI test file under a plain ``mpiexec -n 2`` (no ``pgas run``:
+as a cluster's launcher runs a job, :data:`PLAIN_LAUNCHER_TEST`).  Every run checks collective
 calls the default way (folded, ``PGAS_CHECK`` unset) but those at the locale counts in
 ``--check`` (strict: 2, 4, 8 and 16, 4 in the fast matrix) and ``--unchecked`` (checking off:
 3 in both), and the auto protocol runs at 1, 3 and 16.
@@ -170,12 +173,41 @@ def mpi_run(n: int, per_test: int, per_run: int, tmp: str, paths=tuple(MPI_PATHS
     cmd = [sys.executable, "-m", "pgas.tools.cli", "run", "-n", str(n), "--timeout", str(per_run), "-m", "pytest",
            "-q", "-x", *paths, *(f"--deselect={t}" for t in skip), f"--timeout={per_test}",
            "--timeout-method=thread"]
-    status = _call(cmd, per_run + 30, env)
+    return _counted(counts, _call(cmd, per_run + 30, env))
+
+
+def _counted(counts: str, status: int) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` from the harness's counts file ``counts`` and the exit status."""
     got = {"passed": 0, "failed": 0}
     if os.path.exists(counts):
         with open(counts) as f:
             got.update(json.load(f))
     return got["passed"], max(got["failed"], int(status != 0)), status
+
+
+# -- the package as users get it (the full matrix) ----------------------------------------------
+def wheel_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of ``tests/wheel``: the sdist and wheel built, the wheel
+    installed into a fresh virtual environment, the demo and a smoke test run from it."""
+    return _pytest_run("wheel", ["tests/wheel"], max(per_test, 900), per_run, tmp)
+
+
+#: The MPI test file run under a plain ``mpiexec`` (no ``pgas run``, no watchdog), as a
+#: cluster's launcher (``srun``, a site's ``mpiexec``) runs a job: one-sided windows, the
+#: harness's abort on a failure and its counts must work there too.
+PLAIN_LAUNCHER_TEST = "tests/mpi/test_one_sided.py"
+
+
+def plain_launcher_run(per_test: int, per_run: int, tmp: str) -> tuple[int, int, int]:
+    """``(passed, failed, status)`` of :data:`PLAIN_LAUNCHER_TEST` under ``mpiexec -n 2`` itself."""
+    from pgas.tools.launch.launcher import mpiexec_command
+
+    counts = os.path.join(tmp, "plain-launcher.json")
+    env = {k: v for k, v in os.environ.items() if k != "PGAS_JOB_DIR"}
+    env["PGAS_TEST_COUNTS"] = counts
+    cmd = [*mpiexec_command(), "-n", "2", sys.executable, "-m", "pytest", "-q", "-x", PLAIN_LAUNCHER_TEST,
+           f"--timeout={per_test}", "--timeout-method=thread"]
+    return _counted(counts, _call(cmd, per_run, env))
 
 
 def _call(cmd: list[str], limit: float, env=None) -> int:
@@ -238,6 +270,9 @@ def main() -> int:
         runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, check(n),
                                                             n in auto))
                  for n in scale.split(",") if n]
+        if args.full:
+            runs += [("wheel", lambda: wheel_run(args.per_test, args.per_run, tmp)),
+                     ("mpiexec -n 2", lambda: plain_launcher_run(args.per_test, args.per_run, tmp))]
         for name, run in runs:
             start = time.time()
             ok, bad, status = run()

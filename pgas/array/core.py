@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from typing import overload
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
@@ -80,6 +81,11 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     """
 
     __slots__ = ("layout", "dtype", "name", "store", "_local", "_storage", "_win", "_me", "_seq", "__weakref__")
+    # the public slots' types, for type checkers (annotations only: the slots hold the values)
+    layout: Layout
+    dtype: np.dtype
+    name: str | None
+    store: Store
 
     def __init__(self, *args, **kwargs) -> None:
         raise TypeError("DistArray has no public constructor: use pg.zeros, pg.empty, pg.full, pg.arange or pg.from_numpy")
@@ -189,6 +195,12 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         return self._storage
 
     # -- collective whole-array access ----------------------------------
+    @overload
+    def to_numpy(self, root: None = None) -> np.ndarray: ...
+
+    @overload
+    def to_numpy(self, root: int) -> np.ndarray | None: ...
+
     def to_numpy(self, root: int | None = None) -> np.ndarray | None:
         """Collective: the whole global array, on every locale; with ``root``, only on locale
         ``root`` (each locale sends its part there, one message) and None elsewhere."""

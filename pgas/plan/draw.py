@@ -5,8 +5,8 @@
   modulo-unrolling paper's Figures 1-3).
 - :func:`footprints` / :func:`draw_footprints`: for one statement and one
   locale, the remote elements each access reads for the iterations that locale
-  runs, grouped by the locale they come from; each group travels as one
-  aggregated message (the paper's Figure 6).  ``pg.explain(fn, plot="f.png")``
+  runs, grouped by the locale they come from; the groups of every access from one
+  locale and array travel as one aggregated message (the paper's Figure 6).  ``pg.explain(fn, plot="f.png")``
   draws the first statement ``fn`` issues.
 - ``pgas show`` (:mod:`pgas.tools.show`) prints and draws both.
 
@@ -79,11 +79,11 @@ def _cells(ax, own, P, alpha=1.0, numbers=True):
 def draw_ownership(layouts: dict, path: str) -> str:
     """Draw one ownership map per ``{title: layout}`` side by side into PNG ``path``."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(layouts), figsize=(3.6 * len(layouts), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(layouts), figsize=(3.6 * len(layouts), 3.8), squeeze=False,
+                             layout="constrained")         # keeps the titles inside the picture
     for ax, (title, L) in zip(axes[0], layouts.items()):
         _cells(ax, ownership(L), L.num_locales)
         ax.set_title(f"{title}: {'x'.join(map(str, L.shape))} on {L.num_locales} locales", fontsize=9)
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -158,7 +158,8 @@ def draw_footprints(items, locale: int, path: str) -> str:
     """Draw :func:`footprints` into PNG ``path``, one row per statement ``(stmt,
     layouts, owning, names)`` of ``items`` and one panel per access that moves
     remote elements: the array coloured by owner (light), the elements moved for
-    ``locale`` hatched.  The elements from one source locale travel as one message."""
+    ``locale`` hatched.  Each row is titled with :func:`merged_line`: the elements from one
+    source locale and array travel as one message, whichever accesses read them."""
     plt = pyplot()
     from matplotlib.patches import Rectangle
 
@@ -169,10 +170,14 @@ def draw_footprints(items, locale: int, path: str) -> str:
         if any(L.ndim > 2 for L in layouts):
             raise ValueError("footprints are drawn for 1-D and 2-D arrays only")
         fps = footprints(stmt, layouts, locale, owning, names)
-        rows.append(([f for f in fps if f["remote"]] or fps[:1], layouts))
+        rows.append(([f for f in fps if f["remote"]] or fps[:1], layouts, merged_line(stmt, layouts, owning, locale)))
     ncol = max(len(r[0]) for r in rows)
-    fig, axes = plt.subplots(len(rows), ncol, figsize=(3.8 * ncol, 4.0 * len(rows)), squeeze=False)
-    for (fps, layouts), line in zip(rows, axes):
+    # one sub-figure per statement, titled with its merged message count; constrained layout
+    # keeps every title (two lines over each panel) inside the picture
+    fig = plt.figure(figsize=(3.8 * ncol, 4.4 * len(rows)), layout="constrained")
+    for (fps, layouts, summary), sub in zip(rows, np.atleast_1d(fig.subfigures(len(rows), 1))):
+        line = sub.subplots(1, ncol, squeeze=False)[0]
+        sub.suptitle(summary, fontsize=9)
         for ax in line[len(fps):]:
             ax.axis("off")
         for ax, f in zip(line, fps):
@@ -183,18 +188,31 @@ def draw_footprints(items, locale: int, path: str) -> str:
                     r, c = (0, e[0]) if L.ndim == 1 else (e[0], e[1])
                     ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, hatch="////", lw=0.8))
             ax.set_title(f"{f['text']} for locale {locale}:\n{footprint_line(f)}", fontsize=8)
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
+def merged_line(stmt, layouts, owning: int, locale: int) -> str:
+    """What ``locale`` moves for the whole statement, as the runtime sends it: one message per
+    other locale and array, holding every access's elements from there (the planner's count)."""
+    from .planner import plan_local
+
+    p = plan_local(stmt, tuple(layouts), owning, locale)
+    if not p.messages:
+        return f"locale {locale} moves nothing: all its accesses are local"
+    return (f"locale {locale} moves {p.moved} elements in {p.messages} message{'s' if p.messages != 1 else ''} "
+            f"(one per other locale and array: the accesses' elements travel together)")
+
+
 def footprint_line(f: dict) -> str:
-    """``"9 elements fetched from locale 1 (1 message)"`` for one access of :func:`footprints`."""
+    """``"9 elements fetched from locale 1"`` for one access of :func:`footprints` (its messages
+    are merged with the other accesses' to the same locale and array: :func:`merged_line`)."""
     verb = "written back to" if f["write"] else "fetched from"
     if not f["remote"]:
         return "all local"
+    if len(f["remote"]) == 1:
+        (q, i), = f["remote"].items()
+        return f"{len(i)} elements {verb} locale {q}"
     parts = ", ".join(f"{len(i)} from locale {q}" for q, i in f["remote"].items())
-    n = len(f["remote"])
-    return f"{sum(len(i) for i in f['remote'].values())} elements {verb} others ({parts}): " \
-           f"{n} message{'s' if n != 1 else ''}"
+    return f"{sum(len(i) for i in f['remote'].values())} elements {verb} others ({parts})"

@@ -9,6 +9,7 @@ from pgas.plan.draw import (
     draw_ownership,
     footprint_line,
     footprints,
+    merged_line,
     ownership_text,
 )
 
@@ -81,6 +82,7 @@ def main(argv, Parser) -> int:
                   f"{args.size}x{args.size}, {args.dist}, seen from locale {args.locale}:")
             for f in footprints(stmt, lay, args.locale, names=["B", "A"]):
                 print(f"  {f['text']}: {footprint_line(f)}")
+            print(f"  in all: {merged_line(stmt, lay, 0, args.locale)}")
             if png:
                 print(f"wrote {draw_footprints([(stmt, lay, 0, ['B', 'A'])], args.locale, png)}")
     except MissingMatplotlib as e:

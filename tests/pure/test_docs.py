@@ -1,10 +1,16 @@
-"""The documentation holds together: every public name of pgas is documented, and
+"""The documentation holds together: every public name of pgas is documented,
 every link in README.md and docs/ stays inside the repository (and resolves) or is
-a public http(s) URL."""
+a public http(s) URL, and every program shown in a page is the example file it names.
+
+The pages show example programs inline (so that they read the same on a forge as on the
+site): a ``<!-- source: PATH -->`` line (PATH relative to the page) stands before a fenced
+block that must hold that file exactly.  After editing an example,
+``python tests/pure/test_docs.py --write`` copies it into the pages again."""
 
 import inspect
 import os
 import re
+import sys
 
 import pytest
 
@@ -115,6 +121,64 @@ def test_no_reference_to_the_workspace():
             assert "../shared" not in f.read(), f"{path} mentions ../shared"
 
 
+# -- programs shown inline ----------------------------------------------------
+SOURCE = re.compile(r"^<!-- source: (\S+) -->\n(```+)python\n(.*?)^\2$", re.S | re.M)
+
+
+def inlined(path: str) -> list[tuple[str, str, str]]:
+    """``(example path relative to the repository, block text, file text)`` for each
+    ``<!-- source: PATH -->`` block of the page ``path``."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        text = f.read()
+    out = []
+    for m in SOURCE.finditer(text):
+        example = os.path.relpath(os.path.normpath(os.path.join(ROOT, os.path.dirname(path), m.group(1))), ROOT)
+        with open(os.path.join(ROOT, example), encoding="utf-8") as f:
+            out.append((example, m.group(3), f.read()))
+    return out
+
+
+def write_inlined() -> list[str]:
+    """Copy each example into the pages' ``<!-- source: -->`` blocks; the pages changed."""
+    changed = []
+    for path in doc_files():
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            text = f.read()
+
+        def fill(m):
+            example = os.path.normpath(os.path.join(ROOT, os.path.dirname(path), m.group(1)))
+            with open(example, encoding="utf-8") as f:
+                code = f.read().rstrip("\n") + "\n"
+            return f"<!-- source: {m.group(1)} -->\n{m.group(2)}python\n{code}{m.group(2)}"
+
+        new = SOURCE.sub(fill, text)
+        if new != text:
+            with open(os.path.join(ROOT, path), "w", encoding="utf-8") as f:
+                f.write(new)
+            changed.append(path)
+    return changed
+
+
+def test_no_snippet_markers():
+    """Pages hold their code: a snippet include shows as a raw marker on a forge."""
+    marked = [p for p in doc_files() if "--8<--" in open(os.path.join(ROOT, p), encoding="utf-8").read()]
+    assert not marked, f"snippet markers in {marked}: inline the code under a <!-- source: PATH --> line"
+
+
+def test_inlined_programs_are_their_examples():
+    blocks = [(p, *b) for p in doc_files() for b in inlined(p)]
+    assert len(blocks) >= 10, "the pages' inlined example programs were not found"
+    stale = [f"{page}: {example}" for page, example, block, code in blocks
+             if block.rstrip("\n") != code.rstrip("\n")]
+    assert not stale, ("pages showing an older copy of an example (python tests/pure/test_docs.py --write "
+                       "copies them again):\n  " + "\n  ".join(stale))
+
+
+def test_inlined_block_detection():
+    text = "<!-- source: x.py -->\n```python\nprint(1)\n```\n"
+    assert [(m.group(1), m.group(3)) for m in SOURCE.finditer(text)] == [("x.py", "print(1)\n")]
+
+
 # -- cross-references in docstrings -------------------------------------------
 ROLE = re.compile(r":(?:func|meth|class|attr|data|mod|exc|obj):`~?([^`<]+?)(?:\s*<([^>]+)>)?`")
 
@@ -180,3 +244,9 @@ def test_docstring_cross_references_resolve():
                     line = text.count("\n", 0, m.start()) + 1
                     bad.append(f"{os.path.relpath(path, ROOT)}:{line}: {m.group(0)}")
     assert not bad, "docstring references to names that do not exist:\n" + "\n".join(bad)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tests/pure/test_docs.py --write   (copy docs/examples into the pages' blocks)")
+    print("\n".join(write_inlined()) or "every page is up to date")

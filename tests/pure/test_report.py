@@ -159,7 +159,9 @@ def test_show_prints_maps_and_footprints(capsys):
     assert cli_main(["show"]) == 0
     out = capsys.readouterr().out
     assert "Cyclic, 8x8 on 4 locales:\n0 1 0 1 0 1 0 1\n2 3 2 3" in out
-    assert "A[i, j - 1]: 9 elements fetched from others (9 from locale 2): 1 message" in out
+    assert "A[i, j - 1]: 9 elements fetched from locale 2\n" in out
+    # the four accesses' elements travel in one message from each of locales 1 and 2
+    assert "in all: locale 3 moves 24 elements in 2 messages" in out
     assert cli_main(["show", "--locale", "9"]) == 2
     assert "--locale must be in 0..3" in capsys.readouterr().err
 
@@ -210,3 +212,16 @@ def test_suite_driver_runs_jobs_merges_and_reports(tmp_path):
     assert {r["messages_per_step"] for r in runs if r["locales"] == 1} == {0.0}
     md = (tmp_path / "report.md").read_text()
     assert f"All {len(runs)} measured runs matched their NumPy reference." in md and "### jacobi1D" in md
+
+
+def test_strong_scaling_axis_ticks_whole_locale_counts(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from pgas.tools.bench import figures
+
+    ticks = []
+    monkeypatch.setattr(figures, "_save", lambda fig, outdir, name, names: ticks.extend(
+        [t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes))
+    pairs = [{"study": "strong", "mode": "aggregated", "kernel": "jacobi2D", "dist": "Cyclic", "locales": P,
+              "message_ratio": 0.1, "time_ratio": 0.5, "elements_per_message": 10.0 * P} for P in (1, 2, 3)]
+    figures._lines(pairs, "strong", "locales", "locales", str(tmp_path), [])
+    assert ticks == [["1", "2", "3"], ["1", "2", "3"]]

@@ -51,6 +51,13 @@ def _nan(v):
     return float("nan") if v is None else v
 
 
+def _locale_ticks(ax, counts) -> None:
+    """Tick a locale-count axis at the counts run, labelled as whole numbers (no 1.5 locales)."""
+    counts = sorted(counts)
+    ax.set_xticks(counts, [str(P) for P in counts])
+    ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
+
+
 def _lines(pairs, study: str, x: str, xlabel: str, outdir: str, names: list) -> None:
     plt = pyplot()
     sel = [p for p in pairs if p["study"] == study and p["mode"] == "aggregated"]
@@ -70,7 +77,9 @@ def _lines(pairs, study: str, x: str, xlabel: str, outdir: str, names: list) -> 
         a2.set_ylabel("elements per message")
         for a in (a1, a2):
             a.set_xlabel(xlabel)
-            if x != "locales":
+            if x == "locales":
+                _locale_ticks(a, {p[x] for p in rows})
+            else:
                 a.set_xscale("log", base=2)
             a.grid(True, alpha=0.3)
             a.legend(fontsize=7)
@@ -91,6 +100,7 @@ def _planned(runs, outdir: str, names: list) -> None:
                          if r["kernel"] == k and dist_label(r["dist"], r.get("block")) == d)
             ax.loglog([p[0] for p in pts], [max(p[1], 0.5) for p in pts], "o-", label=k)
         ax.set_title(d)
+        _locale_ticks(ax, {r["locales"] for r in sel})
         ax.set_xlabel("locales (planned, not run)")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("aggregated messages per step")
@@ -138,8 +148,7 @@ def scaling_plot(summary: list[dict], path: str) -> str:
         a2.axhline(1.0, color="black", lw=0.8)
         a2.set_ylabel("parallel efficiency")
         for a, what in ((a1, "time"), (a2, "efficiency")):
-            a.set_xticks(counts, [str(P) for P in counts])
-            a.tick_params(axis="x", which="minor", labelbottom=False)
+            _locale_ticks(a, counts)
             a.set_xlabel("locales")
             a.set_title(f"{mode} scaling: {what}")
             a.grid(True, which="both", alpha=0.3)
