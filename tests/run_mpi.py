@@ -143,7 +143,6 @@ CORE = [
     "tests/mpi/test_sort.py",
     "tests/mpi/test_scale.py",
     "tests/mpi/test_trace.py",                 # waits named by peer, the critical path across locales
-    "tests/mpi/test_bench_nas.py",             # NAS IS, MG and FT verify at 4 locales, calls checked
 ]
 
 #: The tests that the fast matrix runs at 3 locales: those where uneven blocks and locales owning
