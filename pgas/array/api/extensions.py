@@ -11,13 +11,12 @@ import types
 
 import numpy as np
 
-from .arrays import gathered
+from .arrays import gathered, wrap
 
 LINALG = ("cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
           "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
           "tensordot", "trace", "vecdot", "vector_norm")
-FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq",
-       "fftshift", "ifftshift")
+FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift")
 
 
 def _extension(name: str, source, names, extra: dict) -> types.ModuleType:
@@ -37,6 +36,18 @@ def linalg(matmul) -> types.ModuleType:
     return _extension("linalg", np.linalg, LINALG, {"matmul": matmul})
 
 
+def _frequencies(name: str):
+    npfunc = getattr(np.fft, name)
+
+    def impl(n, /, *, d=1.0, dtype=None, device=None):
+        from .device import check
+        check(device)
+        return wrap(npfunc(n, d).astype(np.float64 if dtype is None else dtype))
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = f"Collective: the sample frequencies of ``numpy.fft.{name}``, computed on every locale."
+    return impl
+
+
 def fft() -> types.ModuleType:
     """The ``fft`` extension."""
-    return _extension("fft", np.fft, FFT, {})
+    return _extension("fft", np.fft, FFT, {n: _frequencies(n) for n in ("fftfreq", "rfftfreq")})
