@@ -31,6 +31,11 @@ KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral"
 _FAMILY = {"b": "b", "i": "int", "u": "int", "f": "float", "c": "float"}
 
 
+def is_python_scalar(x) -> builtins.bool:
+    """Whether ``x`` is a Python ``bool``, ``int``, ``float`` or ``complex`` (not a NumPy scalar, which has a dtype)."""
+    return isinstance(x, (builtins.bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
 def _dtype(x) -> np.dtype:
     if hasattr(x, "dtype") and not isinstance(x, (type, np.dtype)):
         return np.dtype(x.dtype)
@@ -73,8 +78,8 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
     """The data type that operands of these arrays and data types promote to (the standard's rules)."""
     if not arrays_and_dtypes:
         raise ValueError("at least one array or dtype is required")
-    scalars = [x for x in arrays_and_dtypes if isinstance(x, (builtins.bool, int, float, complex))]
-    dtypes = [_dtype(x) for x in arrays_and_dtypes if not isinstance(x, (builtins.bool, int, float, complex))]
+    scalars = [x for x in arrays_and_dtypes if is_python_scalar(x)]
+    dtypes = [_dtype(x) for x in arrays_and_dtypes if not is_python_scalar(x)]
     if not dtypes:
         raise ValueError("at least one array or dtype is required")
     res = dtypes[0]

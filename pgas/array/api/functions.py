@@ -114,7 +114,9 @@ _matmul_gathered = _promoting("matmul", lambda x1, x2, /: np.matmul(x1, x2), lam
 def where(condition, x1, x2, /):
     """Collective: ``x1`` where ``condition`` is true, else ``x2``.  On distributed operands of one shape
     (or scalars) each locale computes its part; broadcast operands are gathered to every locale."""
-    _dtypes.result_type(*[a for a in (x1, x2) if not isinstance(a, (bool, int, float, complex))] or [x1])
+    arrays = [a for a in (x1, x2) if not _dtypes.is_python_scalar(a)]
+    if arrays:
+        _dtypes.result_type(*arrays)
     ops = (condition, x1, x2)
     shapes = {tuple(a.shape) for a in ops if is_dist(a)}
     if len(shapes) == 1 and all(is_dist(a) or np.ndim(a) == 0 for a in ops):
