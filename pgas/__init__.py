@@ -68,6 +68,9 @@ def __getattr__(name: str):
         return comm.here()
     if name == "num_locales":
         return comm.num_locales()
+    if name == "array_api":                  # the array API standard's namespace, imported on first use
+        from .array import api
+        return api
     raise AttributeError(f"module 'pgas' has no attribute {name!r}")
 
 from .exec.ghosts import StaleGhosts  # noqa: E402

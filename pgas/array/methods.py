@@ -178,6 +178,34 @@ class ArrayMethods:
         """Collective: the elements as nested Python lists, on every locale (``A.to_numpy().tolist()``)."""
         return self.to_numpy().tolist()
 
+    # -- the array API standard ---------------------------------------------
+    def __array_namespace__(self, /, *, api_version=None):
+        """The array API standard's namespace for pgas arrays, :mod:`pgas.array.api` (``pgas.array_api``);
+        ``api_version`` may be None or ``"2023.12"``."""
+        if api_version not in (None, "2023.12"):
+            raise ValueError(f"pgas.array_api implements the array API standard 2023.12, not {api_version!r}")
+        from . import api
+        return api
+
+    @property
+    def device(self):
+        """The array API standard's device: the locale grid (``pgas.array_api.LOCALES``)."""
+        from .api.device import LOCALES
+        return LOCALES
+
+    def to_device(self, device, /, *, stream=None):
+        """The array itself on ``device``, which must be the locale grid (the one device)."""
+        from .api.device import to_device
+        return to_device(self, device, stream=stream)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Collective: a DLPack capsule of the global array, gathered to every locale (``to_numpy``)."""
+        return self.to_numpy().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        """The DLPack device of :meth:`__dlpack__`'s gathered copy: the CPU, ``(1, 0)``."""
+        return (1, 0)
+
     # -- shape ---------------------------------------------------------------
     @property
     def mT(self):

@@ -1,0 +1,83 @@
+"""Element-wise functions of the array API standard.
+
+Those that are NumPy ufuncs run distributed: on distributed operands of one shape (or one
+distributed operand and scalars), each locale computes its own part, with no message between
+locales.  Operands of other shapes (broadcasting) are gathered, computed by NumPy on every locale
+and distributed again.  Operands are promoted by the standard's rules (:mod:`.dtypes`) first, so
+mixed kinds raise TypeError on every locale alike.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from .arrays import dist, gathered, is_array, is_dist, to_numpy, wrap
+
+UNARY = ("abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_invert", "ceil", "conj", "cos",
+         "cosh", "exp", "expm1", "floor", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10",
+         "logical_not", "negative", "positive", "sign", "signbit", "sin", "sinh", "square", "sqrt", "tan",
+         "tanh", "trunc")
+BINARY = ("add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
+          "bitwise_xor", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal", "hypot",
+          "less", "less_equal", "logaddexp", "logical_and", "logical_or", "logical_xor", "maximum", "minimum",
+          "multiply", "not_equal", "pow", "remainder", "subtract")
+#: Element-wise functions that are not NumPy ufuncs: computed on gathered operands.
+OTHER = ("real", "imag", "round")
+
+
+def _operand(x):
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return x[()]                     # a 0-d array is a NumPy scalar of its (strong) data type
+    return dist(x)
+
+
+def _check(name: str, args) -> None:
+    arrays = [a for a in args if is_array(a)]
+    if not arrays:
+        raise TypeError(f"{name}: expected at least one array, got {', '.join(type(a).__name__ for a in args)}")
+    _dtypes.result_type(*arrays)         # the standard's promotion: TypeError for mixed kinds
+    for a in args:
+        if not is_array(a) and not isinstance(a, (builtins.bool, int, float, complex)):
+            raise TypeError(f"{name}: {type(a).__name__} is not an array or a Python scalar")
+
+
+def _same_shape(args) -> bool:
+    shapes = {tuple(a.shape) for a in args if is_dist(a)}
+    return len(shapes) == 1 and all(is_dist(a) or np.ndim(a) == 0 for a in args)
+
+
+def elementwise(name: str):
+    """The standard's element-wise function ``name`` (NumPy's function of that name)."""
+    uf = getattr(np, name)
+
+    def impl(*args):
+        _check(name, args)
+        if any(is_dist(a) for a in args) and _same_shape(args):
+            return wrap(uf(*[_operand(a) for a in args]))
+        return wrap(uf(*[to_numpy(a) for a in args]))
+    impl.__name__ = impl.__qualname__ = name
+    names = ("x",) if name in UNARY else ("x1", "x2")
+    impl.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+    impl.__doc__ = (f"Collective: ``{name}`` element-wise (NumPy's ``np.{name}``): each locale computes its "
+                    "part of distributed operands of one shape; broadcast operands are gathered.")
+    return impl
+
+
+def clip(x, /, min=None, max=None):
+    """``x`` clipped to ``[min, max]``, in ``x``'s data type.
+
+    Gathers: collective; distributed operands are gathered to every locale and the result distributed."""
+    x_np = to_numpy(x)
+    lo, hi = to_numpy(min), to_numpy(max)
+    if lo is None and hi is None:
+        return wrap(np.array(x_np, copy=True))
+    return wrap(np.asarray(np.clip(x_np, lo, hi)).astype(x_np.dtype, copy=False))
+
+
+FUNCTIONS = {n: elementwise(n) for n in UNARY + BINARY}
+FUNCTIONS.update({n: gathered(getattr(np, n), n) for n in OTHER})
+FUNCTIONS["clip"] = clip

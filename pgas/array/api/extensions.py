@@ -1,0 +1,53 @@
+"""The standard's optional extensions ``linalg`` and ``fft``, gathered.
+
+pgas distributes ``matmul`` (and, in the main namespace, the element-wise and reduction functions);
+the extensions' other functions gather their operands to every locale, compute NumPy's
+``numpy.linalg`` / ``numpy.fft`` result there and distribute it again.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from .arrays import gathered, wrap
+
+LINALG = ("cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
+          "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+          "tensordot", "trace", "vecdot", "vector_norm")
+FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift")
+
+
+def _extension(name: str, source, names, extra: dict) -> types.ModuleType:
+    mod = types.ModuleType(f"pgas.array_api.{name}", f"The array API standard's ``{name}`` extension over pgas "
+                                                     "arrays: every function gathers (collective).")
+    for n in names:
+        setattr(mod, n, gathered(getattr(source, n), n, f"``{name}.{n}`` of the array API standard, as "
+                                                        f"NumPy's ``numpy.{name}.{n}``."))
+    for n, f in extra.items():
+        setattr(mod, n, f)
+    mod.__all__ = sorted(set(names) | set(extra))
+    return mod
+
+
+def linalg(matmul) -> types.ModuleType:
+    """The ``linalg`` extension (its ``matmul`` is the namespace's, distributed for 2-D operands)."""
+    return _extension("linalg", np.linalg, LINALG, {"matmul": matmul})
+
+
+def _frequencies(name: str):
+    npfunc = getattr(np.fft, name)
+
+    def impl(n, /, *, d=1.0, dtype=None, device=None):
+        from .device import check
+        check(device)
+        return wrap(npfunc(n, d).astype(np.float64 if dtype is None else dtype))
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = f"Collective: the sample frequencies of ``numpy.fft.{name}``, computed on every locale."
+    return impl
+
+
+def fft() -> types.ModuleType:
+    """The ``fft`` extension."""
+    return _extension("fft", np.fft, FFT, {n: _frequencies(n) for n in ("fftfreq", "rfftfreq")})

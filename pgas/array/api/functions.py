@@ -1,0 +1,149 @@
+"""The standard's functions that gather their operands: manipulation, set, sorting, searching,
+indexing and the linear algebra that pgas does not distribute.
+
+Each gathers its distributed operands to every locale (``to_numpy``, collective), computes NumPy's
+result there and distributes it again (:func:`.arrays.gather`); the functions that pgas runs
+distributed say so in their own docstrings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from .arrays import dist, gathered, is_dist, wrap
+
+
+def _promoting(name: str, npfunc, arrays_of):
+    """``gathered(npfunc)`` that first checks the standard's promotion of ``arrays_of(args)``."""
+    inner = gathered(npfunc, name)
+
+    def impl(*args, **kwargs):
+        _dtypes.result_type(*arrays_of(args))
+        return inner(*args, **kwargs)
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = inner.__doc__
+    impl.__signature__ = inner.__signature__
+    return impl
+
+
+def _sort(x, /, *, axis=-1, descending=False, stable=True):
+    res = np.sort(x, axis=axis, kind="stable" if stable else None)
+    return np.flip(res, axis=axis) if descending else res
+
+
+def _argsort(x, /, *, axis=-1, descending=False, stable=True):
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable" if stable else None)
+    n = x.shape[axis] if x.ndim else 1
+    idx = np.flip(np.argsort(np.flip(x, axis=axis), axis=axis, kind="stable"), axis=axis)
+    return (n - 1 - idx).astype(np.int64)
+
+
+def _nonzero(x, /):
+    if np.ndim(x) == 0:
+        raise ValueError("nonzero is not defined for 0-d arrays")
+    return tuple(i.astype(np.int64) for i in np.nonzero(x))
+
+
+def _searchsorted(x1, x2, /, *, side="left", sorter=None):
+    return np.searchsorted(x1, x2, side=side, sorter=sorter).astype(np.int64)
+
+
+def _where(condition, x1, x2, /):
+    return np.where(condition, x1, x2)
+
+
+def _take(x, indices, /, *, axis=None):
+    if axis is None and np.ndim(x) != 1:
+        raise ValueError("take needs axis= for arrays of more than one dimension")
+    return np.take(x, indices, axis=axis)
+
+
+def _squeeze(x, /, axis):
+    return np.squeeze(x, axis=axis)
+
+
+def _reshape(x, /, shape, *, copy=None):
+    return np.reshape(x, shape, copy=copy)
+
+
+def _unique(npfunc):
+    def impl(x, /):
+        return npfunc(x)
+    return impl
+
+
+_GATHERED = {
+    "broadcast_arrays": lambda *arrays: list(np.broadcast_arrays(*arrays)),
+    "broadcast_to": lambda x, /, shape: np.broadcast_to(x, shape),
+    "expand_dims": lambda x, /, axis=0: np.expand_dims(x, axis),
+    "flip": lambda x, /, *, axis=None: np.flip(x, axis=axis),
+    "moveaxis": lambda x, source, destination, /: np.moveaxis(x, source, destination),
+    "permute_dims": lambda x, /, axes: np.permute_dims(x, axes),
+    "repeat": lambda x, repeats, /, *, axis=None: np.repeat(x, repeats, axis=axis),
+    "reshape": _reshape,
+    "roll": lambda x, /, shift, *, axis=None: np.roll(x, shift, axis=axis),
+    "squeeze": _squeeze,
+    "tile": lambda x, repetitions, /: np.tile(x, repetitions),
+    "unstack": lambda x, /, *, axis=0: tuple(np.unstack(x, axis=axis)),
+    "unique_all": _unique(np.unique_all),
+    "unique_counts": _unique(np.unique_counts),
+    "unique_inverse": _unique(np.unique_inverse),
+    "unique_values": _unique(np.unique_values),
+    "sort": _sort,
+    "argsort": _argsort,
+    "nonzero": _nonzero,
+    "take": _take,
+    "matrix_transpose": lambda x, /: np.matrix_transpose(x),
+}
+
+FUNCTIONS = {name: gathered(f, name) for name, f in _GATHERED.items()}
+FUNCTIONS.update({
+    "concat": _promoting("concat", lambda arrays, /, *, axis=0: np.concat(arrays, axis=axis), lambda a: a[0]),
+    "stack": _promoting("stack", lambda arrays, /, *, axis=0: np.stack(arrays, axis=axis), lambda a: a[0]),
+    "searchsorted": _promoting("searchsorted", _searchsorted, lambda a: a[:2]),
+    "tensordot": _promoting("tensordot", lambda x1, x2, /, *, axes=2: np.tensordot(x1, x2, axes=axes),
+                            lambda a: a[:2]),
+    "vecdot": _promoting("vecdot", lambda x1, x2, /, *, axis=-1: np.vecdot(x1, x2, axis=axis), lambda a: a[:2]),
+})
+_where_gathered = _promoting("where", _where, lambda a: a[1:3])
+_matmul_gathered = _promoting("matmul", lambda x1, x2, /: np.matmul(x1, x2), lambda a: a[:2])
+
+
+def where(condition, x1, x2, /):
+    """Collective: ``x1`` where ``condition`` is true, else ``x2``.  On distributed operands of one shape
+    (or scalars) each locale computes its part; broadcast operands are gathered to every locale."""
+    arrays = [a for a in (x1, x2) if not _dtypes.is_python_scalar(a)]
+    if arrays:
+        _dtypes.result_type(*arrays)
+    ops = (condition, x1, x2)
+    shapes = {tuple(a.shape) for a in ops if is_dist(a)}
+    if len(shapes) == 1 and all(is_dist(a) or np.ndim(a) == 0 for a in ops):
+        scal = [a[()] if isinstance(a, np.ndarray) else a for a in ops]
+        return wrap(np.where(*[dist(a) for a in scal]))
+    return _where_gathered(condition, x1, x2)
+
+
+def matmul(x1, x2, /):
+    """Collective: the matrix product.  Distributed (pgas's matmul) for two distributed 1-D or 2-D
+    floating-point operands of one data type; other operands are gathered to every locale."""
+    if (is_dist(x1) and is_dist(x2) and x1.ndim == x2.ndim == 2 and x1.dtype == x2.dtype
+            and x1.dtype.kind in "fc" and x1.shape[1] == x2.shape[0] and min(x1.shape + x2.shape) > 0):
+        return wrap(np.matmul(dist(x1), dist(x2)))
+    return _matmul_gathered(x1, x2)
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """Collective: ``x`` converted to ``dtype``; a distributed ``x`` is converted where it lies."""
+    from . import device as _device
+    _device.check(device)
+    dtype = np.dtype(dtype)
+    if not copy and x.dtype == dtype:
+        return x
+    if is_dist(x):
+        return dist(x).astype(dtype)
+    return wrap(np.asarray(x).astype(dtype))
+
+
+FUNCTIONS.update({"where": where, "matmul": matmul, "astype": astype})
