@@ -100,6 +100,8 @@ class Compiled:
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.programs: dict = {}
+        #: The last call's arguments (scalars by type) and program: a repeat skips the signature.
+        self.last = None
         #: Calls that replayed, recorded, ran ``fn`` plainly; statements replayed by their
         #: compiled forms (``fast``) and run the usual way within a replay (``slow``).
         self.stats = {"replays": 0, "records": 0, "plain": 0, "fast": 0, "slow": 0}
@@ -108,12 +110,22 @@ class Compiled:
         if kwargs or engine_statement.explaining or engine.capturing or engine.tracing():
             self.stats["plain"] += 1
             return self.fn(*args, **kwargs)
-        sig = _signature(args)
-        prog = self.programs.get(sig)
+        last = self.last
+        if last is not None and len(args) == len(last[0]) and all(
+                [a is b or type(a) is b for a, b in zip(args, last[0])]):
+            prog = last[1]                      # the arrays and scalar types of the last call
+            sig = None
+        else:
+            sig = _signature(args)
+            prog = self.programs.get(sig)
         if prog is None or not prog.current():
+            if sig is None:
+                sig = _signature(args)
+            self.last = None
             prog = self._record(sig, args)
             if prog is None:
                 return None                     # recorded and run
+        self.last = (tuple([type(a) if isinstance(a, _SCALARS) else a for a in args]), prog)
         if prog.reason is not None:
             self.stats["plain"] += 1
             return self.fn(*args)
