@@ -61,7 +61,7 @@ def test_stencils_replay_bit_identical(protocol, fuse):
         _fdtd(*want, float(t))
     _same(got, want, "fdtd")
     assert step.stats["records"] == 1 and step.stats["replays"] == 5
-    if protocol == "auto":
+    if protocol == "auto" and not check.enabled:          # (strict checking: every statement the usual way)
         assert step.stats["fast"] == 5 * 4 and step.stats["slow"] == 0
     _, got = _arrays(2, 2)
     _, want = _arrays(2, 2)
@@ -211,10 +211,26 @@ def _object_global(A, t):
     A[:, :] = CONFIG.k
 
 
+def _element_write(A, t):
+    A[:, :] = 1.0
+    A[0, 0] = 2.0
+
+
+def _local_write(A, t):
+    A.local[...] = 3.0
+
+
+def _one_sided(A, t):
+    A[:, :] = 2.0
+    A.get((0, 0))
+
+
 @pytest.mark.parametrize("fn, reason", [(_branch, "uses the value of its scalar argument 't'"),
-                                        (_reduces, "communicates"), (_foralls, "pg.forall"),
+                                        (_reduces, "communicates|outside a statement"), (_foralls, "pg.forall"),
                                         (_returns, "returns a value"), (_python_arith, "uses the value"),
-                                        (_object_global, "'CONFIG' holds a _Config")])
+                                        (_object_global, "'CONFIG' holds a _Config"),
+                                        (_element_write, "an element write|communicates|outside a statement"),
+                                        (_local_write, "outside a statement"), (_one_sided, "A.get|communicates|outside a statement")])
 def test_fallbacks_named_and_run_plainly(fn, reason):
     step = pg.compile(fn)
     _, (A,) = _arrays(6, 1)
@@ -224,7 +240,7 @@ def test_fallbacks_named_and_run_plainly(fn, reason):
     assert (got is None) == (want is None)
     _same([A], [W], fn.__name__)
     text = pg.explain(step)
-    assert "runs its function plainly" in text and reason in text, text
+    assert "runs its function plainly" in text and any(r in text for r in reason.split("|")), text
     assert step.stats["plain"] == 2 and step.stats["records"] == 1 and step.stats["replays"] == 0
 
 
