@@ -275,9 +275,10 @@ def test_errors_in_replay_raised_alike(protocol):
 
 
 def test_one_fold_per_replayed_call(monkeypatch):
+    pg.barrier()
+    pg.config(check="auto", protocol="auto")
     if not check.folding:
         pytest.skip("collective checking folds only at two or more locales")
-    pg.config(protocol="auto")
     _, got = _arrays(9)
     step = pg.compile(_fdtd)
     step(*got, 0.0)
@@ -288,3 +289,34 @@ def test_one_fold_per_replayed_call(monkeypatch):
     step(*got, 2.0)
     monkeypatch.undo()
     assert folds == ["compiled step"], folds
+
+
+def _fill_one(A, t):
+    A[:, :] = 1.0
+
+
+def _fill_param(A, t):
+    A[:, :] = t
+
+
+def test_replays_that_differ_mismatch():
+    pg.barrier()                              # the library's communicator is made: folding needs it
+    pg.config(check="auto")
+    if not check.folding:
+        pytest.skip("collective checking folds only at two or more locales")
+    A = pg.zeros((N, N))
+    one, param = pg.compile(_fill_one), pg.compile(_fill_param)
+    for _ in range(2):
+        one(A, 1.0)
+        param(A, 1.0)
+    pg.barrier()
+    for job in (lambda: (one if pg.here == 0 else param)(A, 1.0),     # another step
+                lambda: param(A, 1.0 + (pg.here == 0))):                # another value
+        try:
+            job()
+            A.sum()
+            got = None
+        except pg.CollectiveMismatch as e:
+            got = str(e)
+        collective_verdict(got is not None, "a replay that differs between locales was not caught")
+        pg.barrier()
