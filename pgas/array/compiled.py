@@ -225,7 +225,7 @@ def _describe(e: BaseException) -> str:
     where = None
     while tb is not None:
         f = tb.tb_frame.f_code.co_filename
-        if not f.startswith(_PKG):
+        if not f.startswith(_PKG) and "/numpy/" not in f:
             where = f"{f}:{tb.tb_lineno}"
         tb = tb.tb_next
     text = str(e) if isinstance(e, CaptureError) else f"{type(e).__name__}: {e}"
@@ -269,7 +269,10 @@ class _Watch:
             self._value(v, f"default {name}", None, depth)
 
     def _value(self, v, name, where, depth: int = 0) -> None:
-        if isinstance(v, _EQUAL) or (isinstance(v, (tuple, list)) and all(isinstance(x, _EQUAL) for x in v)):
+        if isinstance(v, Compiled):                   # a compiled step called inside: its function
+            self._function(v.fn, depth + 1)
+            mode, fp = 0, None
+        elif isinstance(v, _EQUAL) or (isinstance(v, (tuple, list)) and all(isinstance(x, _EQUAL) for x in v)):
             mode, fp = 1, (tuple(v) if isinstance(v, list) else v)
         elif isinstance(v, np.ndarray):
             mode, fp = 2, check.fingerprint(v)

@@ -114,7 +114,9 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         this view counts as a write: statements stop reading the ghost cells that mirror
         it until the next ``update_ghosts`` (see ``docs/polyshift.md``)."""
         if engine.capturing:
-            engine.capturing[-1].refuse("array data read or written outside a statement (A.local, a reduction, a copy)")
+            engine.capturing[-1].refuse("array data read or written outside a statement (A.local, a reduction, a copy, "
+                                          "whole-array arithmetic such as A + B, which makes a new array: write "
+                                          "views, A[:] + B[:])")
         if self.store.ghost is not None:
             self.store.ghost.touch()
         return self._local

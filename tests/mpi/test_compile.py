@@ -135,7 +135,7 @@ TABLE = np.array([1.0, 2.0])
 
 
 def _uses_globals(A, B):
-    B[:, :] = COEF * A + TABLE[0]
+    B[:, :] = COEF * A[:, :] + TABLE[0]
 
 
 def test_changed_global_records_again():
@@ -152,7 +152,7 @@ def test_changed_global_records_again():
         TABLE[0] = 5.0                                 # changed in place: its fingerprint differs
         step(A, B)
         collective_verdict(np.array_equal(B.to_numpy(), 2.0 * a + 5.0), "a NumPy array changed in place")
-        assert step.stats["records"] == 3
+        assert step.stats["records"] == 3 and step.stats["replays"] == 1 and step.stats["plain"] == 0
     finally:
         COEF = 0.5
         TABLE[0] = 1.0
@@ -163,7 +163,7 @@ def test_changed_closure_and_array_records_again():
     c, target = 3.0, B
 
     def fn(X):
-        target[:, :] = c * X
+        target[:, :] = c * X[:, :]
 
     step = pg.compile(fn)
     step(A)
@@ -174,7 +174,7 @@ def test_changed_closure_and_array_records_again():
     target = C                                         # another array in the cell: recorded again
     step(A)
     collective_verdict(np.array_equal(C.to_numpy(), 4.0 * A.to_numpy()), "a changed closure array")
-    assert step.stats["records"] == 3
+    assert step.stats["records"] == 3 and step.stats["replays"] == 1 and step.stats["plain"] == 0
 
 
 # -- fallbacks ---------------------------------------------------------------------------
@@ -320,3 +320,34 @@ def test_replays_that_differ_mismatch():
             got = str(e)
         collective_verdict(got is not None, "a replay that differs between locales was not caught")
         pg.barrier()
+
+
+@pg.compile
+def _inner(X, c):
+    X[1:, :] = X[:-1, :] * c
+
+
+def _outer(X, Y, c):
+    _inner(X, c)                                       # recorded into the outer step
+    Y[:, :] = X[:, :] + COEF
+
+
+def test_nested_step_recorded_inline():
+    global COEF
+    _, (X, Y) = _arrays(10, 2)
+    _, (V, W) = _arrays(10, 2)
+    step = pg.compile(_outer)
+    plain = _outer.__globals__["_inner"].fn
+    for c in (0.5, 1.5, 1.5):
+        step(X, Y, c)
+        plain(V, c)
+        W[:, :] = V[:, :] + COEF
+    COEF = 1.25
+    try:
+        step(X, Y, 2.0)
+        plain(V, 2.0)
+        W[:, :] = V[:, :] + COEF
+    finally:
+        COEF = 0.5
+    _same([X, Y], [V, W], "a step calling a compiled step")
+    assert step.stats["records"] == 2 and step.stats["plain"] == 0 and "2 statements recorded" in pg.explain(step), pg.explain(step)
