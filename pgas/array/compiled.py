@@ -129,8 +129,8 @@ class Compiled:
         if prog.reason is not None:
             self.stats["plain"] += 1
             return self.fn(*args)
-        prog.replay(args, self.stats)
-        self.stats["replays"] += 1
+        if prog.replay(args, self.stats):
+            self.stats["replays"] += 1
         return None
 
     def _record(self, sig, args):
@@ -276,6 +276,9 @@ class _Watch:
             mode, fp = 1, (tuple(v) if isinstance(v, list) else v)
         elif isinstance(v, np.ndarray):
             mode, fp = 2, check.fingerprint(v)
+        elif type(v) is tuple and all(engine.is_array(x) or isinstance(x, _EQUAL) for x in v):
+            mode, fp = 0, None                        # immutable: the same tuple holds the same arrays
+            self.arrays.update((id(x), x) for x in v if engine.is_array(x))
         elif (v is _MISSING or engine.is_array(v) or isinstance(v, (types.ModuleType, type, types.FunctionType,
                                                                      types.BuiltinFunctionType, np.ufunc))
               or not hasattr(v, "__dict__") and not isinstance(v, (list, dict, set, tuple))):
@@ -474,11 +477,18 @@ class _Program:
         for s in self.stmts:
             self._slow(s, args, vals)
 
-    def _bind(self, args) -> None:
-        arrays = tuple(a for a in args if engine.is_array(a))
+    def _bind(self, args) -> bool:
+        """Bind the statements to ``args``' arrays; False (nothing bound) where an argument
+        is an array that the recording read from a global or closure variable: the
+        statements' arrays would alias where they did not when recorded."""
         for s in self.stmts:
-            s.bases = [args[k] if k >= 0 else self.fixed[-1 - k] for k in s.srcs]
-        self.bound = arrays
+            bases = [args[k] if k >= 0 else self.fixed[-1 - k] for k in s.srcs]
+            if len({id(b) for b in bases}) < len(bases):
+                self.bound = None
+                return False
+            s.bases = bases
+        self.bound = tuple(a for a in args if engine.is_array(a))
+        return True
 
     def _slow(self, s: _Stmt, args, vals) -> None:
         """Run statement ``s`` the usual way on the call's arrays and values, and keep its
@@ -509,14 +519,18 @@ class _Program:
             elif r is None or r.fs is None:
                 s.how = "runs the usual way: it does not run by persistent transfers (pgas.exec.persistent)"
 
-    def replay(self, args, stats) -> None:
-        """Run the recording on ``args`` (its signature's)."""
+    def replay(self, args, stats) -> bool:
+        """Run the recording on ``args`` (its signature's); where they alias an array the
+        recording reads from a global (:meth:`_bind`), run the function plainly."""
         bound = self.bound
         k = 0
         for a in args:
             if engine.is_array(a):
                 if bound is None or k >= len(bound) or bound[k] is not a:
-                    self._bind(args)
+                    if not self._bind(args):
+                        stats["plain"] += 1
+                        self.fn(*args)
+                        return False
                     break
                 k += 1
         fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
@@ -556,6 +570,7 @@ class _Program:
             else:
                 self._slow(s, args, args)
                 stats["slow"] += 1
+        return True
 
     def _fold(self, args) -> None:
         """Fold one signature for the whole call (collective checking's running hash)."""

@@ -351,3 +351,33 @@ def test_nested_step_recorded_inline():
         COEF = 0.5
     _same([X, Y], [V, W], "a step calling a compiled step")
     assert step.stats["records"] == 2 and step.stats["plain"] == 0 and "2 statements recorded" in pg.explain(step), pg.explain(step)
+
+
+_G = []
+
+
+def _writes_global(X):
+    _G[0][1:, :] = X[:-1, :] + 1.0
+
+
+def test_argument_aliasing_a_global_runs_plainly():
+    global _G
+    _, (A, G) = _arrays(11, 2)
+    _, (V, W) = _arrays(11, 2)
+    old = _G
+    _G = [G]
+    try:
+        step = pg.compile(_writes_global)
+        assert "holds a list" in (step(A) or pg.explain(step))   # a list of objects: not watched
+        _G = (G,)
+        step = pg.compile(_writes_global)
+        step(A)
+        step(A)
+        step(G)                                        # G as the argument: reads and writes alias
+        W[1:, :] = V[:-1, :] + 1.0
+        W[1:, :] = V[:-1, :] + 1.0
+        W[1:, :] = W[:-1, :] + 1.0
+        _same([A, G], [V, W], "an argument that is the global array written")
+        assert step.stats["replays"] == 1 and step.stats["plain"] == 1, step.stats
+    finally:
+        _G = old
