@@ -140,6 +140,7 @@ CORE = [
     "tests/mpi/test_sort.py",
     "tests/mpi/test_scale.py",
     "tests/mpi/test_trace.py",                 # waits named by peer, the critical path across locales
+    "tests/mpi/test_compile.py",               # compiled steps replayed on every locale alike
 ]
 
 #: The tests that the fast matrix runs at 3 locales: those where uneven blocks and locales owning
@@ -154,6 +155,7 @@ UNEVEN = [
     "tests/mpi/test_axis_reduce.py",
     "tests/mpi/test_sort.py",
     "tests/mpi/test_scale.py",
+    "tests/mpi/test_compile.py",
 ]
 
 
