@@ -15,6 +15,12 @@ summarise it with ``pgas trace DIR``); ``--only`` picks statements by name.
     pgas run -n 4 benchmarks/stencil_overhead.py --n 64 --checks off,auto   (collective checking's cost)
     python benchmarks/stencil_overhead.py --n 64 --profile
     pgas run -n 4 benchmarks/stencil_overhead.py --n 1024 --reps 20 --only jacobi --trace /tmp/tr && pgas trace /tmp/tr
+    pgas run -n 2 benchmarks/stencil_overhead.py --n 64 --compiled   (steps plain and by pg.compile)
+
+``--compiled`` times jacobi-2d's step (2 statements) and fdtd-2d's (4) called plainly and
+compiled by ``pg.compile`` (recorded once, then replayed), alternating, and reports per
+statement the median and the fastest of each, with compiled / plain of the medians;
+``--json FILE`` writes the figures.
 
 Run the same command from two checkouts (``PYTHONPATH=OTHER``) one after the
 other to compare them.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import pstats
 import time
 
@@ -32,7 +39,7 @@ import pgas as pg
 from pgas import comm
 from pgas.comm import check
 from pgas.exec import fuse, interior
-from pgas.tools.bench.polybench import _dist, fdtd_init, fdtd_steps, jacobi_init
+from pgas.tools.bench.polybench import _dist, fdtd_init, fdtd_step, fdtd_steps, jacobi_init, jacobi_step
 
 
 def statements(n: int, m: int) -> dict:
@@ -59,6 +66,38 @@ def statements(n: int, m: int) -> dict:
     def fdtd_step():
         fdtd_steps(ex, ey, hz, (0.5,), 1)
     return {"jacobi": jacobi, "fdtd fill": fdtd_fill, "fdtd ey": fdtd_ey, "fdtd ex": fdtd_ex, "fdtd hz": fdtd_hz, "fdtd step": fdtd_step}
+
+
+def compare_compiled(n: int, m: int, reps: int, out: str | None) -> None:
+    """Steps plain and compiled, alternating: per statement, median and fastest (slowest locale)."""
+    GA, GB = jacobi_init(n)
+    A, B = _dist(GA), _dist(GB)
+    ex, ey, hz = [_dist(G) for G in fdtd_init(m, n, 2)[:3]]
+    cases = {"jacobi-2d step": (jacobi_step, (A, B), 2), "fdtd-2d step": (fdtd_step, (ex, ey, hz, 0.5), 4)}
+    times = {}
+    for name, (fn, args, _) in cases.items():
+        step = pg.compile(fn)
+        for _ in range(5):
+            fn(*args)
+            step(*args)
+        for r in range(reps):
+            for how, f in (("plain", fn), ("compiled", step)) if r % 2 == 0 else (("compiled", step), ("plain", fn)):
+                times.setdefault((name, how), []).append(fastest(lambda: f(*args), 1))
+    res = {}
+    for name, (_, _, k) in cases.items():
+        p, c = [sorted(times[name, h]) for h in ("plain", "compiled")]
+        res[name] = {"statements": k, "plain_median_us": p[len(p) // 2] / k * 1e6, "plain_fastest_us": p[0] / k * 1e6,
+                     "compiled_median_us": c[len(c) // 2] / k * 1e6, "compiled_fastest_us": c[0] / k * 1e6}
+        res[name]["compiled_over_plain"] = res[name]["compiled_median_us"] / res[name]["plain_median_us"]
+    if comm.here() == 0:
+        print(f"{pg.num_locales} locales, n={n}, m={m}, {reps} alternating runs, per statement (median / fastest):")
+        for name, x in res.items():
+            print(f"  {name}: plain {x['plain_median_us']:.1f} / {x['plain_fastest_us']:.1f} us, compiled "
+                  f"{x['compiled_median_us']:.1f} / {x['compiled_fastest_us']:.1f} us, compiled / plain "
+                  f"{x['compiled_over_plain']:.3f}")
+        if out:
+            with open(out, "w") as f:
+                json.dump({"locales": pg.num_locales, "n": n, "m": m, "reps": reps, "steps": res}, f, indent=1)
 
 
 def fastest(f, reps: int) -> float:
@@ -114,8 +153,13 @@ def main() -> None:
     p.add_argument("--checks", default=None,
                    help="comma-separated collective checking modes, off and/or auto (folded), timed in turn in "
                         "the same job (switched without pg.config, which would drop the recorded statements)")
+    p.add_argument("--compiled", action="store_true", help="time the steps plain and compiled by pg.compile")
+    p.add_argument("--json", default=None, metavar="FILE", help="with --compiled: write the figures here")
     args = p.parse_args()
     pg.config(fuse=True)
+    if args.compiled:
+        compare_compiled(args.n, args.m or args.n, args.reps, args.json)
+        return
     stmts = statements(args.n, args.m or args.n)
     if args.only:
         stmts = {k: stmts[k] for k in args.only.split(",")}

@@ -158,6 +158,7 @@ UNEVEN = [
     "tests/mpi/test_sort.py",
     "tests/mpi/test_scale.py",
     "tests/mpi/test_bench_nas.py",             # NAS IS, MG and FT verify on uneven blocks
+    "tests/mpi/test_compile.py",               # replayed steps on uneven blocks (strict checking at 4 replays nothing)
 ]
 
 

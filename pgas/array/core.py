@@ -119,6 +119,10 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         with ghost cells, the interior of the padded block).  With ghost cells, taking
         this view counts as a write: statements stop reading the ghost cells that mirror
         it until the next ``update_ghosts`` (see ``docs/polyshift.md``)."""
+        if engine.capturing:
+            engine.capturing[-1].refuse("array data read or written outside a statement (A.local, a reduction, a copy, "
+                                          "whole-array arithmetic such as A + B, which makes a new array: write "
+                                          "views, A[:] + B[:])")
         if self.store.ghost is not None:
             self.store.ghost.touch()
         return self._local
@@ -240,6 +244,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         if not engine.tracing():
             loc = self.layout.locate(key)
             if loc is not None or collective.is_element(key, self.ndim):
+                if engine.capturing:
+                    engine.capturing[-1].refuse("an element read")
                 return collective.read(self, key, loc)     # errors raised on every locale alike
         return engine.getitem(self, key)
 
@@ -254,6 +260,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         if not engine.tracing():
             loc = self.layout.locate(key)
             if loc is not None or collective.is_element(key, self.ndim):
+                if engine.capturing:
+                    engine.capturing[-1].refuse("an element write")
                 return collective.write(self, key, loc, value, engine.before_write)
         engine.setitem(self, key, value)
 
@@ -262,6 +270,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         """One-sided read of one element or a basic slice (ints and slices); the
         other locales are not involved.  A slice moves one message per remote owning
         locale, a strided box wherever the owner's part is one."""
+        if engine.capturing:
+            engine.capturing[-1].refuse("A.get (one-sided)")
         loc = self.layout.locate(index) or self._locate_slow(index)
         if loc is not None:
             owner, flat = loc
@@ -275,6 +285,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         """One-sided write of one element or a basic slice (value broadcast to it); complete
         when it returns, visible to other locales after their next synchronisation
         (e.g. ``pg.barrier()``)."""
+        if engine.capturing:
+            engine.capturing[-1].refuse("A.put (one-sided)")
         loc = self.layout.locate(index) or self._locate_slow(index)
         self._one_sided("put")              # elements and slices alike
         if loc is None:
@@ -296,11 +308,15 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     def get_async(self, index) -> "slicing.Pending":
         """Start a one-sided read of one element or a basic slice; ``h.wait()`` returns it.
         Reads to several owners (and several ``get_async`` calls) are in flight together."""
+        if engine.capturing:
+            engine.capturing[-1].refuse("A.get_async (one-sided)")
         return slicing.start_get(self, index)
 
     def put_async(self, index, value) -> "slicing.Pending":
         """Start a one-sided write of one element or a basic slice; ``h.wait()`` completes it
         (then visible to other locales after their next synchronisation, as :meth:`put`)."""
+        if engine.capturing:
+            engine.capturing[-1].refuse("A.put_async (one-sided)")
         self._one_sided("put_async")
         return slicing.start_put(self, index, value)
 
@@ -325,16 +341,22 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         local); ``op`` is one of ``add, xor, or, and, min, max, replace`` as the dtype allows.
         Complete at the caller by its next synchronisation; seen by other locales after
         the next ``pg.barrier()``."""
+        if engine.capturing:
+            engine.capturing[-1].refuse("A.update_one (one-sided)")
         self._one_sided("update_one")
         irregular.update_one(self, index, value, op)
 
     def fetch_add(self, index, value):
         """One-sided atomic add; returns the previous value (one message)."""
+        if engine.capturing:
+            engine.capturing[-1].refuse("A.fetch_add (one-sided)")
         self._one_sided("fetch_add")
         return irregular.fetch_add(self, index, value)
 
     def compare_exchange(self, index, expected, value):
         """One-sided atomic compare-and-swap; returns the value found (one message)."""
+        if engine.capturing:
+            engine.capturing[-1].refuse("A.compare_exchange (one-sided)")
         self._one_sided("compare_exchange")
         return irregular.compare_exchange(self, index, expected, value)
 

@@ -35,6 +35,9 @@ _array_types: tuple = ()
 _pending: dict[int, object] = {}       # sequence number -> pending expression (program order)
 _seq = itertools.count()
 _tracers: list = []
+#: The recording of a compiled step (:mod:`pgas.array.compiled`) while its function runs dry:
+#: its assignments are recorded instead of run.
+capturing: list = []
 
 
 def register_array(cls) -> None:
@@ -54,7 +57,7 @@ def as_operand(x):
         return _view.View.whole(x)
     if isinstance(x, (_expr.Lazy, _expr.Affine)):
         return x
-    if isinstance(x, (int, float, complex, bool, np.generic)):
+    if isinstance(x, (int, float, complex, bool, np.generic, _expr.Param)):
         return x
     return np.asarray(x)
 
@@ -79,6 +82,8 @@ def setitem(src, key, value) -> None:
 
 def assign(target, value, casting: str = "unsafe") -> None:
     """Run ``target = value`` (``target`` a View, or a Ref inside forall)."""
+    if capturing and not _tracers:
+        return capturing[-1].assign(target, value, casting)
     if not isinstance(value, (np.ndarray, _expr.Lazy, _expr.Affine)) and not is_array(value):
         value = _python_value(target, value)           # Python and NumPy scalars, lists
     if isinstance(target, _expr.Ref):
@@ -135,6 +140,9 @@ def ufunc(uf, method, inputs, out, kwargs):
         return out[0] if isinstance(out, tuple) else out
     if not isinstance(target, _view.View):
         raise TypeError(f"{uf.__name__}: out= must be a distributed array or view, got {type(target).__name__}")
+    if capturing:
+        capturing[-1].assign(target, value, "same_kind")
+        return out[0] if isinstance(out, tuple) else out
     try:
         statements.assign(target, value, "same_kind")
     finally:

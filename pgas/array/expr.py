@@ -26,6 +26,48 @@ class TraceError(TypeError):
     """A ``forall`` body did something that cannot be traced symbolically."""
 
 
+class CaptureError(TypeError):
+    """A compiled step's function did something a recording cannot hold (``pg.compile``):
+    used a parameter's value in Python, communicated, or ran an unrecordable statement."""
+
+
+class Param:
+    """A scalar argument of a compiled step while its function is recorded
+    (:mod:`pgas.array.compiled`): it may appear in array expressions and fills, where each
+    replay substitutes the call's value; any Python use of its value raises
+    :class:`CaptureError` (the step then runs its function plainly)."""
+
+    __slots__ = ("index", "name", "value")
+
+    def __init__(self, index: int, name: str, value) -> None:
+        self.index, self.name, self.value = index, name, value
+
+    def _use(self, *_):
+        raise CaptureError(f"the step uses the value of its scalar argument {self.name!r} in Python (a "
+                           "condition, an index, a conversion, printing or arithmetic outside an array "
+                           "expression): a recording cannot hold that")
+
+    __bool__ = __index__ = __int__ = __float__ = __complex__ = __hash__ = __str__ = __format__ = _use
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __neg__ = __pos__ = __abs__ = __round__ = _use
+
+    def __repr__(self) -> str:
+        return f"<parameter {self.name}>"
+
+
+def _param_op(name):
+    def op(self, other):
+        if isinstance(other, Lazy) or engine.is_array(other):
+            return NotImplemented               # the array operand builds the expression
+        return self._use()
+    op.__name__ = name
+    return op
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift"):
+    setattr(Param, f"__{_name}__", _param_op(f"__{_name}__"))
+    setattr(Param, f"__r{_name}__", _param_op(f"__r{_name}__"))
+
+
 class Lazy(NDArrayOperatorsMixin):
     """Base of views, refs and expressions: NumPy operators build expression trees."""
 
@@ -227,7 +269,7 @@ def _broadcast_shape(args):
     shapes, traced, viewed = [], False, False
     for a in args:
         t = type(a)
-        if t is float or t is int:
+        if t is float or t is int or t is Param:
             continue                            # shape (): broadcasts to anything, with either kind
         if t is _VIEW[0] or (t is Expr and a._shape is not None):
             viewed = True

@@ -236,6 +236,8 @@ def forall(domain, body) -> None:
     """
     if trace.on and not trace.depth:
         return trace.statement("forall", forall, domain, body)
+    if engine.capturing:
+        engine.capturing[-1].refuse("pg.forall")
     if engine.tracing():
         raise TraceError("pg.forall inside a pg.forall body cannot be traced: write ONE forall over all the "
                          "loop variables, with inner ranges that depend on outer ones if needed: "

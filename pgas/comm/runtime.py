@@ -181,6 +181,32 @@ def comm():
     return _comm
 
 
+class _Silent:
+    """Stands for the library's communicators while :func:`silent` holds: any use raises."""
+
+    def __init__(self, error) -> None:
+        self._error = error
+
+    def __getattr__(self, name):
+        raise self._error(name)
+
+
+def silent(error):
+    """Until the returned callable is called, every use of the library's communicators
+    (:func:`comm` and the notices' ones) raises ``error(name of the MPI call)``: a caller
+    that must run no collective operation (a dry run that only records statements) learns
+    of one before anything is sent.  Collective the first time (it makes the communicators)."""
+    global _comm, _ncomm, _scomm, _acomm
+    comm()
+    saved = (_comm, _ncomm, _scomm, _acomm)
+    _comm = _ncomm = _scomm = _acomm = _Silent(error)
+
+    def restore() -> None:
+        global _comm, _ncomm, _scomm, _acomm
+        _comm, _ncomm, _scomm, _acomm = saved
+    return restore
+
+
 #: Environment variables every locale must read alike, each with how its value reads
 #: (``{name: reader}``, the reader taking the stripped, lower-cased value, "" when unset),
 #: registered by the layer that reads them (:func:`agree_on_environment`): locales that

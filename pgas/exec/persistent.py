@@ -216,11 +216,14 @@ class Replay:
     __slots__ = ("refs", "stmt", "prog", "names", "fs", "version", "model", "tag")
 
 
-def rerun(r: Replay, bases, compute, write, fill=None) -> None:
-    """Run recorded statement ``r`` on ``bases`` (its arrays, checked by :func:`replayable`;
-    ``compute``, ``write``: as for :meth:`PersistentStatement.run`); ``fill``: the scalar of a
-    fill recorded by dtype (its program is that constant)."""
-    prog = r.prog if fill is None else ("const", fill)
+def rerun(r: Replay, bases, compute, write, fill=None, prog=None) -> None:
+    """Run recorded statement ``r`` on ``bases`` (its arrays, checked by :func:`replayable`,
+    or arrays of the same layouts, dtypes and aliasing; ``compute``, ``write``: as for
+    :meth:`PersistentStatement.run`); ``fill``: the scalar of a fill recorded by dtype (its
+    program is that constant); ``prog``: the program with other constants of the same types
+    (a compiled step's parameters), else the recorded one."""
+    if prog is None:
+        prog = r.prog if fill is None else ("const", fill)
     try:
         r.fs.run(Lowered(r.stmt, bases, prog, r.names), compute, write)
     finally:                        # (an error raised on this locale alone: see pgas.exec.run.run)
@@ -246,6 +249,14 @@ def replayable(key, bases):
                            or calibrate.current() is not r.model):
         return None
     return r
+
+
+def valid(r: Replay) -> bool:
+    """True if recorded statement ``r`` may run by :func:`rerun` now (its arrays aside: the
+    same settings, model and switches, its compiled form kept)."""
+    fs = r.fs
+    return (fs is not None and r.version == settings.version[0] and fs.built and not fs.transient and ENABLED
+            and interior.MODE == "off" and calibrate.current() is r.model)
 
 
 def record(key, low, replay: bool = True) -> None:

@@ -30,10 +30,11 @@ from .writeback import accumulable, write_results
 explaining: list = []
 
 
-def replay(again, arrays, value) -> None:
+def replay(again, arrays, value, prog=None) -> None:
     """Run statement ``again`` (:func:`pgas.exec.persistent.replayable`'s answer) again on
-    ``arrays`` as it ran before (``value``: a fill's scalar, else None)."""
-    persistent.rerun(again, arrays, compute_tasks, write_results, value)
+    ``arrays`` as it ran before (``value``: a fill's scalar, else None; ``prog``: its
+    program with other constants, :func:`pgas.exec.persistent.rerun`)."""
+    persistent.rerun(again, arrays, compute_tasks, write_results, value, prog)
 
 
 def run_new(low, key=None) -> None:
@@ -294,6 +295,9 @@ def explain(fn, locales: int | None = None, locale: int = 0, plot: str | None = 
 
     >>> print(pg.explain(lambda: A.__setitem__(slice(1, None), A[:-1]), locales=1024))  # doctest: +SKIP
     """
+    described = getattr(fn, "describe", None)
+    if callable(described) and getattr(fn, "is_compiled_step", False):
+        return described()                     # a compiled step: its recorded program
     explaining.append((locales, [], int(locale), []))
     try:
         fn()

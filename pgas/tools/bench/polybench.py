@@ -48,11 +48,17 @@ def jacobi_init(n: int):
     return (i * (j + 2) + 2) / n, (i * (j + 3) + 3) / n
 
 
-def jacobi_steps(A, B, steps: int) -> None:
-    """PolyBench's jacobi-2d on DistArrays or NumPy arrays alike."""
+def jacobi_step(A, B) -> None:
+    """One time step of PolyBench's jacobi-2d on DistArrays or NumPy arrays alike."""
+    B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+    A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+
+
+def jacobi_steps(A, B, steps: int, step=jacobi_step) -> None:
+    """PolyBench's jacobi-2d on DistArrays or NumPy arrays alike (``step``: :func:`jacobi_step`
+    or its compiled form, ``pg.compile(jacobi_step)``)."""
     for _ in range(steps):
-        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
-        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+        step(A, B)
 
 
 def fdtd_init(nx: int, ny: int, tmax: int):
@@ -60,13 +66,23 @@ def fdtd_init(nx: int, ny: int, tmax: int):
     return (i * (j + 1)) / nx, (i * (j + 2)) / ny, (i * (j + 3)) / nx, np.arange(tmax, dtype=np.float64)
 
 
-def fdtd_steps(ex, ey, hz, fict, steps: int) -> None:
-    """PolyBench's fdtd-2d on DistArrays or NumPy arrays alike."""
+def fdtd_step(ex, ey, hz, f) -> None:
+    """One time step of PolyBench's fdtd-2d (``f``: ``fict[t]``)."""
+    ey[0, :] = f
+    ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
+    ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
+    hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+
+
+def fdtd_steps(ex, ey, hz, fict, steps: int, step=fdtd_step) -> None:
+    """PolyBench's fdtd-2d on DistArrays or NumPy arrays alike (``step``: :func:`fdtd_step` or
+    its compiled form)."""
     for t in range(steps):
-        ey[0, :] = fict[t]
-        ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
-        ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
-        hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+        step(ex, ey, hz, fict[t])
+
+
+#: The steps of the stencils compiled by ``pg.compile`` (``--compiled``).
+STEPS = {"jacobi-2d": jacobi_step, "fdtd-2d": fdtd_step}
 
 
 def mvt_init(n: int):
@@ -92,34 +108,37 @@ def _timer(between=None):
     return timed
 
 
-def run_kernel(name: str, steps: int, verify: bool, sizes: dict = LARGE, trials: int = 1, between=None) -> dict:
+def run_kernel(name: str, steps: int, verify: bool, sizes: dict = LARGE, trials: int = 1, between=None,
+               compiled: bool = False) -> dict:
     """Collective: warm-up, ``trials`` timed runs (each from PolyBench's initial values)
     and verification of the last one, for one kernel (``sizes``: its problem size and
     PolyBench steps, LARGE's by default).  ``seconds`` is the median of the trials
     (slowest locale each), ``trial_seconds`` all of them; ``sums`` are the sums of the
     result arrays of the last trial (A, B; ex, ey, hz; x1, x2), to check other
     implementations' results by.  ``between``: called
-    (collectively) after each trial, untimed: the reference's run beside it."""
+    (collectively) after each trial, untimed: the reference's run beside it.  ``compiled``:
+    the stencils' steps compiled by ``pg.compile`` (recorded in the warm-up, then replayed)."""
     times = []
+    step = pg.compile(STEPS[name]) if compiled and name in STEPS else STEPS.get(name)
     _timed = _timer(between)
     if name == "jacobi-2d":
         n = sizes[name][0]
         GA, GB = jacobi_init(n)
         A, B = _dist(GA), _dist(GB)
-        jacobi_steps(A, B, WARM)                               # warm-up: compiles the statements' kernels
+        jacobi_steps(A, B, WARM, step)                         # warm-up: compiles the statements' kernels
         for _ in range(trials):
             A, B = _dist(GA), _dist(GB)
-            times.append(_timed(lambda: jacobi_steps(A, B, steps)))
+            times.append(_timed(lambda: jacobi_steps(A, B, steps, step)))
         got = [A.to_numpy(0), B.to_numpy(0)]
         want = lambda: (jacobi_steps(GA, GB, steps), [GA, GB])[1]     # noqa: E731
     elif name == "fdtd-2d":
         (nx, ny), tmax = sizes[name]
         init = fdtd_init(nx, ny, tmax)
         arrays = [_dist(G) for G in init[:3]]
-        fdtd_steps(*arrays, init[3], WARM)
+        fdtd_steps(*arrays, init[3], WARM, step)
         for _ in range(trials):
             arrays = [_dist(G) for G in init[:3]]
-            times.append(_timed(lambda: fdtd_steps(*arrays, init[3], steps)))
+            times.append(_timed(lambda: fdtd_steps(*arrays, init[3], steps, step)))
         got = [a.to_numpy(0) for a in arrays]
         want = lambda: (fdtd_steps(*init, steps), list(init[:3]))[1]    # noqa: E731
     else:
@@ -145,7 +164,7 @@ def run_kernel(name: str, steps: int, verify: bool, sizes: dict = LARGE, trials:
                  for g, w in zip(got, want()))
     ok = comm.bcast(ok, 0)
     sums = comm.bcast([float(g.sum()) for g in got] if comm.here() == 0 else None, 0)
-    return {"kernel": name, "steps": steps if name != "mvt" else 1, "seconds": float(np.median(times)),
+    return {"kernel": name, "compiled": compiled and name in STEPS, "steps": steps if name != "mvt" else 1, "seconds": float(np.median(times)),
             "trial_seconds": times, "verification": ("exact" if exact else "rtol 1e-12") if verify else "skipped",
             "verified": bool(ok), "sums": sums}
 
@@ -174,6 +193,27 @@ def pair_ratios(r: dict, refs: list, full: int) -> None:
         r["ratio_to_c"] = float(np.median(pairs))
 
 
+def compare_compiled(name: str, steps: int, verify: bool, trials: int, between=None) -> tuple[dict, dict]:
+    """Collective: ``trials`` runs of stencil ``name`` plain and compiled, alternating (the
+    first of each pair alternating too), as :func:`run_kernel` results; the compiled one with
+    ``ratio_to_plain``, the median of each pair's compiled / plain ratio, and ``trial_ratios_to_plain``."""
+    plain, comp = [], []
+    for k in range(trials):
+        order = (False, True) if k % 2 == 0 else (True, False)
+        for c in order:
+            (comp if c else plain).append(run_kernel(name, steps, verify and k == trials - 1, trials=1,
+                                                     between=between, compiled=c))
+    def merged(runs):
+        times = [r["trial_seconds"][0] for r in runs]
+        return dict(runs[-1], seconds=float(np.median(times)), trial_seconds=times,
+                    verified=all(r["verified"] for r in runs))
+    r, rc = merged(plain), merged(comp)
+    pairs = [c / p for c, p in zip(rc["trial_seconds"], r["trial_seconds"])]
+    rc["trial_ratios_to_plain"] = pairs
+    rc["ratio_to_plain"] = float(np.median(pairs))
+    return r, rc
+
+
 def make_parser():
     """The benchmark's argument parser (no MPI needed)."""
     p = parser("polybench", __doc__.split("\n\n")[0], warmup=False)
@@ -182,6 +222,9 @@ def make_parser():
     p.add_argument("--steps", type=int, default=None,
                    help="time steps of the stencils (default PolyBench LARGE's 500)")
     p.add_argument("--no-verify", action="store_true", help="skip the NumPy comparison")
+    p.add_argument("--compiled", action="store_true",
+                   help="also run the stencils with their steps compiled by pg.compile, trials alternating with "
+                        "the plain ones; compiled / plain: the median of each pair's ratio")
     p.add_argument("--reference", default=None, metavar="DIR",
                    help="folder of PolyBench's serial binaries pb_KERNEL, run in the same job")
     p.set_defaults(trials=3)
@@ -197,19 +240,26 @@ def main(argv: list[str]) -> int:
         progress(f"{name}: {steps if name != 'mvt' else 1} steps")
         refs: list = []
         between = (lambda: refs.append(run_reference(args.reference, name))) if args.reference else None
-        r = run_kernel(name, steps, not args.no_verify, trials=args.trials, between=between)
+        if args.compiled and name in STEPS:
+            r, rc = compare_compiled(name, steps, not args.no_verify, args.trials, between)
+        else:
+            r, rc = run_kernel(name, steps, not args.no_verify, trials=args.trials, between=between), None
         if refs:
-            pair_ratios(r, refs, LARGE[name][1])
-        results.append(r)
-        rows.append([name, r["steps"], r["seconds"], r.get("reference", {}).get("seconds") or float("nan"),
-                     r.get("ratio_to_c", float("nan")), "yes" if r["verified"] else "NO"])
+            pair_ratios(r, refs[::2] if rc else refs, LARGE[name][1])
+            if rc:
+                pair_ratios(rc, refs[1::2], LARGE[name][1])
+        for x in (r, rc) if rc else (r,):
+            results.append(x)
+            rows.append([name + (" compiled" if x["compiled"] else ""), x["steps"], x["seconds"],
+                         x.get("reference", {}).get("seconds") or float("nan"), x.get("ratio_to_c", float("nan")),
+                         x.get("ratio_to_plain", float("nan")), "yes" if x["verified"] else "NO"])
     ok = all(r["verified"] for r in results)
     path = write_result("polybench", {"kernels": results, "locales": pg.num_locales, "verified": ok}, args.out)
     if comm.here() == 0:
         print(f"PolyBench LARGE on {pg.num_locales} locales (pgas: median of {args.trials} trials; C serial at "
               "full LARGE, one run after each trial, median; pgas / C: median of each trial's time per step "
               "over the C run after it)")
-    print_table(["kernel", "steps", "pgas s", "C s (LARGE)", "pgas / C", "verified"], rows)
+    print_table(["kernel", "steps", "pgas s", "C s (LARGE)", "pgas / C", "compiled / plain", "verified"], rows)
     if comm.here() == 0:
         print(f"results written to {path}")
     return 0 if ok else 1

@@ -1,0 +1,620 @@
+"""Compiled steps: ``step = pg.compile(fn)`` records a time step's statements once and replays them.
+
+The first call with a given *signature* (the layouts, dtypes, shapes and aliasing of
+its DistArray arguments, the types of its scalar arguments) runs ``fn`` *dry*: each
+scalar argument is a :class:`pgas.array.expr.Param`, and each assignment ``fn`` makes
+(``A[...] = expr``, ``A[...] += expr``, ``np.add(A, B, out=C)``) is recorded instead of
+run (its target view, its value tree, where each array comes from: an argument or a
+global or closure variable, and where each parameter appears).  Nothing runs while
+``fn`` runs dry: the library's communicators are silenced
+(:func:`pgas.comm.runtime.silent`), so any collective call (creating an array, a
+reduction, an element read, printing an array, a one-sided call) raises before
+anything is sent, and any Python use of a parameter's value raises
+:class:`pgas.array.expr.CaptureError`.  Either way (or on any other error) the
+recording is abandoned with its reason, and ``fn`` runs plainly with the call's
+arguments, now and on later calls of that signature (``pg.explain(step)`` names the
+reason).
+
+A complete recording then runs its statements one by one, as ``fn`` would, and keeps
+each statement's recorded compiled form (:class:`pgas.exec.persistent.Replay`: its
+lowered statement, program and persistent transfers).  Later calls replay: per
+statement, the compiled form runs on the call's arrays (same layouts: the plans hold)
+with the call's parameter values substituted into its program's constants (constants
+are kernel arguments, :mod:`pgas.exec.fusecode`, so a new value compiles nothing; a
+program is rebuilt only when a value changes), with no lowering, planning or checking.
+A statement whose compiled form cannot run now (none was made, the settings or the
+calibrated model changed, it was freed) runs the usual way, rebuilt from its recording
+on the call's arrays and values, and its new compiled form is kept.  Under full
+collective checking, ``np.errstate(all="raise")``, NumPy-only kernels, ``pg.explain`` or
+tracing every statement runs the usual way.
+
+Never a stale value: the globals ``fn`` reads (its code's names resolved in its
+globals, nested code included), its closure cells, its defaults, and those of plain
+functions it references (recursively) are remembered when recorded and compared on
+every call: by identity for objects, by equality for scalars, strings and tuples or
+lists of them, by :func:`pgas.comm.check.fingerprint` for NumPy arrays.  Any change
+records again.  A global holding an object whose attributes may change (anything with
+a ``__dict__`` other than modules, classes and functions) or a container of objects
+cannot be watched: the step then runs plainly, with that reason.  Attributes read from
+modules (``np.float64``) are taken as constant.
+
+Collective checking (on by default at two or more locales) folds one signature per
+replayed call (the program and its arrays and parameter values), not one per statement.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as np
+
+from .. import comm
+from ..comm import check
+from ..exec import fperr, persistent
+from ..exec import statement as engine_statement
+from . import engine, statements
+from .expr import Affine, CaptureError, Expr, Lazy, Param, Ref
+from .lowering import structure
+from .view import View
+
+_SCALARS = (bool, int, float, complex, np.generic)
+_EQUAL = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype)
+_MISSING = object()
+_MASK = (1 << 62) - 1
+
+
+def compile(fn):
+    """A compiled step of ``fn`` (also a decorator): ``step(A, B, t)`` records ``fn``'s
+    statements on its first call with a given signature and replays them on later ones.
+
+    The arguments are DistArrays (the signature holds their layouts, dtypes, shapes and
+    which are the same array) and scalars (Python or NumPy numbers; the signature holds
+    their types, and each call's value is used where the argument appears: in fills such
+    as ``ey[0, :] = t`` and as constants in element-wise expressions such as
+    ``A[1:-1] = c * B[1:-1]``).  ``fn`` must return None and may not use a scalar
+    argument's value in Python (``if t > 0``, ``range(t)``, ``2 * t``: compute such values
+    outside and pass them as arguments), communicate (create arrays, reduce, read
+    elements, print arrays) or call ``pg.forall``: any of these makes the step run ``fn``
+    plainly, with the reason shown by ``pg.explain(step)``.  A changed global or closure
+    value records again.  See ``docs/compiled.md``.
+
+    >>> @pg.compile                                              # doctest: +SKIP
+    ... def step(A, B, c):
+    ...     B[1:-1] = c * (A[:-2] + A[2:])
+    ...     A[1:-1] = B[1:-1]
+    >>> for t in range(100):                                     # doctest: +SKIP
+    ...     step(A, B, 0.5)
+    """
+    if not callable(fn):
+        raise TypeError(f"pg.compile takes a function, got {type(fn).__name__}")
+    return Compiled(fn)
+
+
+class Compiled:
+    """A function compiled by :func:`compile`: its recordings by signature."""
+
+    is_compiled_step = True
+
+    def __init__(self, fn) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.programs: dict = {}
+        #: The last call's arguments (scalars by type) and program: a repeat skips the signature.
+        self.last = None
+        #: Calls that replayed, recorded, ran ``fn`` plainly; statements replayed by their
+        #: compiled forms (``fast``) and run the usual way within a replay (``slow``).
+        self.stats = {"replays": 0, "records": 0, "plain": 0, "fast": 0, "slow": 0}
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or engine_statement.explaining or engine.capturing or engine.tracing():
+            self.stats["plain"] += 1
+            return self.fn(*args, **kwargs)
+        last = self.last
+        if last is not None and len(args) == len(last[0]) and all(
+                [a is b or type(a) is b for a, b in zip(args, last[0])]):
+            prog = last[1]                      # the arrays and scalar types of the last call
+            sig = None
+        else:
+            sig = _signature(args)
+            prog = self.programs.get(sig)
+        if prog is None or not prog.current():
+            if sig is None:
+                sig = _signature(args)
+            self.last = None
+            prog = self._record(sig, args)
+            if prog is None:
+                return None                     # recorded and run
+        self.last = (tuple([type(a) if isinstance(a, _SCALARS) else a for a in args]), prog)
+        if prog.reason is not None:
+            self.stats["plain"] += 1
+            return self.fn(*args)
+        if prog.replay(args, self.stats):
+            self.stats["replays"] += 1
+        return None
+
+    def _record(self, sig, args):
+        """Record ``fn`` for ``sig`` and run it (None), or, if it cannot be recorded, keep
+        the reason and return that program (the caller runs ``fn``)."""
+        self.stats["records"] += 1
+        if sig is None:
+            prog = self.programs[sig] = _Program(self.fn, args, [], _Watch(self.fn), _why_unsupported(args))
+            return prog
+        watch = _Watch(self.fn)
+        rec = _Recorder(args, watch)
+        params = [Param(k, _arg_name(self.fn, k), a) if isinstance(a, _SCALARS) else a for k, a in enumerate(args)]
+        reason = watch.reason
+        if reason is None:
+            first = next(engine._seq)
+            engine.capturing.append(rec)
+            restore = comm.runtime.silent(_silenced)
+            try:
+                if self.fn(*params) is not None:
+                    reason = "the function returns a value (a compiled step returns None)"
+            except Exception as e:     # noqa: BLE001 (any error: the plain run raises it again)
+                reason = _describe(e)
+            finally:
+                restore()
+                engine.capturing.pop()
+                for k in [k for k in engine._pending if k > first]:
+                    del engine._pending[k]   # the dry run's expressions: none of them ran
+        prog = _Program(self.fn, args, rec.stmts, watch, reason)
+        if len(self.programs) >= 16:
+            del self.programs[next(iter(self.programs))]
+        self.programs[sig] = prog
+        if reason is not None:
+            return prog
+        prog.first_run(args)
+        return None
+
+    def describe(self) -> str:
+        """The recorded programs as text: each signature's statements and how each last ran,
+        or why the step runs its function plainly."""
+        name = getattr(self.fn, "__qualname__", repr(self.fn))
+        if not self.programs:
+            return f"compiled step {name}: not called yet (nothing recorded)"
+        return "\n\n".join(f"compiled step {name}, {p.describe()}" for p in self.programs.values())
+
+    explain = describe
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else types.MethodType(self, obj)
+
+
+# -- signature and arguments ------------------------------------------------------------
+def _signature(args):
+    """What decides whether a recording holds for ``args``: per argument, a DistArray's
+    layout, dtype, shape and the first argument that is the same array, or a scalar's type;
+    None where an argument is neither."""
+    sig = []
+    for k, a in enumerate(args):
+        if engine.is_array(a):
+            same = next(j for j, b in enumerate(args) if b is a)
+            sig.append((a.layout, a.dtype, a.shape, same))
+        elif isinstance(a, _SCALARS):
+            sig.append(type(a))
+        else:
+            return None
+    return tuple(sig)
+
+
+def _why_unsupported(args) -> str:
+    for k, a in enumerate(args):
+        if not engine.is_array(a) and not isinstance(a, _SCALARS):
+            return (f"argument {k} is a {type(a).__name__}: a compiled step takes DistArrays and scalars "
+                    "(views and other objects: pass the whole array, or read them from a global)")
+    return "keyword arguments"
+
+
+def _arg_name(fn, k: int) -> str:
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    off = 1 if isinstance(fn, types.MethodType) else 0
+    if code is not None and k + off < code.co_argcount:
+        return code.co_varnames[k + off]
+    return f"argument {k}"
+
+
+def _silenced(name: str) -> CaptureError:
+    return CaptureError(f"the step communicates ({name}): creating an array, a reduction, an element read or "
+                        "write, printing an array or a one-sided call cannot be recorded")
+
+
+def _describe(e: BaseException) -> str:
+    """The reason an error gives for abandoning a recording, with the user's line."""
+    tb = e.__traceback__
+    where = None
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        if not f.startswith(_PKG) and "/numpy/" not in f:
+            where = f"{f}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    text = str(e) if isinstance(e, CaptureError) else f"{type(e).__name__}: {e}"
+    return text + (f" (at {where})" if where else "")
+
+
+_PKG = __file__.rsplit("/array/", 1)[0] + "/"
+
+
+# -- globals and closures ---------------------------------------------------------------
+class _Watch:
+    """The globals, closure cells and defaults a function reads, with their values when
+    recorded: :meth:`same` tells whether any changed."""
+
+    def __init__(self, fn) -> None:
+        self.items: list = []           # (namespace dict or cell, name or None, mode, value, fingerprint)
+        self.reason = None
+        self.arrays: dict = {}          # id -> DistArray read from a watched variable
+        self._seen: set = set()
+        self._function(fn, 0)
+
+    def _function(self, fn, depth: int) -> None:
+        if isinstance(fn, types.MethodType):
+            self._value(fn.__self__, "self", None)
+            fn = fn.__func__
+        if not isinstance(fn, types.FunctionType) or id(fn) in self._seen or depth > 4:
+            return
+        self._seen.add(id(fn))
+        g = fn.__globals__
+        for name in sorted(_names(fn.__code__)):
+            self._value(g.get(name, _MISSING), name, g, depth)
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                v = _MISSING
+            self._value(v, name, cell, depth)
+        for k, v in enumerate(fn.__defaults__ or ()):
+            self._value(v, f"default {k}", None, depth)
+        for name, v in (fn.__kwdefaults__ or {}).items():
+            self._value(v, f"default {name}", None, depth)
+
+    def _value(self, v, name, where, depth: int = 0) -> None:
+        if isinstance(v, Compiled):                   # a compiled step called inside: its function
+            self._function(v.fn, depth + 1)
+            mode, fp = 0, None
+        elif isinstance(v, _EQUAL) or (isinstance(v, (tuple, list)) and all(isinstance(x, _EQUAL) for x in v)):
+            mode, fp = 1, (tuple(v) if isinstance(v, list) else v)
+        elif isinstance(v, np.ndarray):
+            mode, fp = 2, check.fingerprint(v)
+        elif type(v) is tuple and all(engine.is_array(x) or isinstance(x, _EQUAL) for x in v):
+            mode, fp = 0, None                        # immutable: the same tuple holds the same arrays
+            self.arrays.update((id(x), x) for x in v if engine.is_array(x))
+        elif (v is _MISSING or engine.is_array(v) or isinstance(v, (types.ModuleType, type, types.FunctionType,
+                                                                     types.BuiltinFunctionType, np.ufunc))
+              or not hasattr(v, "__dict__") and not isinstance(v, (list, dict, set, tuple))):
+            mode, fp = 0, None
+            if engine.is_array(v):
+                self.arrays[id(v)] = v
+            elif isinstance(v, (types.FunctionType, types.MethodType)):
+                self._function(v, depth + 1)
+        else:
+            mode, fp = 0, None
+            if self.reason is None:
+                self.reason = (f"{name!r} holds a {type(v).__name__}, whose contents may change unseen: pass "
+                               "what the step uses as arguments, or keep it in scalars, tuples or NumPy arrays")
+        if where is not None:
+            self.items.append((where, name, mode, v, fp))
+
+    def same(self) -> bool:
+        for where, name, mode, v, fp in self.items:
+            if type(where) is dict:
+                cur = where.get(name, _MISSING)
+            else:
+                try:
+                    cur = where.cell_contents
+                except ValueError:
+                    cur = _MISSING
+            if cur is v and mode != 2 and not (mode == 1 and type(fp) is tuple and type(v) is list):
+                continue
+            if mode == 1:
+                got = tuple(cur) if type(cur) is list else cur
+                if type(cur) is not type(v) or not (got is fp or _equal(got, fp)):
+                    return False
+            elif mode == 2:
+                if cur is not v or check.fingerprint(cur) != fp:
+                    return False
+            else:
+                return False
+        return True
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:     # noqa: BLE001 (an element comparison that fails: treat as changed)
+        return False
+
+
+def _names(code) -> set:
+    """The global names ``code`` and the code nested in it (lambdas, comprehensions) may read."""
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names(c)
+    return out
+
+
+# -- recording ------------------------------------------------------------------------
+class _Stmt:
+    """One recorded statement: its target view and value tree (with parameters), where its
+    arrays come from, and its compiled form once run."""
+
+    __slots__ = ("target", "value", "casting", "fill", "params", "srcs", "r", "bases", "prog", "vals", "buf",
+                 "how")
+
+    def __init__(self, target, value, casting, fill, params, srcs) -> None:
+        self.target, self.value, self.casting, self.fill = target, value, casting, fill
+        self.params = params            # [(path in the value tree, argument index)]
+        self.srcs = srcs                # per slot (structure's order): argument index, or -1 - fixed index
+        self.r = self.bases = self.prog = self.vals = None
+        self.buf = np.empty((), target.dtype) if fill else None
+        self.how = "not run yet"
+
+
+class _Recorder:
+    """Records the assignments of a dry run (:data:`pgas.array.engine.capturing`)."""
+
+    def __init__(self, args, watch) -> None:
+        self.args, self.watch = args, watch
+        self.stmts: list[_Stmt] = []
+
+    def refuse(self, what: str) -> None:
+        raise CaptureError(f"{what} inside the step cannot be recorded")
+
+    def assign(self, target, value, casting) -> None:
+        if engine_statement.explaining:
+            self.refuse("pg.explain")
+        if not isinstance(target, View):
+            self.refuse("an assignment through forall subscripts")
+        fill = type(value) is Param
+        if not fill:
+            if not isinstance(value, (np.ndarray, Lazy, Affine)) and not engine.is_array(value):
+                value = engine._python_value(target, value)
+                fill = isinstance(value, np.generic)
+            value = engine.as_operand(value)
+            engine.used(value)
+        params = []
+        _walk(value, (), params)
+        srcs = [self._source(target.base)]
+        seen = [target.base]
+        for b in _bases(value):
+            if not any(b is s for s in seen):
+                seen.append(b)
+                srcs.append(self._source(b))
+        self.stmts.append(_Stmt(target, value, casting, fill, params, srcs))
+
+    def _source(self, base) -> int:
+        for k, a in enumerate(self.args):
+            if a is base:
+                return k
+        if id(base) in self.watch.arrays:
+            return -1
+        raise CaptureError(f"{base.label} is neither an argument of the step nor a global or closure variable "
+                           "it reads: pass it as an argument")
+
+
+def _walk(node, path, params) -> None:
+    """Collect ``(path, argument index)`` of the parameters in value tree ``node``."""
+    if type(node) is Param:
+        params.append((path, node.index))
+    elif isinstance(node, Expr):
+        if node._value is not None:
+            raise CaptureError("an evaluated expression inside the step cannot be recorded")
+        if any(type(v) is Param for v in node.kwargs.values()):
+            raise CaptureError("a parameter as a keyword argument cannot be recorded")
+        for k, a in enumerate(node.args):
+            _walk(a, (*path, k), params)
+    elif isinstance(node, Ref):
+        raise CaptureError("forall subscripts inside the step cannot be recorded")
+
+
+def _bases(node) -> list:
+    """The arrays of value tree ``node`` in first-read order (as the structure numbers them)."""
+    out: list = []
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, View):
+            out.append(x.base)
+        elif isinstance(x, Expr):
+            stack.extend(reversed(x.args))
+    return out
+
+
+def _rebuild(node, swap: dict, vals):
+    """Value tree ``node`` with each array ``a`` replaced by ``swap[id(a)]`` and each parameter
+    by its value in ``vals``."""
+    if type(node) is Param:
+        return vals[node.index]
+    if isinstance(node, View):
+        return View(swap.get(id(node.base), node.base), node.shape, node.M, node.c)
+    if isinstance(node, Expr):
+        return Expr(node.func, [_rebuild(a, swap, vals) for a in node.args], node.kwargs)
+    return node
+
+
+def _substitute(prog, path, value):
+    """Program ``prog`` with the constant at value-tree ``path`` replaced by ``value``."""
+    if not path:
+        return ("const", value)
+    k = path[0]
+    args = list(prog[2])
+    args[k] = _substitute(args[k], path[1:], value)
+    return (prog[0], prog[1], tuple(args), *prog[3:])
+
+
+# -- programs ----------------------------------------------------------------------------
+class _Program:
+    """One signature's recording: its statements, or why it runs ``fn`` plainly."""
+
+    def __init__(self, fn, args, stmts, watch, reason) -> None:
+        self.fn, self.stmts, self.watch, self.reason = fn, stmts, watch, reason
+        self.fixed: list = []
+        self.bound: tuple | None = None                 # the arrays of the last binding
+        self.shape = tuple(type(a).__name__ if isinstance(a, _SCALARS) else "array" for a in args)
+        self.params = [k for k, a in enumerate(args) if isinstance(a, _SCALARS)]
+        self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
+                                       tuple((s.casting, s.fill, len(s.srcs)) for s in stmts)))
+        if reason is None:
+            for s in stmts:                              # fixed arrays: held by the watch, by identity
+                s.srcs = [k if k >= 0 else -1 - self._fix(b) for k, b in zip(s.srcs, _all_bases(s))]
+
+    def _fix(self, base) -> int:
+        for k, b in enumerate(self.fixed):
+            if b is base:
+                return k
+        self.fixed.append(base)
+        return len(self.fixed) - 1
+
+    def current(self) -> bool:
+        return self.watch.same()
+
+    def first_run(self, args) -> None:
+        """Run the statements one by one the usual way (as ``fn`` would), keeping their
+        compiled forms."""
+        self._bind(args)
+        vals = list(args)
+        for s in self.stmts:
+            self._slow(s, args, vals)
+
+    def _bind(self, args) -> bool:
+        """Bind the statements to ``args``' arrays; False (nothing bound) where an argument
+        is an array that the recording read from a global or closure variable: the
+        statements' arrays would alias where they did not when recorded."""
+        for s in self.stmts:
+            bases = [args[k] if k >= 0 else self.fixed[-1 - k] for k in s.srcs]
+            if len({id(b) for b in bases}) < len(bases):
+                self.bound = None
+                return False
+            s.bases = bases
+        self.bound = tuple(a for a in args if engine.is_array(a))
+        return True
+
+    def _slow(self, s: _Stmt, args, vals) -> None:
+        """Run statement ``s`` the usual way on the call's arrays and values, and keep its
+        compiled form if it made one."""
+        swap = {id(b): a for b, a in zip(_all_bases(s), s.bases)}
+        t = s.target
+        target = View(s.bases[0], t.shape, t.M, t.c)
+        value = _rebuild(s.value, swap, vals)
+        if s.fill and not isinstance(value, np.generic):
+            value = engine._python_value(target, value)
+        if s.casting == "same_kind":
+            try:
+                statements.assign(target, value, "same_kind")
+            finally:
+                engine.used(value)
+        else:
+            engine.assign(target, value, s.casting)
+        known = structure(target, value)
+        s.r = None
+        s.how = "runs the usual way: its statement has no recorded compiled form"
+        if known is not None:
+            key = known[0] if not s.fill else (*known[0][:3], "fill", value.dtype)
+            r = persistent._replays.get(key)
+            if r is not None and r.fs is not None and len(r.refs) == len(known[1]) and all(
+                    w() is b for w, b in zip(r.refs, known[1])):
+                s.r, s.prog, s.vals = r, None, None
+                s.how = "replays its compiled form (persistent transfers, kept kernel calls)"
+            elif r is None or r.fs is None:
+                s.how = "runs the usual way: it does not run by persistent transfers (pgas.exec.persistent)"
+
+    def replay(self, args, stats) -> bool:
+        """Run the recording on ``args`` (its signature's); where they alias an array the
+        recording reads from a global (:meth:`_bind`), run the function plainly."""
+        bound = self.bound
+        k = 0
+        for a in args:
+            if engine.is_array(a):
+                if bound is None or k >= len(bound) or bound[k] is not a:
+                    if not self._bind(args):
+                        stats["plain"] += 1
+                        self.fn(*args)
+                        return False
+                    break
+                k += 1
+        fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
+        if check.folding:
+            self._fold(args)
+        before = engine.before_write
+        rerun = persistent.rerun
+        compute, write = engine_statement.compute_tasks, engine_statement.write_results
+        valid = persistent.valid
+        for s in self.stmts:
+            r = s.r
+            if fast and r is not None and valid(r):
+                fill = prog = None
+                if s.fill:
+                    if s.params:
+                        try:
+                            s.buf[()] = args[s.params[0][1]]
+                        except (TypeError, ValueError, OverflowError):
+                            self._slow(s, args, args)          # raises as the usual path does
+                            stats["slow"] += 1
+                            continue
+                        fill = s.buf[()]
+                    else:
+                        fill = s.value
+                elif s.params:
+                    vals = tuple([args[i] for _, i in s.params])
+                    if s.vals is None or not _same_values(vals, s.vals):
+                        p = r.prog
+                        for (path, _), v in zip(s.params, vals):
+                            p = _substitute(p, path, v)
+                        s.prog, s.vals = p, vals
+                    prog = s.prog
+                bases = s.bases
+                before(bases[0], None)
+                rerun(r, bases, compute, write, fill, prog)
+                stats["fast"] += 1
+            else:
+                self._slow(s, args, args)
+                stats["slow"] += 1
+        return True
+
+    def _fold(self, args) -> None:
+        """Fold one signature for the whole call (collective checking's running hash)."""
+        items = [self.hash]
+        arrays = []
+        for a in args:
+            if engine.is_array(a):
+                items.append(a._seq)
+                arrays.append((a._seq, None, None, id(a), a.name))
+            else:
+                v = a.item() if isinstance(a, np.generic) else a
+                items.append(v if v == v else "nan")
+        check.fold(check.stable_hash(tuple(items)) & _MASK, "compiled step", tuple(arrays), (),
+                   check.site_of(check.call_site()))
+
+    def describe(self) -> str:
+        head = f"arguments ({', '.join(self.shape)})"
+        if self.reason is not None:
+            return f"{head}: runs its function plainly: {self.reason}"
+        lines = [f"{head}: {len(self.stmts)} statements recorded"]
+        for n, s in enumerate(self.stmts, 1):
+            lines.append(f"  {n}. {_text(s.target)} = {_text(s.value)}: {s.how}")
+        return "\n".join(lines)
+
+
+def _same_values(a, b) -> bool:
+    return all(x is y or (type(x) is type(y) and x == y) for x, y in zip(a, b))
+
+
+def _all_bases(s: _Stmt) -> list:
+    seen = [s.target.base]
+    for b in _bases(s.value):
+        if not any(b is x for x in seen):
+            seen.append(b)
+    return seen
+
+
+def _text(node) -> str:
+    if type(node) is Param:
+        return node.name
+    if isinstance(node, View):
+        name = node.base.name or "array"
+        return name if node.shape == node.base.shape and node.c == (0,) * len(node.c) else f"{name}[view {node.shape}]"
+    if isinstance(node, Expr):
+        fname = getattr(node.func, "__name__", "f")
+        return f"{fname}({', '.join(_text(a) for a in node.args)})"
+    return repr(node)

@@ -1,0 +1,383 @@
+"""Compiled steps (``pg.compile``, pgas.array.compiled): replayed calls bit-identical to the
+same statements run one by one, under the persistent path (protocol "auto") and the
+harness's generic one; a changed global, closure or default value records again; every
+fallback named by ``pg.explain``; errors inside a replay raised alike on every locale; one
+collective-checking fold per replayed call."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+from util import collective_verdict, raises_alike
+
+import pgas as pg
+from pgas.comm import check
+
+N = 13
+PROTOCOLS = ["auto", "packed"]
+
+
+@pytest.fixture(autouse=True)
+def _defaults():
+    yield
+    pg.config()
+
+
+def _arrays(seed: int, k: int = 3, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    data = [rng.random((N, N)).astype(dtype) for _ in range(k)]
+    return data, [pg.from_numpy(d) for d in data]
+
+
+def _same(got, want, what: str) -> None:
+    g = [a.to_numpy() for a in got]
+    w = [a.to_numpy() for a in want]
+    collective_verdict(all(np.array_equal(x, y, equal_nan=True) and x.dtype == y.dtype for x, y in zip(g, w)),
+                       lambda: f"{what}: compiled and plain runs differ")
+
+
+def _fdtd(ex, ey, hz, t):
+    ey[0, :] = t
+    ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
+    ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
+    hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+
+
+def _jacobi(A, B, c):
+    B[1:-1, 1:-1] = c * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+    A[1:-1, 1:-1] = c * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("fuse", [False, True])
+def test_stencils_replay_bit_identical(protocol, fuse):
+    pg.config(protocol=protocol, fuse=fuse)
+    _, got = _arrays(1)
+    _, want = _arrays(1)
+    step = pg.compile(_fdtd)
+    for t in range(6):
+        step(*got, float(t))
+        _fdtd(*want, float(t))
+    _same(got, want, "fdtd")
+    assert step.stats["records"] == 1 and step.stats["replays"] == 5
+    if protocol == "auto" and not check.enabled:          # (strict checking: every statement the usual way)
+        assert step.stats["fast"] == 5 * 4 and step.stats["slow"] == 0
+    _, got = _arrays(2, 2)
+    _, want = _arrays(2, 2)
+    jac = pg.compile(_jacobi)
+    for t in range(5):
+        jac(*got, 0.2 + 0.01 * (t % 2))              # a new value every call, and the same again
+        _jacobi(*want, 0.2 + 0.01 * (t % 2))
+    _same(got, want, "jacobi")
+    jac(got[1], got[0], 0.2)                          # the arrays swapped: the same layouts
+    _jacobi(want[1], want[0], 0.2)
+    _same(got, want, "jacobi, swapped")
+    assert jac.stats["records"] == 1
+    assert "2 statements recorded" in pg.explain(jac)
+
+
+# -- random statement sequences ------------------------------------------------------
+_SLICES = [(slice(1, None), slice(None, -1)), (slice(None, -1), slice(1, None)), (slice(1, -1), slice(1, -1)),
+           (slice(None), slice(None)), (slice(0, 1), slice(None))]
+_READS = [[(slice(1, None), slice(None, -1)), (slice(None, -1), slice(1, None))],
+          [(slice(None, -1), slice(1, None)), (slice(1, None), slice(None, -1))],
+          [(slice(1, -1), slice(1, -1)), (slice(2, None), slice(None, -2)), (slice(None, -2), slice(2, None))],
+          [(slice(None), slice(None))],
+          [(slice(0, 1), slice(None)), (slice(N - 1, N), slice(None))]]   # per target slice, reads of its shape
+
+_stmt = st.tuples(st.integers(0, 2), st.integers(0, len(_SLICES) - 1), st.integers(0, 2), st.integers(0, 2),
+                  st.integers(0, 4), st.sampled_from(["param", "literal", "fill", "both"]))
+
+
+def _program(stmts):
+    """A step function of the statements drawn (each: target array, slice, two read arrays
+    and shifts, how a scalar appears)."""
+    def fn(A, B, C, p, q):
+        arrays = (A, B, C)
+        for tgt, s, r1, r2, shift, how in stmts:
+            ts = _SLICES[s]
+            reads = _READS[s]
+            x = arrays[r1][reads[shift % len(reads)]]
+            y = arrays[r2][reads[(shift + 1) % len(reads)]]
+            if how == "param":
+                arrays[tgt][ts] = p * x - y
+            elif how == "literal":
+                arrays[tgt][ts] = 0.25 * x + y
+            elif how == "fill":
+                arrays[tgt][ts] = q
+            else:
+                arrays[tgt][ts] = (x + q) * p
+    return fn
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@hsettings(max_examples=12, derandomize=True, database=None, deadline=None)
+@given(stmts=st.lists(_stmt, min_size=1, max_size=5), alias=st.booleans())
+def test_random_steps_bit_identical(protocol, stmts, alias):
+    pg.config(protocol=protocol)
+    fn = _program(stmts)
+    step = pg.compile(fn)
+    _, got = _arrays(3)
+    _, want = _arrays(3)
+    if alias:                                          # one array passed twice
+        got[2], want[2] = got[0], want[0]
+    for k, (p, q) in enumerate([(0.5, 1.0), (0.5, 1.0), (1.5, -2.0), (0.75, 3.0)]):
+        step(*got, p, q)
+        fn(*want, p, q)
+    _same(got, want, f"statements {stmts}, alias {alias}")
+    assert step.stats["records"] == 1, pg.explain(step)
+
+
+# -- never a stale value ----------------------------------------------------------------
+COEF = 0.5
+TABLE = np.array([1.0, 2.0])
+
+
+def _uses_globals(A, B):
+    B[:, :] = COEF * A[:, :] + TABLE[0]
+
+
+def test_changed_global_records_again():
+    global COEF
+    _, (A, B) = _arrays(4, 2)
+    step = pg.compile(_uses_globals)
+    step(A, B)
+    step(A, B)
+    a = A.to_numpy()
+    COEF = 2.0
+    try:
+        step(A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), 2.0 * a + 1.0), "a changed global")
+        TABLE[0] = 5.0                                 # changed in place: its fingerprint differs
+        step(A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), 2.0 * a + 5.0), "a NumPy array changed in place")
+        assert step.stats["records"] == 3 and step.stats["replays"] == 1 and step.stats["plain"] == 0
+    finally:
+        COEF = 0.5
+        TABLE[0] = 1.0
+
+
+def test_changed_closure_and_array_records_again():
+    _, (A, B, C) = _arrays(5)
+    c, target = 3.0, B
+
+    def fn(X):
+        target[:, :] = c * X[:, :]
+
+    step = pg.compile(fn)
+    step(A)
+    step(A)
+    c = 4.0
+    step(A)
+    collective_verdict(np.array_equal(B.to_numpy(), 4.0 * A.to_numpy()), "a changed closure value")
+    target = C                                         # another array in the cell: recorded again
+    step(A)
+    collective_verdict(np.array_equal(C.to_numpy(), 4.0 * A.to_numpy()), "a changed closure array")
+    assert step.stats["records"] == 3 and step.stats["replays"] == 1 and step.stats["plain"] == 0
+
+
+# -- fallbacks ---------------------------------------------------------------------------
+class _Config:
+    k = 2.0
+
+
+CONFIG = _Config()
+
+
+def _branch(A, t):
+    if t > 0:
+        A[:, :] = 1.0
+
+
+def _reduces(A, t):
+    A[:, :] = A.sum()
+
+
+def _foralls(A, t):
+    pg.forall((range(N), range(N)), lambda i, j: A.__setitem__((i, j), 1.0))
+
+
+def _returns(A, t):
+    A[:, :] = t
+    return A
+
+
+def _python_arith(A, t):
+    A[:, :] = 2 * t
+
+
+def _object_global(A, t):
+    A[:, :] = CONFIG.k
+
+
+def _element_write(A, t):
+    A[:, :] = 1.0
+    A[0, 0] = 2.0
+
+
+def _local_write(A, t):
+    A.local[...] = 3.0
+
+
+def _one_sided(A, t):
+    A[:, :] = 2.0
+    A.get((0, 0))
+
+
+@pytest.mark.parametrize("fn, reason", [(_branch, "uses the value of its scalar argument 't'"),
+                                        (_reduces, "communicates|outside a statement"), (_foralls, "pg.forall"),
+                                        (_returns, "returns a value"), (_python_arith, "uses the value"),
+                                        (_object_global, "'CONFIG' holds a _Config"),
+                                        (_element_write, "an element write|communicates|outside a statement"),
+                                        (_local_write, "outside a statement"), (_one_sided, "A.get|communicates|outside a statement")])
+def test_fallbacks_named_and_run_plainly(fn, reason):
+    step = pg.compile(fn)
+    _, (A,) = _arrays(6, 1)
+    _, (W,) = _arrays(6, 1)
+    for t in (1.0, 2.0):
+        got, want = step(A, t), fn(W, t)
+    assert (got is None) == (want is None)
+    _same([A], [W], fn.__name__)
+    text = pg.explain(step)
+    assert "runs its function plainly" in text and any(r in text for r in reason.split("|")), text
+    assert step.stats["plain"] == 2 and step.stats["records"] == 1 and step.stats["replays"] == 0
+
+
+def test_unsupported_argument_runs_plainly():
+    _, (A, B) = _arrays(7, 2)
+    step = pg.compile(lambda X, Y: Y.__setitem__(slice(None), X))
+    step(A[1:], B[1:])
+    assert "argument 0 is a View" in pg.explain(step)
+
+
+# -- errors and checking --------------------------------------------------------------
+def _scale(A, B, c):
+    B[:, :] = A * c
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_errors_in_replay_raised_alike(protocol):
+    pg.config(protocol=protocol)
+    _, (A, B) = _arrays(8, 2)
+    A[:, :] = 1e300
+    step = pg.compile(_scale)
+    step(A, B, 1.0)
+    step(A, B, 1.0)
+    with np.errstate(all="raise"):
+        raises_alike(FloatingPointError, lambda: step(A, B, 1e300), "an overflow in a replayed step")
+    I = pg.from_numpy(np.zeros((N, N), np.int8))
+    fill = pg.compile(lambda X, v: X.__setitem__((0, slice(None)), v))
+    fill(I, 1)
+    fill(I, 2)
+    raises_alike(OverflowError, lambda: fill(I, 1000), "a parameter that does not fit the target")
+    collective_verdict(np.all(I.to_numpy()[0] == 2), "the fill before the error")
+
+
+def test_one_fold_per_replayed_call(monkeypatch):
+    pg.barrier()
+    pg.config(check="auto", protocol="auto")
+    if not check.folding:
+        pytest.skip("collective checking folds only at two or more locales")
+    _, got = _arrays(9)
+    step = pg.compile(_fdtd)
+    step(*got, 0.0)
+    step(*got, 1.0)
+    folds = []
+    orig = check.fold
+    monkeypatch.setattr(check, "fold", lambda *a, **k: (folds.append(a[1]), orig(*a, **k)))
+    step(*got, 2.0)
+    monkeypatch.undo()
+    assert folds == ["compiled step"], folds
+
+
+def _fill_one(A, t):
+    A[:, :] = 1.0
+
+
+def _fill_param(A, t):
+    A[:, :] = t
+
+
+def test_replays_that_differ_mismatch():
+    pg.barrier()                              # the library's communicator is made: folding needs it
+    pg.config(check="auto")
+    if not check.folding:
+        pytest.skip("collective checking folds only at two or more locales")
+    A = pg.zeros((N, N))
+    one, param = pg.compile(_fill_one), pg.compile(_fill_param)
+    for _ in range(2):
+        one(A, 1.0)
+        param(A, 1.0)
+    pg.barrier()
+    for job in (lambda: (one if pg.here == 0 else param)(A, 1.0),     # another step
+                lambda: param(A, 1.0 + (pg.here == 0))):                # another value
+        try:
+            job()
+            A.sum()
+            got = None
+        except pg.CollectiveMismatch as e:
+            got = str(e)
+        collective_verdict(got is not None, "a replay that differs between locales was not caught")
+        pg.barrier()
+
+
+@pg.compile
+def _inner(X, c):
+    X[1:, :] = X[:-1, :] * c
+
+
+def _outer(X, Y, c):
+    _inner(X, c)                                       # recorded into the outer step
+    Y[:, :] = X[:, :] + COEF
+
+
+def test_nested_step_recorded_inline():
+    global COEF
+    _, (X, Y) = _arrays(10, 2)
+    _, (V, W) = _arrays(10, 2)
+    step = pg.compile(_outer)
+    plain = _outer.__globals__["_inner"].fn
+    for c in (0.5, 1.5, 1.5):
+        step(X, Y, c)
+        plain(V, c)
+        W[:, :] = V[:, :] + COEF
+    COEF = 1.25
+    try:
+        step(X, Y, 2.0)
+        plain(V, 2.0)
+        W[:, :] = V[:, :] + COEF
+    finally:
+        COEF = 0.5
+    _same([X, Y], [V, W], "a step calling a compiled step")
+    assert step.stats["records"] == 2 and step.stats["plain"] == 0 and "2 statements recorded" in pg.explain(step), pg.explain(step)
+
+
+_G = []
+
+
+def _writes_global(X):
+    _G[0][1:, :] = X[:-1, :] + 1.0
+
+
+def test_argument_aliasing_a_global_runs_plainly():
+    global _G
+    _, (A, G) = _arrays(11, 2)
+    _, (V, W) = _arrays(11, 2)
+    old = _G
+    _G = [G]
+    try:
+        step = pg.compile(_writes_global)
+        assert "holds a list" in (step(A) or pg.explain(step))   # a list of objects: not watched
+        _G = (G,)
+        step = pg.compile(_writes_global)
+        step(A)
+        step(A)
+        step(G)                                        # G as the argument: reads and writes alias
+        W[1:, :] = V[:-1, :] + 1.0
+        W[1:, :] = V[:-1, :] + 1.0
+        W[1:, :] = W[:-1, :] + 1.0
+        _same([A, G], [V, W], "an argument that is the global array written")
+        assert step.stats["replays"] == 1 and step.stats["plain"] == 1, step.stats
+    finally:
+        _G = old
