@@ -39,8 +39,7 @@ from .comm.trace import Trace, trace
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain
 from .array.statements import forall
-from .array.compiled import compile  # noqa: A004 (pg.compile, as jax.jit; kept out of __all__ so that
-#                                       `from pgas import *` does not hide the builtin compile)
+from .array.compiled import compile  # noqa: A004 (pg.compile, as jax.jit: the module's, not the builtin)
 from .array.expr import CaptureError
 from . import random
 from .io import Checkpoint, checkpoint, from_hdf5, from_zarr, load, restore, save, to_hdf5, to_zarr
@@ -51,7 +50,7 @@ __all__ = [
     "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
     "comm_diagnostics", "CommDiagnostics", "trace", "Trace", "LocaleError", "CollectiveMismatch",
-    "where", "TraceError", "CaptureError", "StaleExpression", "PendingExpressionWarning", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
+    "where", "TraceError", "compile", "CaptureError", "StaleExpression", "PendingExpressionWarning", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
     "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",
     "swapaxes", "transpose", "vstack", "array", "asarray", "copyto", "empty_like", "eye", "full_like", "identity",
