@@ -42,7 +42,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.comm import window
-from pgas.tools.bench import choices, parser, print_table, progress, write_result
+from pgas.tools.bench import choices, memoryfill, parser, print_table, progress, write_result
 
 LOCALES = 2
 
@@ -293,7 +293,22 @@ def make_parser():
                    help="rows and columns of each float64 array (default 4096: 128 MiB)")
     p.add_argument("--cases", type=choices(CASES), default=CASES, metavar="LIST",
                    help="comma-separated cases (default all): " + ", ".join(CASES))
+    p.add_argument("--fill", type=float, default=None, metavar="FRACTION",
+                   help="instead of the cases: Jacobi steps on two float64 arrays taking FRACTION of the node's "
+                        "memory (MemTotal), each locale's peak resident set against its data")
+    p.add_argument("--steps", type=int, default=2, help="Jacobi steps with --fill (default 2)")
     return p
+
+
+def fill(fraction: float, steps: int, out) -> None:
+    """Collective: ``--fill``: :func:`pgas.tools.bench.memoryfill.run`, reported."""
+    got = memoryfill.run(fraction, steps, _status, reset_peak, progress)
+    print_table(["locale", "data MiB", "resident before MiB", "peak MiB", "(peak - before) / data"],
+                [[r["locale"], f"{r['data_mib']:.1f}", f"{r['before_mib']:.1f}", f"{r['peak_mib']:.1f}",
+                  f"{r['growth_over_data']:.3f}"] for r in got["rows"]])
+    progress(f"{got['steps']} steps on {got['side']} x {got['side']}, values "
+             + ("checked" if got["values_checked"] else "WRONG"))
+    progress(f"results in {write_result('memory-fill', {'locales': comm.num_locales(), **got}, out)}")
 
 
 def main(argv=None) -> None:
@@ -301,6 +316,10 @@ def main(argv=None) -> None:
     if not supported():
         raise SystemExit("pgas bench memory needs Linux's /proc/self/clear_refs to reset the peak resident set")
     pg.config(fuse="auto")
+    if args.fill is not None:
+        if not 0 < args.fill < 1:
+            raise SystemExit(f"--fill takes a fraction of the node's memory between 0 and 1, got {args.fill}")
+        return fill(args.fill, args.steps, args.out)
     startup = measure(_import_numba)[1]
     progress(f"numba's import (made once per process, before the cases): {startup / 2**20:.1f} MiB")
     tmp = comm.bcast(tempfile.mkdtemp(prefix="pgas-memory-") if comm.here() == 0 else None, 0)
