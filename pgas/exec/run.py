@@ -219,6 +219,10 @@ def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=Tru
         value = np.broadcast_to(value, task.shape)
         if axes:
             value = reducer.reduce(value, axis=axes, keepdims=True)
+        elif target is not None:
+            target[...] = value                       # stored now: no task's values wait for the others
+            results[i] = None
+            continue
         elif np.may_share_memory(value, wflat):
             value = value.copy()
         results[i] = value
