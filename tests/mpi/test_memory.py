@@ -115,7 +115,7 @@ def _integral(shape, seed):
 
 def test_first_run_of_a_forall_reduction_peak_is_data_plus_bound():
     g, h = _integral(SHAPE, 3), _integral(SHAPE, 4)
-    A, B, s = pg.from_numpy(g), pg.from_numpy(h, dist=pg.Cyclic()), pg.zeros(SHAPE[0])
+    A, B, s = pg.from_numpy(g), pg.from_numpy(h), pg.zeros(SHAPE[0])     # no remote reads: no buffers
 
     def body(i, j):
         s[i] += A[i, j] * B[i, j]
