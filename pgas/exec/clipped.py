@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..plan.clip import mask
+from .tasks import evaluate_boxes, evaluate_reduced
 
 
 @dataclass
@@ -51,6 +52,26 @@ def finish(task, value, axes, reducer):
         value = np.where(keep, value, neutral(reducer, value.dtype))
         return Clipped(reducer.reduce(value, axis=axes, keepdims=True), keep.any(axis=axes, keepdims=True))
     return Clipped(value, keep)
+
+
+def finish_boxes(task, prog, ctx, axes, reducer, target=None):
+    """:func:`finish` of ``prog``'s value on a clipped ``task``, computed box by box by NumPy
+    (:func:`pgas.exec.tasks.evaluate_boxes`, :func:`~pgas.exec.tasks.evaluate_reduced`),
+    with the same values: a reduction's boxes are masked and reduced one by one; a plain
+    write's boxes are stored into ``target`` (the written elements, where the statement
+    may store in place, see :func:`pgas.exec.fuse.in_place`) only inside the domain as
+    they are computed (None is returned), or else gathered into one array of the task's
+    size."""
+    shape = task.shape
+    if axes:
+        def inside(key, value):
+            return np.where(mask(shape, task.clip, key), value, neutral(reducer, value.dtype))
+
+        keep = np.broadcast_to(mask(shape, task.clip), shape)
+        return Clipped(evaluate_reduced(prog, ctx, shape, axes, reducer, inside), keep.any(axis=axes, keepdims=True))
+    if target is None:
+        return Clipped(evaluate_boxes(prog, ctx, shape), np.broadcast_to(mask(shape, task.clip), shape))
+    return evaluate_boxes(prog, ctx, shape, target, lambda key: mask(shape, task.clip, key))
 
 
 def store(target, value: Clipped, combine=None) -> None:

@@ -6,7 +6,10 @@ know who reads from it, so the fetch sits between two global barriers: the first
 makes earlier writes visible, the second keeps any locale from writing before
 every locale has read.  Fetches go as one indexed get per owner (one get per
 element in baseline mode); values are computed on this locale's iterations and
-written, or combined in NumPy's order for ``+=``-style statements.
+written, or combined in NumPy's order for ``+=``-style statements.  A plain write of
+more than :data:`~pgas.exec.tasks.LARGE` iterations that reads no array it writes is
+computed and stored a box of :data:`~pgas.exec.tasks.STRIP` iterations at a time, so
+its temporaries are a few boxes (the plan's index arrays are the plan's).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import comm
+from . import tasks
 from .tasks import combiners, evaluate
 
 
@@ -23,32 +27,45 @@ def _barrier(low) -> None:
 
 
 class _InspectorContext:
-    def __init__(self, low, plan, lp, bufs) -> None:
+    """The leaf values of iterations ``lo:hi`` of this locale's (all by default)."""
+
+    def __init__(self, low, plan, lp, bufs, lo=0, hi=None) -> None:
         self.low, self.plan, self.lp, self.bufs = low, plan, lp, bufs
-        self._pts = None
+        self.lo, self.hi = lo, lp.count if hi is None else hi
+
+    def _part(self, pos):
+        """The slice of the sorted positions ``pos`` that fall in ``lo:hi``."""
+        return slice(*np.searchsorted(pos, [self.lo, self.hi]))
 
     def access(self, k):
         g = self.lp.gathers[k]
         arr = self.low.arrays[self.plan.stmt.accesses[k].slot]
-        out = np.empty(self.lp.count, dtype=arr.dtype)
-        out[g.local_pos] = arr.store.storage[g.local_off]
+        out = np.empty(self.hi - self.lo, dtype=arr.dtype)
+        part = self._part(g.local_pos)
+        out[g.local_pos[part] - self.lo] = arr.store.storage[g.local_off[part]]
         for i, pos, bpos in g.remote:
-            out[pos] = self.bufs[i][bpos]
+            part = self._part(pos)
+            out[pos[part] - self.lo] = self.bufs[i][bpos[part]]
         return out
 
     def points(self):
-        if self._pts is None:
-            self._pts = list(self.lp.points)
-        return self._pts
+        return [p[self.lo:self.hi] for p in self.lp.points]
 
     def replicated(self, arr):
-        return arr.reshape(-1)[self.lp.iters]
+        return arr.reshape(-1)[self.lp.iters[self.lo:self.hi]]
 
     def affine(self, coefs, const):
-        out = np.full(self.lp.count, const, dtype=np.int64)
+        out = np.full(self.hi - self.lo, const, dtype=np.int64)
         for a, p in zip(coefs, self.points()):
             out += a * p
         return out
+
+
+def _reads_apart(stmt) -> bool:
+    """True if ``stmt`` reads no array it writes (so values stored by one box of iterations
+    are read by no later box: every box reads the values from before the statement)."""
+    slot = stmt.accesses[stmt.write].slot
+    return all(x.slot != slot for k, x in enumerate(stmt.accesses) if k != stmt.write)
 
 
 def run_inspector(low, plan, aggregate: bool) -> None:
@@ -70,11 +87,17 @@ def run_inspector(low, plan, aggregate: bool) -> None:
     _barrier(low)
     if not lp.count:
         return
-    value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))
     warr = low.arrays[stmt.accesses[stmt.write].slot]
     wflat = warr.store.storage
     offs = lp.gathers[stmt.write].local_off
     combine, reducer = combiners(stmt)
+    if combine is None and lp.count > tasks.LARGE and _reads_apart(stmt):      # a box of iterations at a time
+        for lo in range(0, lp.count, tasks.STRIP):
+            hi = min(lo + tasks.STRIP, lp.count)
+            wflat[offs[lo:hi]] = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs, lo, hi)),
+                                                 (hi - lo,))
+        return
+    value = np.broadcast_to(evaluate(low.prog, _InspectorContext(low, plan, lp, bufs)), (lp.count,))
     if combine is None:
         wflat[offs] = value
         return

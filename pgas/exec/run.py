@@ -43,7 +43,7 @@ from . import clipped, fuse, ghostread, interior, persistent
 from .inspected import run_inspector
 from .notices import DONE_READ, DONE_WRITE, READY, WRITE_OK, sync_windows
 from .strip import run_strips, strip_plan
-from .tasks import TaskContext, combiners, evaluate, evaluate_boxes, large, strided
+from .tasks import TaskContext, combiners, evaluate, evaluate_boxes, evaluate_reduced, large, strided
 from .writeback import accumulate_results, write_results
 
 
@@ -115,7 +115,6 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
             else comm.notify(plan.readers, READY))
     striped = strip_plan(low, plan, not garrs) if aggregate else None
     dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
-    inplace = inplace and not stmt.clips
     served, stale, results, early = {}, None, [None] * len(plan.tasks), []
     failed: list = []             # an error raised on this locale alone (a warning made an error by a
     #                               filter for this module only, a user's error callback): the statement's
@@ -195,15 +194,22 @@ def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=Tru
         if task.clip:                                 # a piece of a clipped domain (pgas.exec.clipped)
             with np.errstate(all="ignore"):
                 value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)
+                if value is None and large(low.prog, task.shape):     # box by box: bounded temporaries
+                    results[i] = clipped.finish_boxes(task, low.prog, ctx, axes, reducer, target)
+                    continue
                 value = evaluate(low.prog, ctx) if value is None else value
                 results[i] = clipped.finish(task, np.broadcast_to(value, task.shape), axes, reducer)
+            if target is not None:                    # stored now: no task's values wait for the others
+                clipped.store(target, results[i])
+                results[i] = None
             continue
         value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
         if value is fuse.WRITTEN:
             results[i] = None                         # a kernel stored it in place
             continue
-        if value is None and not axes and large(low.prog, task.shape):   # box by box: bounded temporaries
-            results[i] = evaluate_boxes(low.prog, ctx, task.shape, target)  # (None: stored in place)
+        if value is None and large(low.prog, task.shape):                 # box by box: bounded temporaries
+            results[i] = (evaluate_reduced(low.prog, ctx, task.shape, axes, reducer) if axes
+                          else evaluate_boxes(low.prog, ctx, task.shape, target))  # (None: stored in place)
             continue
         if value is None:
             t0 = trace.on and trace.now()
@@ -213,6 +219,10 @@ def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=Tru
         value = np.broadcast_to(value, task.shape)
         if axes:
             value = reducer.reduce(value, axis=axes, keepdims=True)
+        elif target is not None:
+            target[...] = value                       # stored now: no task's values wait for the others
+            results[i] = None
+            continue
         elif np.may_share_memory(value, wflat):
             value = value.copy()
         results[i] = value

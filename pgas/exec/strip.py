@@ -23,7 +23,7 @@ from ..comm.window import wait_requests
 from ..plan import overlap
 from ..plan.strips import forced, strips
 from . import fuse, interior, settings, transfer
-from .tasks import TaskContext, combiners, evaluate, evaluate_boxes, large, strided
+from .tasks import TaskContext, combiners, evaluate, evaluate_boxes, evaluate_reduced, large, strided
 
 _cache: dict = {}
 CACHE = 256
@@ -160,8 +160,9 @@ def run_strips(low, plan, striped, flats, inplace: bool = False):
         value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path
         if value is fuse.WRITTEN:
             return                                          # a kernel stored it in place
-        if value is None and not axes and large(low.prog, task.shape):
-            results[i] = evaluate_boxes(low.prog, ctx, task.shape, target)  # bounded temporaries
+        if value is None and large(low.prog, task.shape):           # bounded temporaries
+            results[i] = (evaluate_reduced(low.prog, ctx, task.shape, axes, reducer) if axes
+                          else evaluate_boxes(low.prog, ctx, task.shape, target))
             return
         value = evaluate(low.prog, ctx) if value is None else value
         value = np.broadcast_to(value, task.shape)

@@ -82,7 +82,7 @@ def _array_kwargs(prog) -> bool:
                                   or any(_array_kwargs(a) for a in prog[2]))
 
 
-def evaluate_boxes(prog, ctx, shape, target=None):
+def evaluate_boxes(prog, ctx, shape, target=None, where=None):
     """The value of ``prog`` on a task of ``shape`` by NumPy, as :func:`evaluate` gives it,
     computed box by box (:func:`pgas.layout.boxes.boxes`, :data:`BOX` elements), so that
     no temporary is larger than a box, as numexpr evaluates by blocks.  The leaves are
@@ -90,15 +90,48 @@ def evaluate_boxes(prog, ctx, shape, target=None):
     and each box of every leaf is a view.  With ``target`` (a writable view of ``shape``,
     see :func:`pgas.exec.fuse.in_place`) each box is stored there as it is computed
     (converted as assignment converts) and None is returned; otherwise a new array of the
-    result's dtype."""
+    result's dtype.  With ``where`` as well, box ``key`` is stored only where ``where(key)``
+    holds (a clipped domain's points)."""
     bound = _bind(prog, ctx)
     out, ndim = target, len(shape)
     for key in boxes(shape, STRIP):
         value = _run(bound, ctx, key, ndim)
         if out is None:
             out = np.empty(shape, np.asarray(value).dtype)
-        out[key] = value
+        if where is None:
+            out[key] = value
+        else:
+            np.copyto(out[key], value, casting="unsafe", where=where(key))
     return out if target is None else None
+
+
+def evaluate_reduced(prog, ctx, shape, axes, reducer, inside=None):
+    """``reducer.reduce(value, axis=axes, keepdims=True)`` of ``prog``'s value on a task of
+    ``shape`` (a reduction over the loop variables its write ignores), computed box by box
+    as :func:`evaluate_boxes` computes: each box spans the reduced ``axes`` whole and as
+    many elements of the others as make :data:`STRIP` elements (one at least), so the
+    values each written element receives are reduced together, by the same call as on
+    the whole value.  With ``inside`` (a clipped domain, :mod:`pgas.exec.clipped`),
+    ``inside(key, value)`` gives box ``key``'s values to reduce."""
+    axes = tuple(axes)
+    ndim = len(shape)
+    kept = [d for d in range(ndim) if d not in axes]
+    span = math.prod(shape[d] for d in axes)
+    bound = _bind(prog, ctx)
+    out = None
+    for part in boxes([shape[d] for d in kept], max(STRIP // max(span, 1), 1)):
+        key = [slice(None)] * ndim
+        for d, k in zip(kept, part):
+            key[d] = k
+        key = tuple(key)
+        value = np.broadcast_to(_run(bound, ctx, key, ndim), box_shape(shape, key))
+        if inside is not None:
+            value = inside(key, value)
+        value = reducer.reduce(value, axis=axes, keepdims=True)
+        if out is None:
+            out = np.empty(tuple(1 if d in axes else n for d, n in enumerate(shape)), value.dtype)
+        out[key] = value
+    return out
 
 
 def _bind(prog, ctx):

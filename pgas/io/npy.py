@@ -261,9 +261,11 @@ def load(path, dist: Distribution | None = None, name: str | None = None) -> Dis
     -----
     Locale 0 reads the header and shares it; every locale reads its own blocks
     in one collective ``MPI_File_read_all`` straight into its storage.  Files in
-    Fortran order take one extra local-block buffer; distributions with tiny
-    blocks read in strips of rows, each into a Block array of about
-    :data:`STRIP_BYTES` per locale, then copied into place (see :func:`save`);
+    Fortran order take one extra local-block buffer where every locale's block is
+    at most :data:`STRIP_BYTES`; larger ones, and distributions with tiny blocks,
+    read in strips of the file's rows (a Fortran file's run along the last axis),
+    each into a Block array of about :data:`STRIP_BYTES` per locale, then copied
+    into place by one statement (see :func:`save`);
     big-endian files are
     byte-swapped in place.  Errors (missing file, bad header, unsupported dtype,
     truncated data) are raised on every locale alike.
@@ -307,18 +309,8 @@ def read(path: str, dist: Distribution | None = None, name: str | None = None, s
     file_dtype = np.dtype(dstr)
     native = file_dtype.newbyteorder("=") if file_dtype.byteorder != "|" else file_dtype
     A = DistArray._create(_layout(shape, dist, ghosts), native, name)
-    if A.size and not big_blocks(A.layout, shape) and not fortran:
-        strips = {}
-        for start, stop in _strips(shape, native.itemsize):
-            if stop - start not in strips:
-                strips[stop - start] = DistArray._create(_layout((stop - start,) + shape[1:], Block()), native, name)
-            strip = strips[stop - start]
-            _collective(read_darray, path, offset + start * _row_bytes(shape, native.itemsize), strip.layout,
-                        strip.local)
-            if not file_dtype.isnative:
-                strip.local.byteswap(inplace=True)
-            comm.barrier([strip.store.window])
-            A[start:stop] = strip
+    if A.size and (fortran and _large(A) or not big_blocks(A.layout, shape) and not fortran):
+        _read_strips(path, offset, A, file_dtype, fortran)
         _verify(path, sums, A, offset, False)
         return A
     if A.size:
@@ -333,6 +325,33 @@ def read(path: str, dist: Distribution | None = None, name: str | None = None, s
     comm.barrier([A.store.window])
     _verify(path, sums, A, offset, not fortran and file_dtype.isnative)
     return A
+
+
+def _large(A: DistArray) -> bool:
+    """Whether any locale's block of ``A`` exceeds :data:`STRIP_BYTES` (agreed alike)."""
+    return bool(comm.allreduce(np.int64(A.local.nbytes > STRIP_BYTES), "max"))
+
+
+def _read_strips(path: str, offset: int, A: DistArray, file_dtype, fortran: bool) -> None:
+    """Collective: read ``A`` from ``path`` in strips of rows of the file (each into a Block
+    array of about :data:`STRIP_BYTES` per locale), each copied into place by one
+    statement; a Fortran-ordered file's rows run along ``A``'s last axis (its strips
+    are the transposed file's rows)."""
+    shape = A.shape[::-1] if fortran else A.shape
+    strips = {}
+    for start, stop in _strips(shape, A.dtype.itemsize):
+        if stop - start not in strips:
+            strips[stop - start] = DistArray._create(_layout((stop - start,) + shape[1:], Block()), A.dtype, A.name)
+        strip = strips[stop - start]
+        _collective(read_darray, path, offset + start * _row_bytes(shape, A.dtype.itemsize), strip.layout,
+                    strip.local)
+        if not file_dtype.isnative:
+            strip.local.byteswap(inplace=True)
+        comm.barrier([strip.store.window])
+        if fortran:
+            A[(Ellipsis, slice(start, stop))] = strip.T
+        else:
+            A[start:stop] = strip
 
 
 def _read_sums(path: str, shape, fortran: bool, dstr: str, offset: int):

@@ -180,16 +180,19 @@ def clip_piece(piece, clips):
     return tuple(new), tuple(out)
 
 
-def mask(shape, clips) -> np.ndarray:
-    """Where a task of ``shape`` is inside its ``clips`` (broadcastable to ``shape``)."""
+def mask(shape, clips, key=()) -> np.ndarray:
+    """Where a task of ``shape`` is inside its ``clips`` (broadcastable to ``shape``); with
+    ``key`` (slices of leading axes), of that box of the task only (broadcastable to it)."""
     keep = np.ones((1,) * len(shape), dtype=bool)
     for dims, const in clips:
         acc = np.full((1,) * len(shape), const, dtype=np.int64)
         for d, (a, n) in enumerate(zip(dims, shape)):
             if a and n > 1:
+                idx = np.arange(n, dtype=np.int64)
+                idx = idx[key[d]] if d < len(key) else idx
                 sh = [1] * len(shape)
-                sh[d] = n
-                acc = acc + a * np.arange(n, dtype=np.int64).reshape(sh)
+                sh[d] = len(idx)
+                acc = acc + a * idx.reshape(sh)
         keep = keep & (acc >= 0)
     return keep
 

@@ -144,11 +144,17 @@ def from_numpy(array, dist: Distribution | None = None, name: str | None = None,
 
 
 def eye(N, M=None, k=0, dtype=float, *, dist=None, name=None):
-    """Collective: an ``N x M`` array with ones on diagonal ``k``, zeros elsewhere."""
+    """Collective: an ``N x M`` array with ones on diagonal ``k``, zeros elsewhere (filled box
+    by box: no temporary larger than a box)."""
     M = N if M is None else M
     a = empty((N, M), dtype, dist, name)
-    rows, cols = a.layout.owned(comm.here())
-    a.local[...] = (cols[None, :] - rows[:, None]) == k
+    me = comm.here()
+
+    def values(key):
+        rows, cols = owned_box(a.layout, me, key)
+        return (cols[None, :] - rows[:, None]) == k
+
+    fill_boxes(a.local, values)
     comm.barrier([a._win])
     return a
 
@@ -160,7 +166,7 @@ def identity(n, dtype=float, *, dist=None, name=None):
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, dist=None, name=None):
     """Collective: NumPy's ``linspace`` of scalar ``start`` and ``stop`` as a 1-D array (each
-    locale computes its own elements with NumPy's formula)."""
+    locale computes its own elements with NumPy's formula, box by box)."""
     if np.ndim(start) or np.ndim(stop):
         raise NotImplementedError("linspace: only scalar start and stop (array ones would need a 2-D result)")
     if axis != 0:
@@ -171,20 +177,25 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     dt = np.result_type(start, stop, float(num))
     a = empty(num, dt if dtype is None else dtype, dist, name)
-    i = a.layout.owned(comm.here())[0].astype(dt)
     delta = np.asarray(stop, dt) - np.asarray(start, dt)
     step = delta / div if div > 0 else np.nan
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if div > 0 and np.all(step != 0):
-            y = i * step + start
-        elif div > 0:
-            y = i / div * delta + start
-        else:
-            y = i * delta + start
-    if endpoint and num > 1:
-        y[a.layout.owned(comm.here())[0] == num - 1] = stop
-    if dtype is not None and np.issubdtype(np.dtype(dtype), np.integer):
-        y = np.floor(y)
-    a.local[...] = y.astype(a.dtype, copy=False)
+    floor = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
+    me = comm.here()
+
+    def values(key):
+        owned = owned_box(a.layout, me, key)[0]
+        i = owned.astype(dt)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if div > 0 and np.all(step != 0):
+                y = i * step + start
+            elif div > 0:
+                y = i / div * delta + start
+            else:
+                y = i * delta + start
+        if endpoint and num > 1:
+            y[owned == num - 1] = stop
+        return (np.floor(y) if floor else y).astype(a.dtype, copy=False)
+
+    fill_boxes(a.local, values)
     comm.barrier([a._win])
     return (a, step) if retstep else a

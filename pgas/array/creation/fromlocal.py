@@ -10,9 +10,13 @@ import numpy as np
 
 from ... import comm
 from ...layout import Distribution
+from ...layout.boxes import BOX, box_shape
 from ..core import DistArray
 from ..index import check_dtype
-from .layouts import new_layout
+from .layouts import fill, new_layout, owned_box
+
+#: Blocks of more elements than this are computed box by box (:func:`fromfunction`).
+LARGE = 2 * BOX
 
 
 def from_local(block, shape, dist: Distribution | None = None, dtype=None, name: str | None = None) -> DistArray:
@@ -87,10 +91,12 @@ def fromfunction(function, shape, dist: Distribution | None = None, dtype=float,
     Parameters
     ----------
     function : callable
-        Called once per locale with one int64 index array per dimension: this
-        locale's owned global indices, shaped as ``np.ix_`` would (open grids that
-        broadcast to the local block).  It returns an array that broadcasts to the
-        local block, or a scalar.
+        Called with one int64 index array per dimension: this locale's owned
+        global indices, shaped as ``np.ix_`` would (open grids that broadcast to
+        the local block).  It returns an array that broadcasts to them, or a
+        scalar.  A locale whose block has more than 512 Ki elements calls it once
+        per box of its block (256 Ki elements, see :mod:`pgas.layout.boxes`), with
+        that box's indices, so no temporary is larger than a box; otherwise once.
     shape : int or tuple of int
         The global shape.
     dist : Distribution, optional
@@ -119,9 +125,18 @@ def fromfunction(function, shape, dist: Distribution | None = None, dtype=float,
     dtype = check_dtype(dtype)
     a = DistArray._create(layout, dtype, name)
     err = None
+    me = comm.here()
+
+    def values(key):
+        box = layout.owned(me) if key is None else owned_box(layout, me, key)
+        return np.broadcast_to(np.asarray(function(*np.ix_(*[o.astype(np.int64) for o in box]), **kwargs)),
+                               a.local.shape if key is None else box_shape(a.local.shape, key))
+
     try:
-        idx = np.ix_(*[o.astype(np.int64) for o in layout.owned(comm.here())])
-        a.local[...] = np.broadcast_to(np.asarray(function(*idx, **kwargs)), a.local.shape)
+        if a.local.size > LARGE:                 # a large block: one box at a time
+            fill(a.local, values)
+        else:
+            a.local[...] = values(None)
     except Exception as e:                       # noqa: BLE001 - re-raised on every locale by agree
         err = e
     comm.agree(err)

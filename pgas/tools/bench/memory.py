@@ -14,11 +14,19 @@ locales' windows that the case mapped by reading them through shared memory
 largest multiples over the locales are reported.
 
 Cases: the constructors (``empty``, ``zeros``, ``ones``, ``full`` of a scalar and of a
-broadcast row, the ``*_like`` family, ``arange``, ``from_numpy``, ``from_local``,
-``load``, the random generators, ``redistribute``) on ``--size`` x ``--size``
-float64 (``arange``: ``size**2`` elements), and the first run of three statements on
-two such arrays (Jacobi's 4-point update, its copy back, the 5-point update of the
-README), with ``pg.config(fuse="auto")``: the NumPy path, with or without numba.
+broadcast row, the ``*_like`` family, ``arange``, ``eye``, ``linspace``,
+``fromfunction``, ``from_numpy``, ``from_local``, ``load`` of a C- and of a
+Fortran-ordered file, the random generators, ``redistribute``) on ``--size`` x
+``--size`` float64 (``arange``, ``linspace``: ``size**2`` elements), and the first
+run of three statements on two such arrays (Jacobi's 4-point update, its copy
+back, the 5-point update of the README) and of three ``forall`` loops (a reduction
+over an ignored loop variable, ``s[i] += A[i, j] * B[i, j]``; a clipped domain, the
+upper triangle ``B[i, j] = A[i, j] * 2 + 1``; an inspector-planned ``B[i, j] =
+a[i + j] * 2 + 1``), with ``pg.config(fuse="auto")``: the NumPy path, with or
+without numba.
+
+``--fill FRACTION`` runs instead a few Jacobi steps on two float64 arrays whose
+total is ``FRACTION`` of the node's memory (:mod:`pgas.tools.bench.memoryfill`).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.comm import window
-from pgas.tools.bench import choices, parser, print_table, progress, write_result
+from pgas.tools.bench import choices, memoryfill, parser, print_table, progress, write_result
 
 LOCALES = 2
 
@@ -128,6 +136,15 @@ def _nbytes(*arrays) -> int:
     return sum(a.store.storage.nbytes for a in arrays)
 
 
+def _import_numba() -> None:
+    """Import numba (if installed), whose start-up a fused kernel's first use (a clipped
+    ``forall`` loads one cached on disk) would otherwise count in that case's peak."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        pass
+
+
 def constructors(n: int, path: str) -> dict:
     """Collective: name -> ``(make, inputs)``: a function making the case's array and the
     NumPy inputs held (already resident) while it runs."""
@@ -145,7 +162,30 @@ def constructors(n: int, path: str) -> dict:
         "standard_normal": lambda: pg.random.default_rng(1).standard_normal(shape),
         "integers": lambda: pg.random.default_rng(1).integers(0, 1000, shape),
         "load": lambda: pg.load(path),
+        "load (Fortran order)": lambda: pg.load(fortran_path(path)),
+        "eye": lambda: pg.eye(n),
+        "linspace": lambda: pg.linspace(0.0, 1.0, n * n),
+        "fromfunction": lambda: pg.fromfunction(lambda i, j: i * 0.5 + j, shape),
     }
+
+
+def fortran_path(path: str) -> str:
+    """The Fortran-ordered ``.npy`` file beside ``path`` that the ``load (Fortran order)`` case reads."""
+    return path[:-len(".npy")] + "-fortran.npy"
+
+
+def save_inputs(path: str, n: int, which) -> None:
+    """Collective: the files the load cases read (the Fortran-ordered one written by locale 0
+    through a memory map, a column at a time)."""
+    if "load" in which:
+        pg.save(path, pg.full((n, n), 1.5))
+    if "load (Fortran order)" in which and comm.here() == 0:
+        f = np.lib.format.open_memmap(fortran_path(path), "w+", np.float64, (n, n), fortran_order=True)
+        for j in range(n):
+            f[:, j] = 1.5 + j
+        f.flush()
+        del f
+    comm.barrier()
 
 
 def run_cases(n: int, which: list, path: str) -> list:
@@ -209,12 +249,41 @@ def run_cases(n: int, which: list, path: str) -> list:
             got = measure(lambda: stmt(A, B))
             row(f"{case}, first run", _nbytes(A, B), got, 0, _nbytes(A, B))
             del A, B
+    for case, (make, body) in foralls(n).items():
+        if case in which:
+            arrays = make()
+            got = measure(lambda: body(*arrays))
+            row(f"{case}, first run", _nbytes(*arrays), got, 0, _nbytes(*arrays))
+            del arrays
     return rows
 
 
+def foralls(n: int) -> dict:
+    """name -> ``(make, run)``: the arrays a ``forall`` case uses, and the case on them."""
+    def reduction(s, A, B):                      # a row's products summed: a reduction over j
+        def body(i, j):
+            s[i] += A[i, j] * B[i, j]
+        pg.forall((range(n), range(n)), body)
+
+    def clipped(A, B):                           # the upper triangle: a clipped domain
+        pg.forall((range(n), lambda i: range(i, n)), lambda i, j: B.__setitem__((i, j), A[i, j] * 2 + 1))
+
+    def inspected(a, B):                         # a[i + j]: not separable, planned by the inspector
+        pg.forall((range(n), range(n)), lambda i, j: B.__setitem__((i, j), a[i + j] * 2 + 1))
+
+    two = lambda: (pg.ones((n, n)), pg.zeros((n, n)))           # noqa: E731
+    return {
+        "forall reduction": (lambda: (pg.zeros(n),) + two(), reduction),
+        "forall clipped": (two, clipped),
+        "forall inspected": (lambda: (pg.ones(2 * n), pg.zeros((n, n))), inspected),
+    }
+
+
 CASES = ["empty", "zeros", "ones", "full", "full (broadcast row)", "zeros_like", "ones_like", "empty_like",
-         "full_like", "arange", "from_numpy", "from_local", "load", "random", "random (Cyclic)",
-         "standard_normal", "integers", "redistribute", "jacobi 4-point", "copy back", "5-point (README)"]
+         "full_like", "arange", "eye", "linspace", "fromfunction", "from_numpy", "from_local", "load",
+         "load (Fortran order)", "random", "random (Cyclic)", "standard_normal", "integers", "redistribute",
+         "jacobi 4-point", "copy back", "5-point (README)", "forall reduction",
+         "forall clipped", "forall inspected"]
 
 
 def make_parser():
@@ -224,7 +293,22 @@ def make_parser():
                    help="rows and columns of each float64 array (default 4096: 128 MiB)")
     p.add_argument("--cases", type=choices(CASES), default=CASES, metavar="LIST",
                    help="comma-separated cases (default all): " + ", ".join(CASES))
+    p.add_argument("--fill", type=float, default=None, metavar="FRACTION",
+                   help="instead of the cases: Jacobi steps on two float64 arrays taking FRACTION of the node's "
+                        "memory (MemTotal), each locale's peak resident set against its data")
+    p.add_argument("--steps", type=int, default=2, help="Jacobi steps with --fill (default 2)")
     return p
+
+
+def fill(fraction: float, steps: int, out) -> None:
+    """Collective: ``--fill``: :func:`pgas.tools.bench.memoryfill.run`, reported."""
+    got = memoryfill.run(fraction, steps, _status, reset_peak, progress)
+    print_table(["locale", "data MiB", "resident before MiB", "peak MiB", "(peak - before) / data"],
+                [[r["locale"], f"{r['data_mib']:.1f}", f"{r['before_mib']:.1f}", f"{r['peak_mib']:.1f}",
+                  f"{r['growth_over_data']:.3f}"] for r in got["rows"]])
+    progress(f"{got['steps']} steps on {got['side']} x {got['side']}, values "
+             + ("checked" if got["values_checked"] else "WRONG"))
+    progress(f"results in {write_result('memory-fill', {'locales': comm.num_locales(), **got}, out)}")
 
 
 def main(argv=None) -> None:
@@ -232,11 +316,16 @@ def main(argv=None) -> None:
     if not supported():
         raise SystemExit("pgas bench memory needs Linux's /proc/self/clear_refs to reset the peak resident set")
     pg.config(fuse="auto")
+    if args.fill is not None:
+        if not 0 < args.fill < 1:
+            raise SystemExit(f"--fill takes a fraction of the node's memory between 0 and 1, got {args.fill}")
+        return fill(args.fill, args.steps, args.out)
+    startup = measure(_import_numba)[1]
+    progress(f"numba's import (made once per process, before the cases): {startup / 2**20:.1f} MiB")
     tmp = comm.bcast(tempfile.mkdtemp(prefix="pgas-memory-") if comm.here() == 0 else None, 0)
     path = os.path.join(tmp, "a.npy")
     try:
-        if "load" in args.cases:
-            pg.save(path, pg.full((args.size, args.size), 1.5))
+        save_inputs(path, args.size, args.cases)
         rows = run_cases(args.size, args.cases, path)
     finally:
         comm.barrier()
