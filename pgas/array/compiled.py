@@ -29,14 +29,17 @@ collective checking, ``np.errstate(all="raise")``, NumPy-only kernels, ``pg.expl
 tracing every statement runs the usual way.
 
 Never a stale value: the globals ``fn`` reads (its code's names resolved in its
-globals, nested code included), its closure cells, its defaults, and those of plain
-functions it references (recursively) are remembered when recorded and compared on
-every call: by identity for objects, by equality for scalars, strings and tuples or
-lists of them, by :func:`pgas.comm.check.fingerprint` for NumPy arrays.  Any change
-records again.  A global holding an object whose attributes may change (anything with
-a ``__dict__`` other than modules, classes and functions) or a container of objects
-cannot be watched: the step then runs plainly, with that reason.  Attributes read from
-modules (``np.float64``) are taken as constant.
+globals, nested code included), its closure cells, its defaults, the attributes its code
+names of the modules and classes it reads, and those of plain functions it references
+(recursively) are remembered when recorded and compared on every call: by identity for
+objects, bit for bit for scalars, strings and tuples or lists of them (``0.0`` and
+``-0.0`` differ), by :func:`pgas.comm.check.fingerprint` for NumPy arrays.  Any change
+records again.  What cannot be watched makes the step run plainly, with that reason: a
+global holding an object whose contents may change (anything with a ``__dict__`` other
+than modules, classes and functions, mutable containers, other objects that are not
+callable), a source of values that change by themselves (``random``, ``time``,
+NumPy's random generators, functions bound to an object), reads by name (``globals()``,
+``getattr``, ``eval``, an import inside the step).
 
 Collective checking (on by default at two or more locales) folds one signature per
 replayed call (the program and its arrays and parameter values), not one per statement.
@@ -44,7 +47,11 @@ replayed call (the program and its arrays and parameter values), not one per sta
 
 from __future__ import annotations
 
+import builtins
+import dis
 import functools
+import struct
+import sysconfig
 import types
 
 import numpy as np
@@ -241,34 +248,71 @@ class _Watch:
     recorded: :meth:`same` tells whether any changed."""
 
     def __init__(self, fn) -> None:
-        self.items: list = []           # (namespace dict or cell, name or None, mode, value, fingerprint)
+        self.items: list = []           # (namespace, cell or function, name, mode, value, fingerprint)
         self.reason = None
         self.arrays: dict = {}          # id -> DistArray read from a watched variable
         self._seen: set = set()
         self._function(fn, 0)
 
+    def _refuse(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+
     def _function(self, fn, depth: int) -> None:
         if isinstance(fn, types.MethodType):
             self._value(fn.__self__, "self", None)
             fn = fn.__func__
-        if not isinstance(fn, types.FunctionType) or id(fn) in self._seen or depth > 4:
+        if not isinstance(fn, types.FunctionType) or id(fn) in self._seen:
+            return
+        if depth > _DEPTH:
+            self._refuse(f"{fn.__qualname__} is called more than {_DEPTH} functions deep: the values it reads "
+                         "cannot all be watched")
             return
         self._seen.add(id(fn))
         g = fn.__globals__
-        for name in sorted(_names(fn.__code__)):
-            self._value(g.get(name, _MISSING), name, g, depth)
+        names = _names(fn.__code__)
+        if names & _BY_NAME or _imports(fn.__code__):
+            self._refuse(f"{fn.__qualname__} reads variables by name or imports ({', '.join(sorted(names & _BY_NAME)) or 'import'}): "
+                         "its values cannot be watched; read them as plain globals")
+        for name in sorted(names):
+            v = g.get(name, _MISSING)
+            self._value(v, name, g, depth)
+            if isinstance(v, (types.ModuleType, type)):
+                self._attributes(v, name, names, depth, 0)
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
                 v = cell.cell_contents
             except ValueError:
                 v = _MISSING
             self._value(v, name, cell, depth)
+            if isinstance(v, (types.ModuleType, type)):
+                self._attributes(v, name, names, depth, 0)
         for k, v in enumerate(fn.__defaults__ or ()):
-            self._value(v, f"default {k}", None, depth)
+            self._value(v, f"default {k}", fn, depth, k)
         for name, v in (fn.__kwdefaults__ or {}).items():
-            self._value(v, f"default {name}", None, depth)
+            self._value(v, f"default {name}", fn, depth, name)
 
-    def _value(self, v, name, where, depth: int = 0) -> None:
+    def _attributes(self, obj, label: str, names: set, depth: int, level: int) -> None:
+        """Watch the attributes of module or class ``obj`` that the code may read (its names)."""
+        if level > 2 or obj is builtins:
+            return
+        spaces = [obj.__dict__] if isinstance(obj, types.ModuleType) else [
+            k.__dict__ for k in obj.__mro__ if k.__module__ != "builtins"]
+        for name in names:
+            if not any(name in d for d in spaces):
+                continue
+            for d in spaces:
+                v = d.get(name, _MISSING)
+                if v is _MISSING or callable(v) and not isinstance(v, (types.ModuleType, type)):
+                    if isinstance(v, types.FunctionType) and not _library(v):
+                        self._function(v, depth + 1)
+                    self.items.append((d, name, 0, v, None))
+                    continue
+                self._value(v, f"{label}.{name}", d, depth, name)
+                if isinstance(v, (types.ModuleType, type)) and v is not obj:
+                    self._attributes(v, f"{label}.{name}", names, depth, level + 1)
+
+    def _value(self, v, name, where, depth: int = 0, key=None) -> None:
         if isinstance(v, Compiled):                   # a compiled step called inside: its function
             self._function(v.fn, depth + 1)
             mode, fp = 0, None
@@ -279,9 +323,12 @@ class _Watch:
         elif type(v) is tuple and all(engine.is_array(x) or isinstance(x, _EQUAL) for x in v):
             mode, fp = 0, None                        # immutable: the same tuple holds the same arrays
             self.arrays.update((id(x), x) for x in v if engine.is_array(x))
-        elif (v is _MISSING or engine.is_array(v) or isinstance(v, (types.ModuleType, type, types.FunctionType,
-                                                                     types.BuiltinFunctionType, np.ufunc))
-              or not hasattr(v, "__dict__") and not isinstance(v, (list, dict, set, tuple))):
+        elif _volatile(v):
+            mode, fp = 0, None
+            self._refuse(f"{name!r} is {_volatile(v)}, whose results change from call to call: a recording "
+                         "would keep one; compute such values outside and pass them as arguments")
+        elif (v is _MISSING or engine.is_array(v) or isinstance(v, _CONSTANT)
+              or not hasattr(v, "__dict__") and callable(v)):
             mode, fp = 0, None
             if engine.is_array(v):
                 self.arrays[id(v)] = v
@@ -289,16 +336,22 @@ class _Watch:
                 self._function(v, depth + 1)
         else:
             mode, fp = 0, None
-            if self.reason is None:
-                self.reason = (f"{name!r} holds a {type(v).__name__}, whose contents may change unseen: pass "
-                               "what the step uses as arguments, or keep it in scalars, tuples or NumPy arrays")
+            self._refuse(f"{name!r} holds a {type(v).__name__}, whose contents may change unseen: pass "
+                         "what the step uses as arguments, or keep it in scalars, tuples or NumPy arrays")
         if where is not None:
-            self.items.append((where, name, mode, v, fp))
+            self.items.append((where, name if key is None else key, mode, v, fp))
 
     def same(self) -> bool:
         for where, name, mode, v, fp in self.items:
-            if type(where) is dict:
+            t = type(where)
+            if t is dict or t is types.MappingProxyType:
                 cur = where.get(name, _MISSING)
+            elif t is types.FunctionType:
+                d = where.__defaults__ if type(name) is int else where.__kwdefaults__
+                try:
+                    cur = d[name]
+                except (TypeError, IndexError, KeyError):
+                    cur = _MISSING
             else:
                 try:
                     cur = where.cell_contents
@@ -308,7 +361,7 @@ class _Watch:
                 continue
             if mode == 1:
                 got = tuple(cur) if type(cur) is list else cur
-                if type(cur) is not type(v) or not (got is fp or _equal(got, fp)):
+                if type(cur) is not type(v) or not (got is fp or _identical(got, fp)):
                     return False
             elif mode == 2:
                 if cur is not v or check.fingerprint(cur) != fp:
@@ -318,11 +371,62 @@ class _Watch:
         return True
 
 
-def _equal(a, b) -> bool:
+_DEPTH = 8
+#: Names through which code reads variables a watch cannot see.
+_BY_NAME = frozenset({"globals", "vars", "locals", "eval", "exec", "getattr", "hasattr", "__import__",
+                      "import_module", "__dict__", "modules"})
+#: Modules whose functions return another value on each call.
+_VOLATILE = ("random", "time", "datetime", "secrets", "uuid", "os", "sys", "numpy.random")
+_CONSTANT = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc, slice, range,
+             type(Ellipsis), type(NotImplemented), property, classmethod, staticmethod)
+_LIBRARY = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}) + (_PKG,)
+
+
+def _library(fn) -> bool:
+    return fn.__code__.co_filename.startswith(_LIBRARY)
+
+
+def _volatile(v) -> str:
+    """What makes ``v`` return another value on each call ('' if nothing known does)."""
+    if isinstance(v, types.ModuleType):
+        mod = v.__name__
+    elif isinstance(v, types.BuiltinFunctionType) and v.__self__ is not None:
+        if not isinstance(v.__self__, types.ModuleType):
+            return f"a function bound to a {type(v.__self__).__name__}"
+        mod = v.__self__.__name__
+    elif type(v).__module__.startswith("numpy.random"):
+        return f"a {type(v).__name__}"
+    else:
+        return ""
+    return f"the module {mod}" if any(mod == m or mod.startswith(m + ".") for m in _VOLATILE) else ""
+
+
+def _identical(a, b) -> bool:
+    """Whether scalars (or tuples of them) ``a`` and ``b`` are the same value, bit for bit
+    where they are numbers (0.0 and -0.0 differ, NaN is NaN)."""
+    if type(a) is tuple:
+        return type(b) is tuple and len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (float, complex)):
+        return _bits(a) == _bits(b)
+    if isinstance(a, np.generic):
+        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
     try:
         return bool(a == b)
     except Exception:     # noqa: BLE001 (an element comparison that fails: treat as changed)
         return False
+
+
+def _bits(x):
+    return struct.pack("<2d", x.real, x.imag) if isinstance(x, complex) else struct.pack("<d", x)
+
+
+def _imports(code) -> bool:
+    """Whether ``code`` or the code nested in it imports."""
+    if any(i.opname in ("IMPORT_NAME", "IMPORT_FROM") for i in dis.get_instructions(code)):
+        return True
+    return any(isinstance(c, types.CodeType) and _imports(c) for c in code.co_consts)
 
 
 def _names(code) -> set:
@@ -597,7 +701,7 @@ class _Program:
 
 
 def _same_values(a, b) -> bool:
-    return all(x is y or (type(x) is type(y) and x == y) for x, y in zip(a, b))
+    return all(x is y or _identical(x, y) for x, y in zip(a, b))
 
 
 def _all_bases(s: _Stmt) -> list:

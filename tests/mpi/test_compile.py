@@ -4,6 +4,10 @@ harness's generic one; a changed global, closure or default value records again;
 fallback named by ``pg.explain``; errors inside a replay raised alike on every locale; one
 collective-checking fold per replayed call."""
 
+import random
+import time
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -381,3 +385,187 @@ def test_argument_aliasing_a_global_runs_plainly():
         assert step.stats["replays"] == 1 and step.stats["plain"] == 1, step.stats
     finally:
         _G = old
+
+
+# -- values a recording keeps: every way fn can read one is watched or refused --------------
+ZERO = 0.0
+
+
+def _divide(A, B, p):
+    B[:, :] = A[:, :] / p * np.copysign(1.0, ZERO)
+
+
+def test_signed_zero_is_another_value():
+    global ZERO
+    _, (A, B) = _arrays(12, 2)
+    _, (V, W) = _arrays(12, 2)
+    step = pg.compile(_divide)
+    try:
+        for p, z in [(0.0, 0.0), (0.0, 0.0), (-0.0, 0.0), (-0.0, -0.0), (0.0, -0.0)]:
+            ZERO = z                                  # 0.0 == -0.0, yet A / 0.0 is inf and A / -0.0 is -inf
+            with np.errstate(divide="ignore"):
+                step(A, B, p)
+                _divide(V, W, p)
+            _same([B], [W], f"p = {p}, ZERO = {z}")
+    finally:
+        ZERO = 0.0
+    assert step.stats["records"] == 2 and step.stats["replays"] == 3, step.stats
+
+
+PARAMS = types.ModuleType("params")
+PARAMS.alpha = 1.0
+PARAMS.sub = types.ModuleType("params.sub")
+PARAMS.sub.beta = 2.0
+
+
+class _Coefs:
+    k = 1.0
+
+
+class _MoreCoefs(_Coefs):
+    pass
+
+
+def _attributes(A, B):
+    B[:, :] = A[:, :] * PARAMS.alpha + PARAMS.sub.beta * np.sin(A[:, :]) + _MoreCoefs.k + np.pi
+
+
+def test_module_and_class_attributes_record_again():
+    _, (A, B) = _arrays(13, 2)
+    _, (V, W) = _arrays(13, 2)
+    step = pg.compile(_attributes)
+    changes = [lambda: None, lambda: setattr(PARAMS, "alpha", 3.0), lambda: setattr(PARAMS.sub, "beta", 4.0),
+               lambda: setattr(_MoreCoefs, "k", 5.0), lambda: setattr(_Coefs, "k", 6.0), lambda: None]
+    try:
+        for change in changes:
+            change()
+            step(A, B)
+            _attributes(V, W)
+            _same([B], [W], "a module or class attribute changed")
+    finally:
+        PARAMS.alpha, PARAMS.sub.beta, _Coefs.k = 1.0, 2.0, 1.0
+        del _MoreCoefs.k
+    assert step.stats["records"] == 5 and step.stats["replays"] == 1 and step.stats["plain"] == 0, step.stats
+
+
+def _defaults(A, B, c=2.0, *, d=(1.0,), e=[3.0]):          # noqa: B006 (a mutable default, mutated on purpose)
+    B[:, :] = A[:, :] * c + d[0] + e[0]
+
+
+def test_changed_defaults_record_again():
+    _, (A, B) = _arrays(14, 2)
+    _, (V, W) = _arrays(14, 2)
+    step = pg.compile(_defaults)
+    old = _defaults.__defaults__, dict(_defaults.__kwdefaults__)
+    changes = [lambda: None, lambda: setattr(_defaults, "__defaults__", (5.0,)),
+               lambda: _defaults.__kwdefaults__.update(d=(7.0,)), lambda: _defaults.__kwdefaults__["e"].__setitem__(0, 9.0),
+               lambda: None]
+    try:
+        for change in changes:
+            change()
+            step(A, B)
+            _defaults(V, W)
+            _same([B], [W], "a default changed")
+    finally:
+        _defaults.__defaults__, _defaults.__kwdefaults__ = old[0], old[1]
+        _defaults.__kwdefaults__["e"][0] = 3.0
+    assert step.stats["records"] == 4 and step.stats["replays"] == 1, step.stats
+
+
+def _h5(X):
+    return X * ZERO + PARAMS.alpha
+
+
+def _h4(X):
+    return _h5(X)
+
+
+def _h3(X):
+    return _h4(X)
+
+
+def _h2(X):
+    return _h3(X)
+
+
+def _h1(X):
+    return _h2(X)
+
+
+def _deep(A, B):
+    B[:, :] = _h1(A[:, :])
+
+
+def test_globals_of_deeply_nested_helpers_watched():
+    global ZERO
+    _, (A, B) = _arrays(15, 2)
+    step = pg.compile(_deep)
+    step(A, B)
+    try:
+        ZERO = 2.0
+        step(A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 2.0 + 1.0), "a global of a nested helper")
+        PARAMS.alpha = 3.0
+        step(A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 2.0 + 3.0), "a module attribute in a nested helper")
+    finally:
+        ZERO, PARAMS.alpha = 0.0, 1.0
+    assert step.stats["records"] == 3, step.stats
+
+
+RNG = np.random.default_rng(0)
+
+
+def _by_globals(A, t):
+    A[:, :] = globals()["ZERO"] + 1.0
+
+
+def _by_getattr(A, t):
+    A[:, :] = getattr(PARAMS, "alpha")                    # noqa: B009 (a read by name, on purpose)
+
+
+def _imports_inside(A, t):
+    from math import pi
+    A[:, :] = pi
+
+
+def _random_module(A, t):
+    A[:, :] = random.random()
+
+
+def _random_bound(A, t):
+    A[:, :] = _rand()
+
+
+def _clock(A, t):
+    A[:, :] = time.perf_counter() * 0.0              # (the same on every locale)
+
+
+def _generator(A, t):
+    A[:, :] = RNG.random()
+
+
+def _bytes(A, t):
+    A[:, :] = float(BUF[0])
+
+
+BUF = bytearray(b"\x01")
+_rand = random.random
+
+
+@pytest.mark.parametrize("fn, reason", [(_by_globals, "by name or imports (globals)"),
+                                        (_by_getattr, "by name or imports (getattr)"),
+                                        (_imports_inside, "by name or imports (import)"),
+                                        (_random_module, "the module random"),
+                                        (_random_bound, "a function bound to a Random"),
+                                        (_clock, "the module time"), (_generator, "is a Generator"),
+                                        (_bytes, "'BUF' holds a bytearray")])
+def test_unwatchable_reads_run_plainly(fn, reason):
+    step = pg.compile(fn)
+    _, (A,) = _arrays(16, 1)
+    for t in (1.0, 2.0):
+        random.seed(int(t))                            # the same values on every locale
+        step(A, t)
+    text = pg.explain(step)
+    assert "runs its function plainly" in text and reason in text, text
+    assert step.stats["plain"] == 2 and step.stats["replays"] == 0, step.stats
