@@ -39,7 +39,8 @@ global holding an object whose contents may change (anything with a ``__dict__``
 than modules, classes and functions, mutable containers, other objects that are not
 callable), a source of values that change by themselves (``random``, ``time``,
 NumPy's random generators, functions bound to an object), reads by name (``globals()``,
-``getattr``, ``eval``, an import inside the step).
+``getattr``, ``eval``, an import inside the step), and Python side effects (assigning a
+global or closure variable, or a dry run that changes a watched value).
 
 Collective checking (on by default at two or more locales) folds one signature per
 replayed call (the program and its arrays and parameter values), not one per statement.
@@ -165,6 +166,10 @@ class Compiled:
                 engine.capturing.pop()
                 for k in [k for k in engine._pending if k > first]:
                     del engine._pending[k]   # the dry run's expressions: none of them ran
+            changed = watch.changed()
+            if changed is not None:          # a side effect: undone where it can be, not replayed
+                reason = (f"the step changes {changed!r}, which it reads, when run: Python side effects are "
+                          "not replayed")
         prog = _Program(self.fn, args, rec.stmts, watch, reason)
         if len(self.programs) >= 16:
             del self.programs[next(iter(self.programs))]
@@ -271,6 +276,9 @@ class _Watch:
         self._seen.add(id(fn))
         g = fn.__globals__
         names = _names(fn.__code__)
+        writes = _writes(fn.__code__, fn.__code__.co_freevars)
+        if writes:
+            self._refuse(f"{fn.__qualname__} assigns {writes}: Python side effects are not replayed")
         if names & _BY_NAME or _imports(fn.__code__):
             self._refuse(f"{fn.__qualname__} reads variables by name or imports ({', '.join(sorted(names & _BY_NAME)) or 'import'}): "
                          "its values cannot be watched; read them as plain globals")
@@ -318,7 +326,7 @@ class _Watch:
             mode, fp = 0, None
         elif isinstance(v, _EQUAL) or (isinstance(v, (tuple, list)) and all(isinstance(x, _EQUAL) for x in v)):
             mode, fp = 1, (tuple(v) if isinstance(v, list) else v)
-        elif isinstance(v, np.ndarray):
+        elif type(v) is np.ndarray and not v.dtype.hasobject:
             mode, fp = 2, check.fingerprint(v)
         elif type(v) is tuple and all(engine.is_array(x) or isinstance(x, _EQUAL) for x in v):
             mode, fp = 0, None                        # immutable: the same tuple holds the same arrays
@@ -340,6 +348,22 @@ class _Watch:
                          "what the step uses as arguments, or keep it in scalars, tuples or NumPy arrays")
         if where is not None:
             self.items.append((where, name if key is None else key, mode, v, fp))
+
+    def changed(self):
+        """The name of the first watched value that changed (None if none did); a list of
+        scalars changed in place gets its recorded contents back."""
+        items = self.items
+        try:
+            for item in items:
+                self.items = [item]
+                if not self.same():
+                    where, name, mode, v, fp = item
+                    if mode == 1 and type(v) is list and type(fp) is tuple:
+                        v[:] = fp
+                    return name
+        finally:
+            self.items = items
+        return None
 
     def same(self) -> bool:
         for where, name, mode, v, fp in self.items:
@@ -422,6 +446,15 @@ def _bits(x):
     return struct.pack("<2d", x.real, x.imag) if isinstance(x, complex) else struct.pack("<d", x)
 
 
+def _writes(code, free) -> str:
+    """The global or closure variables ``code`` (or code nested in it) assigns or deletes."""
+    out = sorted({i.argval for i in dis.get_instructions(code)
+                  if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
+                  or i.opname in ("STORE_DEREF", "DELETE_DEREF") and i.argval in free})
+    nested = [_writes(c, ()) for c in code.co_consts if isinstance(c, types.CodeType)]
+    return ", ".join(x for x in (", ".join(out), *nested) if x)
+
+
 def _imports(code) -> bool:
     """Whether ``code`` or the code nested in it imports."""
     if any(i.opname in ("IMPORT_NAME", "IMPORT_FROM") for i in dis.get_instructions(code)):
@@ -490,6 +523,9 @@ class _Recorder:
     def _source(self, base) -> int:
         for k, a in enumerate(self.args):
             if a is base:
+                if id(base) in self.watch.arrays:
+                    raise CaptureError(f"{base.label} is both argument {k} and a global or closure variable the "
+                                       "step reads: a recording cannot tell which a statement means")
                 return k
         if id(base) in self.watch.arrays:
             return -1

@@ -549,7 +549,17 @@ def _bytes(A, t):
     A[:, :] = float(BUF[0])
 
 
+def _masked(A, t):
+    A[:, :] = MASKED.sum()
+
+
+def _objects(A, t):
+    A[:, :] = OBJECTS[0]
+
+
 BUF = bytearray(b"\x01")
+MASKED = np.ma.array([1.0, 2.0], mask=[False, True])
+OBJECTS = np.array([1.0, None], dtype=object)
 _rand = random.random
 
 
@@ -559,7 +569,9 @@ _rand = random.random
                                         (_random_module, "the module random"),
                                         (_random_bound, "a function bound to a Random"),
                                         (_clock, "the module time"), (_generator, "is a Generator"),
-                                        (_bytes, "'BUF' holds a bytearray")])
+                                        (_bytes, "'BUF' holds a bytearray"),
+                                        (_masked, "'MASKED' holds a MaskedArray"),
+                                        (_objects, "'OBJECTS' holds a ndarray")])
 def test_unwatchable_reads_run_plainly(fn, reason):
     step = pg.compile(fn)
     _, (A,) = _arrays(16, 1)
@@ -569,3 +581,67 @@ def test_unwatchable_reads_run_plainly(fn, reason):
     text = pg.explain(step)
     assert "runs its function plainly" in text and reason in text, text
     assert step.stats["plain"] == 2 and step.stats["replays"] == 0, step.stats
+
+
+COUNT = 0
+HISTORY: list = []
+
+
+def _counts(A, t):
+    global COUNT
+    COUNT += 1
+    A[:, :] = A[:, :] + 1.0
+
+
+def _appends(A, t):
+    HISTORY.append(t)
+    A[:, :] = A[:, :] + 1.0
+
+
+def test_python_side_effects_run_plainly():
+    global COUNT
+    _, (A,) = _arrays(17, 1)
+    step = pg.compile(_counts)
+    for t in (1.0, 2.0, 3.0):
+        step(A, t)
+    assert COUNT == 3 and "assigns COUNT" in pg.explain(step), pg.explain(step)
+    step = pg.compile(_appends)
+    for t in (1.0, 2.0, 3.0):
+        step(A, t)
+    assert HISTORY == [1.0, 2.0, 3.0] and "changes 'HISTORY'" in pg.explain(step), (HISTORY, pg.explain(step))
+    n = [0]
+
+    def bumps(X):
+        nonlocal n
+        n = [n[0] + 1]
+        X[:, :] = X[:, :] + 1.0
+
+    step = pg.compile(bumps)
+    for _ in range(3):
+        step(A)
+    assert n == [3] and "assigns n" in pg.explain(step), pg.explain(step)
+    want = _arrays(17, 1)[0][0]
+    for _ in range(9):
+        want = want + 1.0
+    collective_verdict(np.array_equal(A.to_numpy(), want), "side-effect steps")
+    COUNT = 0
+    HISTORY.clear()
+
+
+def test_argument_that_is_also_a_closure_array_runs_plainly():
+    _, (A, B, C) = _arrays(18)
+    _, (V, W, X) = _arrays(18)
+
+    def writer(target):
+        def fn(Y):
+            target[:, :] = Y[:, :] * 2.0
+        return fn
+
+    step = pg.compile(writer(B))
+    plain = writer(W)
+    step(B)
+    plain(W)
+    step(C)                                            # fn writes B (its closure), not the argument
+    plain(X)
+    _same([A, B, C], [V, W, X], "an argument that is also the closure's array")
+    assert "both argument 0 and a global or closure variable" in pg.explain(step), pg.explain(step)
