@@ -52,6 +52,7 @@ import builtins
 import dis
 import functools
 import struct
+import sys
 import sysconfig
 import types
 
@@ -264,10 +265,26 @@ class _Watch:
             self.reason = reason
 
     def _function(self, fn, depth: int) -> None:
+        if isinstance(fn, Compiled):
+            fn = fn.fn
+        if isinstance(fn, functools.partial):
+            self._function(fn.func, depth + 1)
+            for k, v in enumerate(fn.args):
+                self._value(v, f"partial argument {k}", None, depth)
+            for name, v in fn.keywords.items():
+                self._value(v, name, fn.keywords, depth)
+            self.items.append((fn.keywords, _KEYS, 1, None, tuple(fn.keywords)))
+            return
         if isinstance(fn, types.MethodType):
             self._value(fn.__self__, "self", None)
             fn = fn.__func__
-        if not isinstance(fn, types.FunctionType) or id(fn) in self._seen:
+        if not isinstance(fn, types.FunctionType):
+            if depth == 0:
+                self._value(fn, "the step's function", None)
+                self._refuse(f"the step's function is a {type(fn).__name__}: only functions, methods and "
+                             "functools.partial of them can be watched")
+            return
+        if id(fn) in self._seen:
             return
         if depth > _DEPTH:
             self._refuse(f"{fn.__qualname__} is called more than {_DEPTH} functions deep: the values it reads "
@@ -304,8 +321,19 @@ class _Watch:
         """Watch the attributes of module or class ``obj`` that the code may read (its names)."""
         if level > 2 or obj is builtins:
             return
-        spaces = [obj.__dict__] if isinstance(obj, types.ModuleType) else [
-            k.__dict__ for k in obj.__mro__ if k.__module__ != "builtins"]
+        if isinstance(obj, types.ModuleType):
+            if _library_module(obj):                  # a library's attributes: constants, but not its random
+                for name in names:
+                    try:
+                        v = getattr(obj, name, None)   # (a submodule may load on first use)
+                    except Exception:   # noqa: BLE001 (a module's __getattr__ that fails: not a module)
+                        continue
+                    if isinstance(v, types.ModuleType) and _volatile(v):
+                        self._value(v, f"{label}.{name}", None, depth)
+                return
+            spaces = [obj.__dict__]
+        else:
+            spaces = [k.__dict__ for k in obj.__mro__ if not _library_module(sys.modules.get(k.__module__))]
         for name in names:
             if not any(name in d for d in spaces):
                 continue
@@ -369,7 +397,11 @@ class _Watch:
         for where, name, mode, v, fp in self.items:
             t = type(where)
             if t is dict or t is types.MappingProxyType:
-                cur = where.get(name, _MISSING)
+                cur = where.get(name, _MISSING) if name is not _KEYS else tuple(where)
+                if name is _KEYS:
+                    if cur != fp:
+                        return False
+                    continue
             elif t is types.FunctionType:
                 d = where.__defaults__ if type(name) is int else where.__kwdefaults__
                 try:
@@ -396,6 +428,7 @@ class _Watch:
 
 
 _DEPTH = 8
+_KEYS = object()                 # a watched dict's keys (a partial's keywords)
 #: Names through which code reads variables a watch cannot see.
 _BY_NAME = frozenset({"globals", "vars", "locals", "eval", "exec", "getattr", "hasattr", "__import__",
                       "import_module", "__dict__", "modules"})
@@ -408,6 +441,14 @@ _LIBRARY = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platl
 
 def _library(fn) -> bool:
     return fn.__code__.co_filename.startswith(_LIBRARY)
+
+
+def _library_module(mod) -> bool:
+    """Whether module ``mod`` is Python's, an installed package's or pgas's (or unknown)."""
+    if mod is None or mod is builtins:
+        return True
+    f = getattr(mod, "__file__", None)
+    return bool(f) and f.startswith(_LIBRARY)
 
 
 def _volatile(v) -> str:

@@ -4,6 +4,7 @@ harness's generic one; a changed global, closure or default value records again;
 fallback named by ``pg.explain``; errors inside a replay raised alike on every locale; one
 collective-checking fold per replayed call."""
 
+import functools
 import random
 import time
 import types
@@ -549,6 +550,10 @@ def _bytes(A, t):
     A[:, :] = float(BUF[0])
 
 
+def _np_random(A, t):
+    A[:, :] = np.random.rand() * np.float64(2.0)
+
+
 def _masked(A, t):
     A[:, :] = MASKED.sum()
 
@@ -570,6 +575,7 @@ _rand = random.random
                                         (_random_bound, "a function bound to a Random"),
                                         (_clock, "the module time"), (_generator, "is a Generator"),
                                         (_bytes, "'BUF' holds a bytearray"),
+                                        (_np_random, "'np.random' is the module numpy.random"),
                                         (_masked, "'MASKED' holds a MaskedArray"),
                                         (_objects, "'OBJECTS' holds a ndarray")])
 def test_unwatchable_reads_run_plainly(fn, reason):
@@ -577,6 +583,7 @@ def test_unwatchable_reads_run_plainly(fn, reason):
     _, (A,) = _arrays(16, 1)
     for t in (1.0, 2.0):
         random.seed(int(t))                            # the same values on every locale
+        np.random.seed(int(t))
         step(A, t)
     text = pg.explain(step)
     assert "runs its function plainly" in text and reason in text, text
@@ -645,3 +652,42 @@ def test_argument_that_is_also_a_closure_array_runs_plainly():
     plain(X)
     _same([A, B, C], [V, W, X], "an argument that is also the closure's array")
     assert "both argument 0 and a global or closure variable" in pg.explain(step), pg.explain(step)
+
+
+def _scaled(A, B, c):
+    B[:, :] = A[:, :] * c + ZERO
+
+
+class _Scaler:
+    def __init__(self) -> None:
+        self.k = 1.0
+
+    def __call__(self, A, B):
+        B[:, :] = A[:, :] * self.k
+
+
+def test_partials_compiled_steps_and_callables_watched():
+    global ZERO
+    _, (A, B) = _arrays(19, 2)
+    part = functools.partial(_scaled, c=2.0)
+    steps = [pg.compile(part), pg.compile(pg.compile(functools.partial(_scaled, c=2.0)))]
+    try:
+        for step in steps:
+            ZERO = 0.0
+            step(A, B)
+            ZERO = 5.0                                 # a global of the function inside
+            step(A, B)
+            collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 2.0 + 5.0), "a partial's global")
+        part.keywords["c"] = 3.0                       # a partial's keyword changed in place
+        steps[0](A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 3.0 + 5.0), "a partial's keyword")
+    finally:
+        ZERO = 0.0
+    assert [s.stats["records"] for s in steps] == [3, 2], [s.stats for s in steps]
+    scaler = _Scaler()
+    step = pg.compile(scaler)
+    step(A, B)
+    scaler.k = 6.0
+    step(A, B)
+    collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 6.0), "a callable object's attribute")
+    assert "holds a _Scaler" in pg.explain(step), pg.explain(step)
