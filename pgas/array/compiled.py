@@ -154,6 +154,7 @@ class Compiled:
         params = [Param(k, _arg_name(self.fn, k), a) if isinstance(a, _SCALARS) else a for k, a in enumerate(args)]
         reason = watch.reason
         if reason is None:
+            kept = watch.keep()
             first = next(engine._seq)
             engine.capturing.append(rec)
             restore = comm.runtime.silent(_silenced)
@@ -167,7 +168,7 @@ class Compiled:
                 engine.capturing.pop()
                 for k in [k for k in engine._pending if k > first]:
                     del engine._pending[k]   # the dry run's expressions: none of them ran
-            changed = watch.changed()
+            changed = watch.changed(kept)
             if changed is not None:          # a side effect: undone where it can be, not replayed
                 reason = (f"the step changes {changed!r}, which it reads, when run: Python side effects are "
                           "not replayed")
@@ -377,10 +378,16 @@ class _Watch:
         if where is not None:
             self.items.append((where, name if key is None else key, mode, v, fp))
 
-    def changed(self):
+    def keep(self) -> dict:
+        """Copies of the watched NumPy arrays (for :meth:`changed` to put back)."""
+        return {id(v): v.copy() for _, _, mode, v, _ in self.items if mode == 2}
+
+    def changed(self, kept: dict):
         """The name of the first watched value that changed (None if none did); a list of
-        scalars changed in place gets its recorded contents back."""
+        scalars or a NumPy array changed in place gets its recorded contents back (from
+        ``kept``, :meth:`keep`'s copies)."""
         items = self.items
+        found = None
         try:
             for item in items:
                 self.items = [item]
@@ -388,10 +395,12 @@ class _Watch:
                     where, name, mode, v, fp = item
                     if mode == 1 and type(v) is list and type(fp) is tuple:
                         v[:] = fp
-                    return name
+                    elif mode == 2 and id(v) in kept:
+                        v[...] = kept[id(v)]
+                    found = name if found is None else found
         finally:
             self.items = items
-        return None
+        return found
 
     def same(self) -> bool:
         for where, name, mode, v, fp in self.items:

@@ -605,6 +605,14 @@ def _appends(A, t):
     A[:, :] = A[:, :] + 1.0
 
 
+TALLY = np.zeros(2)
+
+
+def _tallies(A, t):
+    TALLY[0] += 1.0
+    A[:, :] = A[:, :] + 1.0
+
+
 def test_python_side_effects_run_plainly():
     global COUNT
     _, (A,) = _arrays(17, 1)
@@ -616,6 +624,10 @@ def test_python_side_effects_run_plainly():
     for t in (1.0, 2.0, 3.0):
         step(A, t)
     assert HISTORY == [1.0, 2.0, 3.0] and "changes 'HISTORY'" in pg.explain(step), (HISTORY, pg.explain(step))
+    step = pg.compile(_tallies)
+    for t in (1.0, 2.0, 3.0):
+        step(A, t)
+    assert TALLY[0] == 3.0 and "changes 'TALLY'" in pg.explain(step), (TALLY, pg.explain(step))
     n = [0]
 
     def bumps(X):
@@ -628,11 +640,12 @@ def test_python_side_effects_run_plainly():
         step(A)
     assert n == [3] and "assigns n" in pg.explain(step), pg.explain(step)
     want = _arrays(17, 1)[0][0]
-    for _ in range(9):
+    for _ in range(12):
         want = want + 1.0
     collective_verdict(np.array_equal(A.to_numpy(), want), "side-effect steps")
     COUNT = 0
     HISTORY.clear()
+    TALLY[0] = 0.0
 
 
 def test_argument_that_is_also_a_closure_array_runs_plainly():
