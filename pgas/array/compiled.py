@@ -287,6 +287,7 @@ class _Watch:
             return
         if id(fn) in self._seen:
             return
+        self.items.append((fn, _CODE, 0, fn.__code__, None))       # (code can be swapped in place)
         if depth > _DEPTH:
             self._refuse(f"{fn.__qualname__} is called more than {_DEPTH} functions deep: the values it reads "
                          "cannot all be watched")
@@ -333,6 +334,9 @@ class _Watch:
                         self._value(v, f"{label}.{name}", None, depth)
                 return
             spaces = [obj.__dict__]
+            if "__getattr__" in obj.__dict__:
+                self._refuse(f"{label} computes attributes on each read (a module __getattr__): they cannot be "
+                             "watched")
         else:
             spaces = [k.__dict__ for k in obj.__mro__ if not _library_module(sys.modules.get(k.__module__))]
         for name in names:
@@ -412,6 +416,10 @@ class _Watch:
                         return False
                     continue
             elif t is types.FunctionType:
+                if name is _CODE:
+                    if where.__code__ is not v:
+                        return False
+                    continue
                 d = where.__defaults__ if type(name) is int else where.__kwdefaults__
                 try:
                     cur = d[name]
@@ -437,6 +445,7 @@ class _Watch:
 
 
 _DEPTH = 8
+_CODE = object()                 # a watched function's code
 _KEYS = object()                 # a watched dict's keys (a partial's keywords)
 #: Names through which code reads variables a watch cannot see.
 _BY_NAME = frozenset({"globals", "vars", "locals", "eval", "exec", "getattr", "hasattr", "__import__",

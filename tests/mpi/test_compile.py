@@ -704,3 +704,34 @@ def test_partials_compiled_steps_and_callables_watched():
     step(A, B)
     collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 6.0), "a callable object's attribute")
     assert "holds a _Scaler" in pg.explain(step), pg.explain(step)
+
+
+def _twice(X):
+    return X * 2.0
+
+
+def _thrice(X):
+    return X * 3.0
+
+
+def _calls_helper(A, B):
+    B[:, :] = _twice(A[:, :])
+
+
+def test_swapped_code_and_computed_module_attributes():
+    _, (A, B) = _arrays(20, 2)
+    step = pg.compile(_calls_helper)
+    step(A, B)
+    code = _twice.__code__
+    try:
+        _twice.__code__ = _thrice.__code__             # the same function object, another body
+        step(A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 3.0), "a helper's code swapped")
+    finally:
+        _twice.__code__ = code
+    assert step.stats["records"] == 2, step.stats
+    dyn = types.ModuleType("dyn")
+    dyn.__getattr__ = lambda name: 2.0 if name == "val" else getattr(types, "no such attribute")
+    step = pg.compile(lambda X, Y: Y.__setitem__((slice(None), slice(None)), X[:, :] * dyn.val))
+    step(A, B)
+    assert "computes attributes on each read" in pg.explain(step), pg.explain(step)
