@@ -68,7 +68,7 @@ from .lowering import structure
 from .view import View
 
 _SCALARS = (bool, int, float, complex, np.generic)
-_EQUAL = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype)
+_EQUAL = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, slice, type(Ellipsis))
 _MISSING = object()
 _MASK = (1 << 62) - 1
 

@@ -735,3 +735,26 @@ def test_swapped_code_and_computed_module_attributes():
     step = pg.compile(lambda X, Y: Y.__setitem__((slice(None), slice(None)), X[:, :] * dyn.val))
     step(A, B)
     assert "computes attributes on each read" in pg.explain(step), pg.explain(step)
+
+
+INNER = (slice(1, -1), slice(1, -1))
+
+
+def _inner_points(A, B):
+    B[INNER] = A[INNER] * 2.0
+
+
+def test_global_index_tuples_watched():
+    global INNER
+    _, (A, B) = _arrays(21, 2)
+    _, (V, W) = _arrays(21, 2)
+    step = pg.compile(_inner_points)
+    try:
+        for inner in [INNER, INNER, (slice(2, None), Ellipsis), (slice(2, None), Ellipsis)]:
+            INNER = inner
+            step(A, B)
+            _inner_points(V, W)
+            _same([B], [W], f"INNER = {inner}")
+    finally:
+        INNER = (slice(1, -1), slice(1, -1))
+    assert step.stats["records"] == 2 and step.stats["replays"] == 2, pg.explain(step)
