@@ -29,14 +29,18 @@ collective checking, ``np.errstate(all="raise")``, NumPy-only kernels, ``pg.expl
 tracing every statement runs the usual way.
 
 Never a stale value: the globals ``fn`` reads (its code's names resolved in its
-globals, nested code included), its closure cells, its defaults, and those of plain
-functions it references (recursively) are remembered when recorded and compared on
-every call: by identity for objects, by equality for scalars, strings and tuples or
-lists of them, by :func:`pgas.comm.check.fingerprint` for NumPy arrays.  Any change
-records again.  A global holding an object whose attributes may change (anything with
-a ``__dict__`` other than modules, classes and functions) or a container of objects
-cannot be watched: the step then runs plainly, with that reason.  Attributes read from
-modules (``np.float64``) are taken as constant.
+globals, nested code included), its closure cells, its defaults, the attributes its code
+names of the modules and classes it reads, and those of plain functions it references
+(recursively) are remembered when recorded and compared on every call: by identity for
+objects, bit for bit for scalars, strings and tuples or lists of them (``0.0`` and
+``-0.0`` differ), by :func:`pgas.comm.check.fingerprint` for NumPy arrays.  Any change
+records again.  What cannot be watched makes the step run plainly, with that reason: a
+global holding an object whose contents may change (anything with a ``__dict__`` other
+than modules, classes and functions, mutable containers, other objects that are not
+callable), a source of values that change by themselves (``random``, ``time``,
+NumPy's random generators, functions bound to an object), reads by name (``globals()``,
+``getattr``, ``eval``, an import inside the step), and Python side effects (assigning a
+global or closure variable, or a dry run that changes a watched value).
 
 Collective checking (on by default at two or more locales) folds one signature per
 replayed call (the program and its arrays and parameter values), not one per statement.
@@ -44,7 +48,12 @@ replayed call (the program and its arrays and parameter values), not one per sta
 
 from __future__ import annotations
 
+import builtins
+import dis
 import functools
+import struct
+import sys
+import sysconfig
 import types
 
 import numpy as np
@@ -59,7 +68,7 @@ from .lowering import structure
 from .view import View
 
 _SCALARS = (bool, int, float, complex, np.generic)
-_EQUAL = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype)
+_EQUAL = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, slice, type(Ellipsis))
 _MISSING = object()
 _MASK = (1 << 62) - 1
 
@@ -145,6 +154,7 @@ class Compiled:
         params = [Param(k, _arg_name(self.fn, k), a) if isinstance(a, _SCALARS) else a for k, a in enumerate(args)]
         reason = watch.reason
         if reason is None:
+            kept = watch.keep()
             first = next(engine._seq)
             engine.capturing.append(rec)
             restore = comm.runtime.silent(_silenced)
@@ -158,6 +168,10 @@ class Compiled:
                 engine.capturing.pop()
                 for k in [k for k in engine._pending if k > first]:
                     del engine._pending[k]   # the dry run's expressions: none of them ran
+            changed = watch.changed(kept)
+            if changed is not None:          # a side effect: undone where it can be, not replayed
+                reason = (f"the step changes {changed!r}, which it reads, when run: Python side effects are "
+                          "not replayed")
         prog = _Program(self.fn, args, rec.stmts, watch, reason)
         if len(self.programs) >= 16:
             del self.programs[next(iter(self.programs))]
@@ -241,47 +255,121 @@ class _Watch:
     recorded: :meth:`same` tells whether any changed."""
 
     def __init__(self, fn) -> None:
-        self.items: list = []           # (namespace dict or cell, name or None, mode, value, fingerprint)
+        self.items: list = []           # (namespace, cell or function, name, mode, value, fingerprint)
         self.reason = None
         self.arrays: dict = {}          # id -> DistArray read from a watched variable
         self._seen: set = set()
         self._function(fn, 0)
 
+    def _refuse(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+
     def _function(self, fn, depth: int) -> None:
+        if isinstance(fn, Compiled):
+            fn = fn.fn
+        if isinstance(fn, functools.partial):
+            self._function(fn.func, depth + 1)
+            for k, v in enumerate(fn.args):
+                self._value(v, f"partial argument {k}", None, depth)
+            for name, v in fn.keywords.items():
+                self._value(v, name, fn.keywords, depth)
+            self.items.append((fn.keywords, _KEYS, 1, None, tuple(fn.keywords)))
+            return
         if isinstance(fn, types.MethodType):
             self._value(fn.__self__, "self", None)
             fn = fn.__func__
-        if not isinstance(fn, types.FunctionType) or id(fn) in self._seen or depth > 4:
+        if not isinstance(fn, types.FunctionType):
+            if depth == 0:
+                self._value(fn, "the step's function", None)
+                self._refuse(f"the step's function is a {type(fn).__name__}: only functions, methods and "
+                             "functools.partial of them can be watched")
+            return
+        if id(fn) in self._seen:
+            return
+        self.items.append((fn, _CODE, 0, fn.__code__, None))       # (code can be swapped in place)
+        if depth > _DEPTH:
+            self._refuse(f"{fn.__qualname__} is called more than {_DEPTH} functions deep: the values it reads "
+                         "cannot all be watched")
             return
         self._seen.add(id(fn))
         g = fn.__globals__
-        for name in sorted(_names(fn.__code__)):
-            self._value(g.get(name, _MISSING), name, g, depth)
+        names = _names(fn.__code__)
+        writes = _writes(fn.__code__, fn.__code__.co_freevars)
+        if writes:
+            self._refuse(f"{fn.__qualname__} assigns {writes}: Python side effects are not replayed")
+        if names & _BY_NAME or _imports(fn.__code__):
+            self._refuse(f"{fn.__qualname__} reads variables by name or imports ({', '.join(sorted(names & _BY_NAME)) or 'import'}): "
+                         "its values cannot be watched; read them as plain globals")
+        for name in sorted(names):
+            v = g.get(name, _MISSING)
+            self._value(v, name, g, depth)
+            if isinstance(v, (types.ModuleType, type)):
+                self._attributes(v, name, names, depth, 0)
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
                 v = cell.cell_contents
             except ValueError:
                 v = _MISSING
             self._value(v, name, cell, depth)
+            if isinstance(v, (types.ModuleType, type)):
+                self._attributes(v, name, names, depth, 0)
         for k, v in enumerate(fn.__defaults__ or ()):
-            self._value(v, f"default {k}", None, depth)
+            self._value(v, f"default {k}", fn, depth, k)
         for name, v in (fn.__kwdefaults__ or {}).items():
-            self._value(v, f"default {name}", None, depth)
+            self._value(v, f"default {name}", fn, depth, name)
 
-    def _value(self, v, name, where, depth: int = 0) -> None:
+    def _attributes(self, obj, label: str, names: set, depth: int, level: int) -> None:
+        """Watch the attributes of module or class ``obj`` that the code may read (its names)."""
+        if level > 2 or obj is builtins:
+            return
+        if isinstance(obj, types.ModuleType):
+            if _library_module(obj):                  # a library's attributes: constants, but not its random
+                for name in names:
+                    try:
+                        v = getattr(obj, name, None)   # (a submodule may load on first use)
+                    except Exception:   # noqa: BLE001 (a module's __getattr__ that fails: not a module)
+                        continue
+                    if isinstance(v, types.ModuleType) and _volatile(v):
+                        self._value(v, f"{label}.{name}", None, depth)
+                return
+            spaces = [obj.__dict__]
+            if "__getattr__" in obj.__dict__:
+                self._refuse(f"{label} computes attributes on each read (a module __getattr__): they cannot be "
+                             "watched")
+        else:
+            spaces = [k.__dict__ for k in obj.__mro__ if not _library_module(sys.modules.get(k.__module__))]
+        for name in names:
+            if not any(name in d for d in spaces):
+                continue
+            for d in spaces:
+                v = d.get(name, _MISSING)
+                if v is _MISSING or callable(v) and not isinstance(v, (types.ModuleType, type)):
+                    if isinstance(v, types.FunctionType) and not _library(v):
+                        self._function(v, depth + 1)
+                    self.items.append((d, name, 0, v, None))
+                    continue
+                self._value(v, f"{label}.{name}", d, depth, name)
+                if isinstance(v, (types.ModuleType, type)) and v is not obj:
+                    self._attributes(v, f"{label}.{name}", names, depth, level + 1)
+
+    def _value(self, v, name, where, depth: int = 0, key=None) -> None:
         if isinstance(v, Compiled):                   # a compiled step called inside: its function
             self._function(v.fn, depth + 1)
             mode, fp = 0, None
         elif isinstance(v, _EQUAL) or (isinstance(v, (tuple, list)) and all(isinstance(x, _EQUAL) for x in v)):
             mode, fp = 1, (tuple(v) if isinstance(v, list) else v)
-        elif isinstance(v, np.ndarray):
+        elif type(v) is np.ndarray and not v.dtype.hasobject:
             mode, fp = 2, check.fingerprint(v)
         elif type(v) is tuple and all(engine.is_array(x) or isinstance(x, _EQUAL) for x in v):
             mode, fp = 0, None                        # immutable: the same tuple holds the same arrays
             self.arrays.update((id(x), x) for x in v if engine.is_array(x))
-        elif (v is _MISSING or engine.is_array(v) or isinstance(v, (types.ModuleType, type, types.FunctionType,
-                                                                     types.BuiltinFunctionType, np.ufunc))
-              or not hasattr(v, "__dict__") and not isinstance(v, (list, dict, set, tuple))):
+        elif _volatile(v):
+            mode, fp = 0, None
+            self._refuse(f"{name!r} is {_volatile(v)}, whose results change from call to call: a recording "
+                         "would keep one; compute such values outside and pass them as arguments")
+        elif (v is _MISSING or engine.is_array(v) or isinstance(v, _CONSTANT)
+              or not hasattr(v, "__dict__") and callable(v)):
             mode, fp = 0, None
             if engine.is_array(v):
                 self.arrays[id(v)] = v
@@ -289,16 +377,54 @@ class _Watch:
                 self._function(v, depth + 1)
         else:
             mode, fp = 0, None
-            if self.reason is None:
-                self.reason = (f"{name!r} holds a {type(v).__name__}, whose contents may change unseen: pass "
-                               "what the step uses as arguments, or keep it in scalars, tuples or NumPy arrays")
+            self._refuse(f"{name!r} holds a {type(v).__name__}, whose contents may change unseen: pass "
+                         "what the step uses as arguments, or keep it in scalars, tuples or NumPy arrays")
         if where is not None:
-            self.items.append((where, name, mode, v, fp))
+            self.items.append((where, name if key is None else key, mode, v, fp))
+
+    def keep(self) -> dict:
+        """Copies of the watched NumPy arrays (for :meth:`changed` to put back)."""
+        return {id(v): v.copy() for _, _, mode, v, _ in self.items if mode == 2}
+
+    def changed(self, kept: dict):
+        """The name of the first watched value that changed (None if none did); a list of
+        scalars or a NumPy array changed in place gets its recorded contents back (from
+        ``kept``, :meth:`keep`'s copies)."""
+        items = self.items
+        found = None
+        try:
+            for item in items:
+                self.items = [item]
+                if not self.same():
+                    where, name, mode, v, fp = item
+                    if mode == 1 and type(v) is list and type(fp) is tuple:
+                        v[:] = fp
+                    elif mode == 2 and id(v) in kept:
+                        v[...] = kept[id(v)]
+                    found = name if found is None else found
+        finally:
+            self.items = items
+        return found
 
     def same(self) -> bool:
         for where, name, mode, v, fp in self.items:
-            if type(where) is dict:
-                cur = where.get(name, _MISSING)
+            t = type(where)
+            if t is dict or t is types.MappingProxyType:
+                cur = where.get(name, _MISSING) if name is not _KEYS else tuple(where)
+                if name is _KEYS:
+                    if cur != fp:
+                        return False
+                    continue
+            elif t is types.FunctionType:
+                if name is _CODE:
+                    if where.__code__ is not v:
+                        return False
+                    continue
+                d = where.__defaults__ if type(name) is int else where.__kwdefaults__
+                try:
+                    cur = d[name]
+                except (TypeError, IndexError, KeyError):
+                    cur = _MISSING
             else:
                 try:
                     cur = where.cell_contents
@@ -308,7 +434,7 @@ class _Watch:
                 continue
             if mode == 1:
                 got = tuple(cur) if type(cur) is list else cur
-                if type(cur) is not type(v) or not (got is fp or _equal(got, fp)):
+                if type(cur) is not type(v) or not (got is fp or _identical(got, fp)):
                     return False
             elif mode == 2:
                 if cur is not v or check.fingerprint(cur) != fp:
@@ -318,11 +444,81 @@ class _Watch:
         return True
 
 
-def _equal(a, b) -> bool:
+_DEPTH = 8
+_CODE = object()                 # a watched function's code
+_KEYS = object()                 # a watched dict's keys (a partial's keywords)
+#: Names through which code reads variables a watch cannot see.
+_BY_NAME = frozenset({"globals", "vars", "locals", "eval", "exec", "getattr", "hasattr", "__import__",
+                      "import_module", "__dict__", "modules"})
+#: Modules whose functions return another value on each call.
+_VOLATILE = ("random", "time", "datetime", "secrets", "uuid", "os", "sys", "numpy.random")
+_CONSTANT = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, np.ufunc, slice, range,
+             type(Ellipsis), type(NotImplemented), property, classmethod, staticmethod)
+_LIBRARY = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")}) + (_PKG,)
+
+
+def _library(fn) -> bool:
+    return fn.__code__.co_filename.startswith(_LIBRARY)
+
+
+def _library_module(mod) -> bool:
+    """Whether module ``mod`` is Python's, an installed package's or pgas's (or unknown)."""
+    if mod is None or mod is builtins:
+        return True
+    f = getattr(mod, "__file__", None)
+    return bool(f) and f.startswith(_LIBRARY)
+
+
+def _volatile(v) -> str:
+    """What makes ``v`` return another value on each call ('' if nothing known does)."""
+    if isinstance(v, types.ModuleType):
+        mod = v.__name__
+    elif isinstance(v, types.BuiltinFunctionType) and v.__self__ is not None:
+        if not isinstance(v.__self__, types.ModuleType):
+            return f"a function bound to a {type(v.__self__).__name__}"
+        mod = v.__self__.__name__
+    elif type(v).__module__.startswith("numpy.random"):
+        return f"a {type(v).__name__}"
+    else:
+        return ""
+    return f"the module {mod}" if any(mod == m or mod.startswith(m + ".") for m in _VOLATILE) else ""
+
+
+def _identical(a, b) -> bool:
+    """Whether scalars (or tuples of them) ``a`` and ``b`` are the same value, bit for bit
+    where they are numbers (0.0 and -0.0 differ, NaN is NaN)."""
+    if type(a) is tuple:
+        return type(b) is tuple and len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (float, complex)):
+        return _bits(a) == _bits(b)
+    if isinstance(a, np.generic):
+        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
     try:
         return bool(a == b)
     except Exception:     # noqa: BLE001 (an element comparison that fails: treat as changed)
         return False
+
+
+def _bits(x):
+    return struct.pack("<2d", x.real, x.imag) if isinstance(x, complex) else struct.pack("<d", x)
+
+
+def _writes(code, free) -> str:
+    """The global or closure variables ``code`` (or code nested in it) assigns or deletes."""
+    out = sorted({i.argval for i in dis.get_instructions(code)
+                  if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
+                  or i.opname in ("STORE_DEREF", "DELETE_DEREF") and i.argval in free})
+    nested = [_writes(c, ()) for c in code.co_consts if isinstance(c, types.CodeType)]
+    return ", ".join(x for x in (", ".join(out), *nested) if x)
+
+
+def _imports(code) -> bool:
+    """Whether ``code`` or the code nested in it imports."""
+    if any(i.opname in ("IMPORT_NAME", "IMPORT_FROM") for i in dis.get_instructions(code)):
+        return True
+    return any(isinstance(c, types.CodeType) and _imports(c) for c in code.co_consts)
 
 
 def _names(code) -> set:
@@ -386,6 +582,9 @@ class _Recorder:
     def _source(self, base) -> int:
         for k, a in enumerate(self.args):
             if a is base:
+                if id(base) in self.watch.arrays:
+                    raise CaptureError(f"{base.label} is both argument {k} and a global or closure variable the "
+                                       "step reads: a recording cannot tell which a statement means")
                 return k
         if id(base) in self.watch.arrays:
             return -1
@@ -597,7 +796,7 @@ class _Program:
 
 
 def _same_values(a, b) -> bool:
-    return all(x is y or (type(x) is type(y) and x == y) for x, y in zip(a, b))
+    return all(x is y or _identical(x, y) for x, y in zip(a, b))
 
 
 def _all_bases(s: _Stmt) -> list:

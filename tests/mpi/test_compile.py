@@ -4,6 +4,11 @@ harness's generic one; a changed global, closure or default value records again;
 fallback named by ``pg.explain``; errors inside a replay raised alike on every locale; one
 collective-checking fold per replayed call."""
 
+import functools
+import random
+import time
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -381,3 +386,375 @@ def test_argument_aliasing_a_global_runs_plainly():
         assert step.stats["replays"] == 1 and step.stats["plain"] == 1, step.stats
     finally:
         _G = old
+
+
+# -- values a recording keeps: every way fn can read one is watched or refused --------------
+ZERO = 0.0
+
+
+def _divide(A, B, p):
+    B[:, :] = A[:, :] / p * np.copysign(1.0, ZERO)
+
+
+def test_signed_zero_is_another_value():
+    global ZERO
+    _, (A, B) = _arrays(12, 2)
+    _, (V, W) = _arrays(12, 2)
+    step = pg.compile(_divide)
+    try:
+        for p, z in [(0.0, 0.0), (0.0, 0.0), (-0.0, 0.0), (-0.0, -0.0), (0.0, -0.0)]:
+            ZERO = z                                  # 0.0 == -0.0, yet A / 0.0 is inf and A / -0.0 is -inf
+            with np.errstate(divide="ignore"):
+                step(A, B, p)
+                _divide(V, W, p)
+            _same([B], [W], f"p = {p}, ZERO = {z}")
+    finally:
+        ZERO = 0.0
+    assert step.stats["records"] == 2 and step.stats["replays"] == 3, step.stats
+
+
+PARAMS = types.ModuleType("params")
+PARAMS.alpha = 1.0
+PARAMS.sub = types.ModuleType("params.sub")
+PARAMS.sub.beta = 2.0
+
+
+class _Coefs:
+    k = 1.0
+
+
+class _MoreCoefs(_Coefs):
+    pass
+
+
+def _attributes(A, B):
+    B[:, :] = A[:, :] * PARAMS.alpha + PARAMS.sub.beta * np.sin(A[:, :]) + _MoreCoefs.k + np.pi
+
+
+def test_module_and_class_attributes_record_again():
+    _, (A, B) = _arrays(13, 2)
+    _, (V, W) = _arrays(13, 2)
+    step = pg.compile(_attributes)
+    changes = [lambda: None, lambda: setattr(PARAMS, "alpha", 3.0), lambda: setattr(PARAMS.sub, "beta", 4.0),
+               lambda: setattr(_MoreCoefs, "k", 5.0), lambda: setattr(_Coefs, "k", 6.0), lambda: None]
+    try:
+        for change in changes:
+            change()
+            step(A, B)
+            _attributes(V, W)
+            _same([B], [W], "a module or class attribute changed")
+    finally:
+        PARAMS.alpha, PARAMS.sub.beta, _Coefs.k = 1.0, 2.0, 1.0
+        del _MoreCoefs.k
+    assert step.stats["records"] == 5 and step.stats["replays"] == 1 and step.stats["plain"] == 0, step.stats
+
+
+def _defaults(A, B, c=2.0, *, d=(1.0,), e=[3.0]):          # noqa: B006 (a mutable default, mutated on purpose)
+    B[:, :] = A[:, :] * c + d[0] + e[0]
+
+
+def test_changed_defaults_record_again():
+    _, (A, B) = _arrays(14, 2)
+    _, (V, W) = _arrays(14, 2)
+    step = pg.compile(_defaults)
+    old = _defaults.__defaults__, dict(_defaults.__kwdefaults__)
+    changes = [lambda: None, lambda: setattr(_defaults, "__defaults__", (5.0,)),
+               lambda: _defaults.__kwdefaults__.update(d=(7.0,)), lambda: _defaults.__kwdefaults__["e"].__setitem__(0, 9.0),
+               lambda: None]
+    try:
+        for change in changes:
+            change()
+            step(A, B)
+            _defaults(V, W)
+            _same([B], [W], "a default changed")
+    finally:
+        _defaults.__defaults__, _defaults.__kwdefaults__ = old[0], old[1]
+        _defaults.__kwdefaults__["e"][0] = 3.0
+    assert step.stats["records"] == 4 and step.stats["replays"] == 1, step.stats
+
+
+def _h5(X):
+    return X * ZERO + PARAMS.alpha
+
+
+def _h4(X):
+    return _h5(X)
+
+
+def _h3(X):
+    return _h4(X)
+
+
+def _h2(X):
+    return _h3(X)
+
+
+def _h1(X):
+    return _h2(X)
+
+
+def _deep(A, B):
+    B[:, :] = _h1(A[:, :])
+
+
+def test_globals_of_deeply_nested_helpers_watched():
+    global ZERO
+    _, (A, B) = _arrays(15, 2)
+    step = pg.compile(_deep)
+    step(A, B)
+    try:
+        ZERO = 2.0
+        step(A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 2.0 + 1.0), "a global of a nested helper")
+        PARAMS.alpha = 3.0
+        step(A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 2.0 + 3.0), "a module attribute in a nested helper")
+    finally:
+        ZERO, PARAMS.alpha = 0.0, 1.0
+    assert step.stats["records"] == 3, step.stats
+
+
+RNG = np.random.default_rng(0)
+
+
+def _by_globals(A, t):
+    A[:, :] = globals()["ZERO"] + 1.0
+
+
+def _by_getattr(A, t):
+    A[:, :] = getattr(PARAMS, "alpha")                    # noqa: B009 (a read by name, on purpose)
+
+
+def _imports_inside(A, t):
+    from math import pi
+    A[:, :] = pi
+
+
+def _random_module(A, t):
+    A[:, :] = random.random()
+
+
+def _random_bound(A, t):
+    A[:, :] = _rand()
+
+
+def _clock(A, t):
+    A[:, :] = time.perf_counter() * 0.0              # (the same on every locale)
+
+
+def _generator(A, t):
+    A[:, :] = RNG.random()
+
+
+def _bytes(A, t):
+    A[:, :] = float(BUF[0])
+
+
+def _np_random(A, t):
+    A[:, :] = np.random.rand() * np.float64(2.0)
+
+
+def _masked(A, t):
+    A[:, :] = MASKED.sum()
+
+
+def _objects(A, t):
+    A[:, :] = OBJECTS[0]
+
+
+BUF = bytearray(b"\x01")
+MASKED = np.ma.array([1.0, 2.0], mask=[False, True])
+OBJECTS = np.array([1.0, None], dtype=object)
+_rand = random.random
+
+
+@pytest.mark.parametrize("fn, reason", [(_by_globals, "by name or imports (globals)"),
+                                        (_by_getattr, "by name or imports (getattr)"),
+                                        (_imports_inside, "by name or imports (import)"),
+                                        (_random_module, "the module random"),
+                                        (_random_bound, "a function bound to a Random"),
+                                        (_clock, "the module time"), (_generator, "is a Generator"),
+                                        (_bytes, "'BUF' holds a bytearray"),
+                                        (_np_random, "'np.random' is the module numpy.random"),
+                                        (_masked, "'MASKED' holds a MaskedArray"),
+                                        (_objects, "'OBJECTS' holds a ndarray")])
+def test_unwatchable_reads_run_plainly(fn, reason):
+    step = pg.compile(fn)
+    _, (A,) = _arrays(16, 1)
+    for t in (1.0, 2.0):
+        random.seed(int(t))                            # the same values on every locale
+        np.random.seed(int(t))
+        step(A, t)
+    text = pg.explain(step)
+    assert "runs its function plainly" in text and reason in text, text
+    assert step.stats["plain"] == 2 and step.stats["replays"] == 0, step.stats
+
+
+COUNT = 0
+HISTORY: list = []
+
+
+def _counts(A, t):
+    global COUNT
+    COUNT += 1
+    A[:, :] = A[:, :] + 1.0
+
+
+def _appends(A, t):
+    HISTORY.append(t)
+    A[:, :] = A[:, :] + 1.0
+
+
+TALLY = np.zeros(2)
+
+
+def _tallies(A, t):
+    TALLY[0] += 1.0
+    A[:, :] = A[:, :] + 1.0
+
+
+def test_python_side_effects_run_plainly():
+    global COUNT
+    _, (A,) = _arrays(17, 1)
+    step = pg.compile(_counts)
+    for t in (1.0, 2.0, 3.0):
+        step(A, t)
+    assert COUNT == 3 and "assigns COUNT" in pg.explain(step), pg.explain(step)
+    step = pg.compile(_appends)
+    for t in (1.0, 2.0, 3.0):
+        step(A, t)
+    assert HISTORY == [1.0, 2.0, 3.0] and "changes 'HISTORY'" in pg.explain(step), (HISTORY, pg.explain(step))
+    step = pg.compile(_tallies)
+    for t in (1.0, 2.0, 3.0):
+        step(A, t)
+    assert TALLY[0] == 3.0 and "changes 'TALLY'" in pg.explain(step), (TALLY, pg.explain(step))
+    n = [0]
+
+    def bumps(X):
+        nonlocal n
+        n = [n[0] + 1]
+        X[:, :] = X[:, :] + 1.0
+
+    step = pg.compile(bumps)
+    for _ in range(3):
+        step(A)
+    assert n == [3] and "assigns n" in pg.explain(step), pg.explain(step)
+    want = _arrays(17, 1)[0][0]
+    for _ in range(12):
+        want = want + 1.0
+    collective_verdict(np.array_equal(A.to_numpy(), want), "side-effect steps")
+    COUNT = 0
+    HISTORY.clear()
+    TALLY[0] = 0.0
+
+
+def test_argument_that_is_also_a_closure_array_runs_plainly():
+    _, (A, B, C) = _arrays(18)
+    _, (V, W, X) = _arrays(18)
+
+    def writer(target):
+        def fn(Y):
+            target[:, :] = Y[:, :] * 2.0
+        return fn
+
+    step = pg.compile(writer(B))
+    plain = writer(W)
+    step(B)
+    plain(W)
+    step(C)                                            # fn writes B (its closure), not the argument
+    plain(X)
+    _same([A, B, C], [V, W, X], "an argument that is also the closure's array")
+    assert "both argument 0 and a global or closure variable" in pg.explain(step), pg.explain(step)
+
+
+def _scaled(A, B, c):
+    B[:, :] = A[:, :] * c + ZERO
+
+
+class _Scaler:
+    def __init__(self) -> None:
+        self.k = 1.0
+
+    def __call__(self, A, B):
+        B[:, :] = A[:, :] * self.k
+
+
+def test_partials_compiled_steps_and_callables_watched():
+    global ZERO
+    _, (A, B) = _arrays(19, 2)
+    part = functools.partial(_scaled, c=2.0)
+    steps = [pg.compile(part), pg.compile(pg.compile(functools.partial(_scaled, c=2.0)))]
+    try:
+        for step in steps:
+            ZERO = 0.0
+            step(A, B)
+            ZERO = 5.0                                 # a global of the function inside
+            step(A, B)
+            collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 2.0 + 5.0), "a partial's global")
+        part.keywords["c"] = 3.0                       # a partial's keyword changed in place
+        steps[0](A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 3.0 + 5.0), "a partial's keyword")
+    finally:
+        ZERO = 0.0
+    assert [s.stats["records"] for s in steps] == [3, 2], [s.stats for s in steps]
+    scaler = _Scaler()
+    step = pg.compile(scaler)
+    step(A, B)
+    scaler.k = 6.0
+    step(A, B)
+    collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 6.0), "a callable object's attribute")
+    assert "holds a _Scaler" in pg.explain(step), pg.explain(step)
+
+
+def _twice(X):
+    return X * 2.0
+
+
+def _thrice(X):
+    return X * 3.0
+
+
+def _calls_helper(A, B):
+    B[:, :] = _twice(A[:, :])
+
+
+def test_swapped_code_and_computed_module_attributes():
+    _, (A, B) = _arrays(20, 2)
+    step = pg.compile(_calls_helper)
+    step(A, B)
+    code = _twice.__code__
+    try:
+        _twice.__code__ = _thrice.__code__             # the same function object, another body
+        step(A, B)
+        collective_verdict(np.array_equal(B.to_numpy(), A.to_numpy() * 3.0), "a helper's code swapped")
+    finally:
+        _twice.__code__ = code
+    assert step.stats["records"] == 2, step.stats
+    dyn = types.ModuleType("dyn")
+    dyn.__getattr__ = lambda name: 2.0 if name == "val" else getattr(types, "no such attribute")
+    step = pg.compile(lambda X, Y: Y.__setitem__((slice(None), slice(None)), X[:, :] * dyn.val))
+    step(A, B)
+    assert "computes attributes on each read" in pg.explain(step), pg.explain(step)
+
+
+INNER = (slice(1, -1), slice(1, -1))
+
+
+def _inner_points(A, B):
+    B[INNER] = A[INNER] * 2.0
+
+
+def test_global_index_tuples_watched():
+    global INNER
+    _, (A, B) = _arrays(21, 2)
+    _, (V, W) = _arrays(21, 2)
+    step = pg.compile(_inner_points)
+    try:
+        for inner in [INNER, INNER, (slice(2, None), Ellipsis), (slice(2, None), Ellipsis)]:
+            INNER = inner
+            step(A, B)
+            _inner_points(V, W)
+            _same([B], [W], f"INNER = {inner}")
+    finally:
+        INNER = (slice(1, -1), slice(1, -1))
+    assert step.stats["records"] == 2 and step.stats["replays"] == 2, pg.explain(step)
