@@ -39,6 +39,7 @@ from .comm.trace import Trace, trace
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain
 from .array.statements import forall
+from .array.lock import Lock
 from .array.compiled import compile  # noqa: A004 (pg.compile, as jax.jit: the module's, not the builtin)
 from .array.expr import CaptureError
 from . import random
@@ -55,7 +56,7 @@ __all__ = [
     "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",
     "swapaxes", "transpose", "vstack", "array", "asarray", "copyto", "empty_like", "eye", "full_like", "identity",
     "linspace", "ones_like", "redistribute", "zeros_like",
-    "from_local", "fromfunction", "random", "sort", "argsort", "unique", "searchsorted", "save", "load",
+    "Lock", "from_local", "fromfunction", "random", "sort", "argsort", "unique", "searchsorted", "save", "load",
     "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "checkpoint", "restore", "Checkpoint",
 ]
 

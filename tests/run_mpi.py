@@ -126,6 +126,7 @@ ONE_LOCALE_COUNT = [
 CORE = [
     "tests/mpi/test_runtime.py",
     "tests/mpi/test_one_sided.py",
+    "tests/mpi/test_lock.py",
     "tests/mpi/test_comm.py",
     "tests/mpi/test_node.py",                  # at 4 locales on 2 cores: oversubscribed, waits nap
     "tests/mpi/test_collective_check.py",
@@ -150,6 +151,7 @@ CORE = [
 UNEVEN = [
     "tests/mpi/test_runtime.py",
     "tests/mpi/test_one_sided.py",
+    "tests/mpi/test_lock.py",
     "tests/mpi/test_ghosts.py",
     "tests/mpi/test_shift.py",
     "tests/mpi/test_stmt.py",

@@ -22,6 +22,7 @@ from .runtime import (
     bcast,
     bcast_value,
     exscan,
+    fence,  # a lock's memory ordering
     expect,
     expect_values,
     here,
@@ -33,6 +34,7 @@ from .runtime import (
     notify_values,
     num_locales,
     on_barrier,
+    poll,
     report_and_abort,
     statement_done,
     wait,
@@ -43,4 +45,4 @@ __all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics",
            "allgatherv", "alltoallv", "alltoallv_buffer", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
            "notify", "expect", "wait", "statement_done", "await_target",
            "barrier_count", "notify_values", "expect_values", "exchange", "exchange_known", "KnownExchange",
-           "PendingReduction", "iallreduce", "exscan", "arrived", "mark_one_sided", "on_barrier"]
+           "PendingReduction", "iallreduce", "exscan", "arrived", "mark_one_sided", "on_barrier", "fence", "poll"]

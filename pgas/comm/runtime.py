@@ -726,6 +726,36 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
             since = _stalled(since)
 
 
+def poll(ready, spins: int | None = None, nap: float = 5e-5) -> None:
+    """Call ``ready()`` (a one-sided read of another locale's memory, say) until it returns
+    true, giving the core away between calls as the wait policy says, as
+    :func:`yielding_wait` does for requests: ``"yield"`` yields, ``"nap"`` yields and,
+    after ``spins`` calls, sleeps ``nap`` seconds between them, ``"spin"`` does neither.
+    A poll that goes on for :data:`STALL` seconds calls the :func:`on_stall` hooks."""
+    k, since = 0, None
+    spins = spins if _wait == "nap" else None
+    while not ready():
+        k += 1
+        if _wait == "spin":
+            pass
+        elif spins is None or k < spins:
+            _yield()
+        else:
+            time.sleep(nap)
+        if not k % STALL_POLLS:
+            since = _stalled(since)
+
+
+def fence() -> None:
+    """Complete every one-sided operation this locale started on any live window and order
+    its local stores and loads with the other locales' one-sided access (``MPI_Win_flush_all``
+    and ``MPI_Win_sync`` on each): what a lock does on acquiring and before releasing, so
+    that the writes of one holder are seen by the next."""
+    for w in [w for w in _windows if w.in_use]:
+        w.flush()
+        w.sync()
+
+
 def _traced_wait(requests, spins, nap) -> None:
     """:func:`yielding_wait` while tracing: the same polling, by ``Testsome`` so that the span
     names the receives completed last (their sources and tags, :func:`pgas.comm.trace.add_wait`)."""
