@@ -137,6 +137,7 @@ CORE = [
     "tests/mpi/test_stmt.py",
     "tests/mpi/test_stmt_messages.py",
     "tests/mpi/test_irregular.py",
+    "tests/mpi/test_ufunc_at.py",
     "tests/mpi/test_axis_reduce.py",
     "tests/mpi/test_constructors.py",
     "tests/mpi/test_array.py",

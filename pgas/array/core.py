@@ -366,7 +366,10 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         return irregular.index_plan(self, indices)
 
     def update(self, indices, values, op: str = "add") -> None:
-        """Collective: ``A[i] op= v`` for every locale's (index, value) pairs, repeats included."""
+        """Collective: ``A[i] op= v`` for every locale's (index, value) pairs, repeats included.
+        ``np.add.at(A, idx, v)`` (and ``minimum``, ``maximum``, the bitwise ufuncs) runs as
+        this update: each locale passes its own ``idx`` and ``v``, and every locale's
+        contributions are applied once (the PGAS meaning, unlike a global-view statement)."""
         collective.checked(f"{{0}}.update(..., op={op!r})", self)
         engine.before_write(self, None)
         irregular.update(self, indices, values, op)

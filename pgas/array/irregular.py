@@ -397,13 +397,14 @@ def _values(A, values, n: int) -> np.ndarray:
 
 
 @fperr.agreeing              # a cast or ufunc.at error raises on every locale
-def update(A, indices, values, op: str = "add") -> None:
+def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None:
     """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
     ``indices`` may be an :class:`IndexPlan`.  One message to each owner the indices
     name (:func:`pgas.comm.exchange`), ended by one non-blocking reduction that also
     agrees on errors, so bad input raises on every locale alike.  No barrier at the
     end: one-sided operations towards a locale wait for its updates to be applied
-    (``comm.statement_done``), as after a statement."""
+    (``comm.statement_done``), as after a statement.  ``broadcast``: ``indices`` and
+    ``values`` are ``ufunc.at``'s (:func:`at_operands`)."""
     check_op(A, op)
     if isinstance(indices, IndexPlan):
         indices.check(A)
@@ -415,7 +416,8 @@ def update(A, indices, values, op: str = "add") -> None:
         served = indices.served
     else:
         rec = _record_dtype(A.dtype)
-        records, err = _attempt(lambda: _records(A, indices, values, op, rec))
+        records, err = _attempt(lambda: _records(A, *(at_operands(A, indices, values) if broadcast
+                                                      else (indices, values)), op, rec))
         A._win.complete()
         parts = comm.exchange(records if err is None else _nothing(rec), rec, err)
         served, received = [p["off"] for p in parts], [p["val"] for p in parts]
@@ -423,6 +425,30 @@ def update(A, indices, values, op: str = "add") -> None:
     apply.apply(A._storage, served, received, op)
     A._win.sync()
     comm.statement_done()
+
+
+def at_operands(A, indices, values) -> tuple:
+    """``ufunc.at(A, indices, values)``'s operands as ``update``'s: for a 1-D array an int
+    array of any shape, for an n-D one a tuple of n int arrays, broadcast together; the
+    values broadcast to the indices' shape; both flattened."""
+    if isinstance(indices, tuple):
+        if len(indices) != A.ndim:
+            raise IndexError(f"{A.label}: ufunc.at on a {A.ndim}-D array takes {A.ndim} index arrays "
+                             f"(one per dimension), got {len(indices)}")
+        arrays = np.broadcast_arrays(*(np.asarray(i) for i in indices))
+    elif A.ndim != 1:
+        raise IndexError(f"{A.label}: ufunc.at on a {A.ndim}-D array takes a tuple of {A.ndim} index arrays "
+                         "(one per dimension): pgas updates elements, not whole rows")
+    else:
+        arrays = [np.asarray(indices)]
+    if any(a.dtype.kind not in "iu" for a in arrays):
+        raise IndexError(f"{A.label}: ufunc.at's indices must be integer arrays, got "
+                         f"{', '.join(str(a.dtype) for a in arrays)} (slices and masks: use a statement)")
+    shape = arrays[0].shape
+    flat = [a.astype(np.int64).ravel() for a in arrays]
+    vals = np.asarray(values)
+    vals = vals if vals.ndim == 0 else np.ascontiguousarray(np.broadcast_to(vals, shape)).ravel()
+    return (flat[0] if A.ndim == 1 else tuple(flat)), vals
 
 
 _RECORDS: dict = {}

@@ -13,7 +13,9 @@ silently different value.
   with ``axis=`` (which raises if unsupported); ``ufunc.outer`` is one
   statement on broadcast views; ``accumulate`` of ``add``, ``multiply``,
   ``maximum`` and ``minimum`` is the distributed scan of
-  :mod:`pgas.array.reductions.scan`; other ``accumulate``, ``reduceat`` and ``at`` raise.
+  :mod:`pgas.array.reductions.scan`; ``at`` of ``add``, ``minimum``, ``maximum`` and the bitwise ufuncs is
+  ``A.update`` (each locale passing its own indices and values); other ``accumulate``
+  and ``reduceat`` raise.
 - ``np.func(A, ...)`` (NEP 18) looks ``func`` up in :data:`HANDLED`, built
   from the ``NUMPY_FUNCTIONS`` dicts of the modules in :data:`MODULES` (and
   any :func:`register` call); anything else raises ``TypeError: np.<name> is
@@ -117,10 +119,38 @@ def ufunc(uf, method, inputs, out, kwargs, elementwise):
         return _outer(uf, inputs, out, kwargs)
     if method == "accumulate":
         return _accumulate(uf, inputs, out, kwargs)
-    advice = {
-              "reduceat": "use A.to_numpy()",
-              "at": "use A.update(indices, values, op=...) (a collective batch update) or A.scatter"}
-    raise unsupported(f"{name}.{method}", advice.get(method))
+    if method == "at":
+        return _at(uf, inputs)
+    raise unsupported(f"{name}.{method}", "use A.to_numpy()")
+
+
+#: ufuncs whose ``at`` is an ``update`` op (the logical ones on bool arrays only).
+_AT_OPS = {np.add: "add", np.minimum: "min", np.maximum: "max", np.bitwise_xor: "xor", np.bitwise_or: "or",
+           np.bitwise_and: "and"}
+_AT_BOOL_OPS = {np.logical_xor: "xor", np.logical_or: "or", np.logical_and: "and"}
+
+
+def _at(uf, inputs):
+    """``uf.at(A, indices, values)``: collective, each locale passing its own indices and
+    values (NumPy arrays), run as ``A.update(indices, values, op)``: one aggregated message
+    per owner, repeats accumulated as NumPy's unbuffered ``at`` does (in some order between
+    locales)."""
+    from . import collective, engine, irregular
+    from .core import DistArray
+    name = f"{uf.__name__}.at"
+    a, *rest = inputs
+    if type(a) is not DistArray:
+        raise unsupported(name, "the updated operand must be a whole DistArray (not a view or an expression)")
+    op = _AT_OPS.get(uf) or (_AT_BOOL_OPS.get(uf) if a.dtype.kind == "b" else None)
+    if op is None:
+        raise unsupported(name, "A.update(indices, values, op) runs add, minimum, maximum and the bitwise "
+                                "ufuncs' at; for others gather, compute and scatter")
+    if len(rest) != 2 or any(not isinstance(x, (np.ndarray, np.generic, int, float, complex, bool, list, tuple))
+                             for x in rest):
+        raise unsupported(name, "pass this locale's indices and values as NumPy arrays: np.add.at(A, idx, v)")
+    collective.checked(f"np.{name}({{0}}, ...)", a)
+    engine.before_write(a, None)
+    irregular.update(a, rest[0], rest[1], op, broadcast=True)
 
 
 def _gufunc(uf, inputs, out, kwargs):

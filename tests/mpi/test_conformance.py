@@ -127,8 +127,19 @@ def _ufunc_cases(table):
             _case(table, f"np.{n}.reduceat", kind, lambda a: uf.reduceat(a, [0, 2]), (x,), (ga[0],))
             if slow_kind[uf] == kind:
                 _case(table, f"np.{n}.outer", kind, uf.outer, (x, y), (ga[0], gb[1]))
-            _case(table, f"np.{n}.at", kind, lambda a: uf.at(a, [0, 1], *([a[0]] if nin == 2 else [])),
-                  (x,), (ga[0].copy(),))
+            _case(table, f"np.{n}.at", kind, _at_case(uf), (x.copy(),), (ga[0].copy(),))
+
+
+def _at_case(uf):
+    """``uf.at(a, [0, 1], a[0])`` returning ``a``: on a DistArray every locale passes the
+    indices and values, so each contribution is applied once per locale (NumPy's
+    reference applies it ``P`` times, with the value read before any)."""
+    def run(a):
+        extra = [a[0]] if uf.nin == 2 else []
+        for _ in range(1 if isinstance(a, pg.DistArray) else pg.num_locales):
+            uf.at(a, [0, 1], *extra)
+        return a
+    return run
 
 
 def _functions():
