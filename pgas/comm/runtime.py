@@ -546,15 +546,20 @@ def allreduce(value, op: str = "sum"):
     arr = np.array(value, ndmin=1)
     out = np.empty_like(arr)
     t = mpi_type(arr.dtype)
-    req = comm().Iallreduce([arr, t], [out, t], op=mop)
+    _collective_wait(comm().Iallreduce([arr, t], [out, t], op=mop), "allreduce", f"MPI_Allreduce ({op})", t0)
+    return out if _ndim(value) else out[0]
+
+
+def _collective_wait(req, waiting: str, label: str, t0) -> None:
+    """Wait for collective ``req`` by the wait policy; under ``pg.trace`` (``t0`` its start) the
+    wait is named ``waiting`` and the call recorded as an MPI span ``label``."""
     if t0:
-        trace.waiting = "allreduce"
+        trace.waiting = waiting
     if not req.Test():
         yielding_wait([req])
     if t0:
         trace.waiting = None
-        trace.add("mpi", f"MPI_Allreduce ({op})", t0)
-    return out if _ndim(value) else out[0]
+        trace.add("mpi", label, t0)
 
 
 def exscan(value: np.ndarray) -> np.ndarray:
@@ -565,14 +570,7 @@ def exscan(value: np.ndarray) -> np.ndarray:
     arr = np.ascontiguousarray(value)
     out = np.zeros_like(arr)
     t = mpi_type(arr.dtype)
-    req = comm().Iexscan([arr, t], [out, t], op=_mpi_op("sum"))
-    if t0:
-        trace.waiting = "exscan"
-    if not req.Test():
-        yielding_wait([req])
-    if t0:
-        trace.waiting = None
-        trace.add("mpi", "MPI_Exscan (sum)", t0)
+    _collective_wait(comm().Iexscan([arr, t], [out, t], op=_mpi_op("sum")), "exscan", "MPI_Exscan (sum)", t0)
     if here() == 0:
         out[...] = 0                    # MPI leaves locale 0's result undefined
     return out
