@@ -7,8 +7,9 @@ killed mid-checkpoint, full disks and damaged checkpoints, each case starting it
 documentation (``tests/docs``: the site builds with warnings as errors, its example programs run
 on 2 locales), then under ``pgas run -n N``:
 
-- N = 1: every multi-locale test (``tests/mpi`` and the fuzzers, ``tests/fuzz``), under the
-  library's default protocol (``PGAS_PROTOCOL=auto``);
+- N = 1: every multi-locale test (``tests/mpi``) but those in :data:`MORE_LOCALES_ONLY` (the
+  fuzzers, ``tests/fuzz``, and the NAS kernels), under the library's default protocol
+  (``PGAS_PROTOCOL=auto``);
 - N = 2: every test whose behaviour depends on the locale count, i.e. all of them but those
   in :data:`ONE_LOCALE_COUNT` (dtype and promotion rules, NumPy's edge cases, compiled
   kernels' arithmetic, cache keys, printing, command lines, the README's example: what they
@@ -19,7 +20,7 @@ on 2 locales), then under ``pgas run -n N``:
   and their messages, irregular access, axis reductions, redistribution, sort, scale), where a
   third or fourth locale meets cases (uneven blocks, 2 x 2 grids, locales owning nothing)
   that two do not;
-- no scale stage (``test_scale.py`` is in :data:`CORE`, so it runs at 3 and 4 locales; ``--scale 8``
+- no scale stage (``test_scale.py`` is in :data:`UNEVEN` and :data:`CORE`, so it runs at 3 and 4 locales; ``--scale 8``
   adds the stage).
 
 ``python tests/run_mpi.py --full`` (``make test-full``, what CI runs through ``.ci/run``; about
@@ -121,6 +122,13 @@ ONE_LOCALE_COUNT = [
     "tests/mpi/test_bench_scaling.py",         # a sweep's bookkeeping (its jobs start their own locales)
 ]
 
+#: Tests that the fast matrix runs at 2 locales but not at 1: what one locale would check, two
+#: check too (the same comparisons with NumPy, every kernel and plan path), and they take long.
+MORE_LOCALES_ONLY = [
+    "tests/fuzz",                               # hypothesis against NumPy: statements, views, ghosts, forall
+    "tests/mpi/test_bench_nas.py",             # the NAS kernels' verification (MG, FT need 2+ for exchanges)
+]
+
 #: The tests that the fast matrix also runs at 4 locales: where uneven blocks, 2 x 2 grids
 #: and locales owning nothing meet cases that 2 locales do not.
 CORE = [
@@ -160,7 +168,6 @@ UNEVEN = [
     "tests/mpi/test_axis_reduce.py",
     "tests/mpi/test_sort.py",
     "tests/mpi/test_scale.py",
-    "tests/mpi/test_bench_nas.py",             # NAS IS, MG and FT verify on uneven blocks
     "tests/mpi/test_compile.py",               # replayed steps on uneven blocks (strict checking at 4 replays nothing)
 ]
 
@@ -252,13 +259,16 @@ def main() -> int:
         return "1" if n in checked else "0" if n in unchecked else None
 
     def selection(n: int) -> dict:
-        """What the MPI run at ``n`` locales runs: everything at 1 locale or under --full; the
-        tests whose behaviour depends on the locale count at 2; :data:`CORE` at 3 and more."""
-        if args.full or n == 1:
+        """What the MPI run at ``n`` locales runs: everything under --full; all but
+        :data:`MORE_LOCALES_ONLY` at 1 locale; the tests whose behaviour depends on the locale
+        count at 2; :data:`UNEVEN` at 3 and :data:`CORE` at 4 and more."""
+        if args.full:
             return {}
+        if n == 1:
+            return {"skip": MORE_LOCALES_ONLY}
         if n == 2:
             return {"skip": ONE_LOCALE_COUNT}
-        return {"paths": CORE}
+        return {"paths": UNEVEN if n == 3 else CORE}
 
     passed = failed = 0
     t0 = time.time()
