@@ -8,8 +8,8 @@ documentation (``tests/docs``: the site builds with warnings as errors, its exam
 on 2 locales), then under ``pgas run -n N``:
 
 - N = 1: every multi-locale test (``tests/mpi``) but those in :data:`MORE_LOCALES_ONLY` (the
-  fuzzers, ``tests/fuzz``, and the NAS kernels), under the library's default protocol
-  (``PGAS_PROTOCOL=auto``);
+  fuzzers, ``tests/fuzz``, which draw 5 examples a test in this matrix, ``PGAS_FUZZ_EXAMPLES``,
+  and the NAS kernels), under the library's default protocol (``PGAS_PROTOCOL=auto``);
 - N = 2: every test whose behaviour depends on the locale count, i.e. all of them but those
   in :data:`ONE_LOCALE_COUNT` (dtype and promotion rules, NumPy's edge cases, compiled
   kernels' arithmetic, cache keys, printing, command lines, the README's example: what they
@@ -20,7 +20,7 @@ on 2 locales), then under ``pgas run -n N``:
   and their messages, irregular access, axis reductions, redistribution, sort, scale), where a
   third or fourth locale meets cases (uneven blocks, 2 x 2 grids, locales owning nothing)
   that two do not;
-- no scale stage (``test_scale.py`` is in :data:`UNEVEN` and :data:`CORE`, so it runs at 3 and 4 locales; ``--scale 8``
+- no scale stage (``test_scale.py`` is in :data:`UNEVEN`, so it runs at 3 locales; ``--scale 8``
   adds the stage).
 
 ``python tests/run_mpi.py --full`` (``make test-full``, what CI runs through ``.ci/run``; about
@@ -151,7 +151,6 @@ CORE = [
     "tests/mpi/test_array.py",
     "tests/mpi/test_domains.py",
     "tests/mpi/test_sort.py",
-    "tests/mpi/test_scale.py",
     "tests/mpi/test_trace.py",                 # waits named by peer, the critical path across locales
 ]
 
@@ -249,6 +248,8 @@ def main() -> int:
     p.add_argument("--auto", default="1,3,16",
                    help="locale counts whose MPI runs use PGAS_PROTOCOL=auto, the library's default (default 1,3,16)")
     args = p.parse_args()
+    if not args.full:                          # the fuzzers draw fewer examples (their own defaults: 6-25)
+        os.environ.setdefault("PGAS_FUZZ_EXAMPLES", "5")
     scale = args.scale if args.scale is not None else ("8,16" if args.full else "")
     checked = {int(n) for n in (args.check if args.check is not None else "2,4,8,16" if args.full else "4").split(",")
                if n}
