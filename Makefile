@@ -2,7 +2,7 @@
 # make demo   - run the demo on 4 local locales (needs only `make venv`)
 # make test-venv - add the test tools, the docs tools and the optional libraries the suite covers (.[test])
 # make test   - the test suite (under 10 minutes): pure tests, faults, the docs, the MPI tests at 1 locale (the
-#               fuzzers and NAS kernels at 2) and the locale-count-dependent ones at 2-4 (tests/run_mpi.py says which)
+#               fuzzers and NAS kernels at 2) and the locale-count-dependent ones at 2 and 4 (tests/run_mpi.py says which)
 # make test-full - the full matrix: every MPI test at 1, 2, 3 and 4 locales, scale tests at 8 and 16 (CI)
 # make conformance - regenerate docs/conformance.md (the NumPy conformance table) at 4 locales
 # make docs   - build the documentation site into build/docs (MkDocs, warnings are errors)

@@ -14,13 +14,14 @@ on 2 locales), then under ``pgas run -n N``:
   in :data:`ONE_LOCALE_COUNT` (dtype and promotion rules, NumPy's edge cases, compiled
   kernels' arithmetic, cache keys, printing, command lines, the README's example: what they
   check is decided by NumPy's rules or a program's text, not by the distribution);
-- N = 3 (uneven blocks, auto protocol, checking off: ``PGAS_CHECK=0``): the tests in
-  :data:`UNEVEN`, and N = 4 (2-D grids, strict collective call checking: ``PGAS_CHECK=1``): the
+- N = 4 (2-D grids, strict collective call checking: ``PGAS_CHECK=1``): the
   tests in :data:`CORE` (the runtime, one-sided access, exchanges, ghosts, shifts, statements
   and their messages, irregular access, axis reductions, redistribution, sort, scale), where a
   third or fourth locale meets cases (uneven blocks, 2 x 2 grids, locales owning nothing)
   that two do not;
-- no scale stage (``test_scale.py`` is in :data:`UNEVEN`, so it runs at 3 locales; ``--scale 8``
+- no 3-locale stage (``--ranks 1,2,3,4`` adds it: the tests in :data:`UNEVEN`, uneven blocks,
+  auto protocol, checking off: ``PGAS_CHECK=0``) and no scale stage (``test_scale.py`` is in
+  :data:`UNEVEN`; ``--scale 8``
   adds the stage).
 
 ``python tests/run_mpi.py --full`` (``make test-full``, what CI runs through ``.ci/run``; about
@@ -234,7 +235,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--full", action="store_true",
                    help="the full matrix: every MPI test at 1, 2, 3, 4 locales and the scale stage at 8 and 16")
-    p.add_argument("--ranks", default="1,2,3,4", help="locale counts for the MPI tests (default 1,2,3,4)")
+    p.add_argument("--ranks", default=None,
+                   help="locale counts for the MPI tests (default 1,2,4; 1,2,3,4 with --full; 3 runs UNEVEN)")
     p.add_argument("--scale", default=None, help="locale counts for the scale stage (default none; 8,16 with --full)")
     p.add_argument("--per-test", type=int, default=120, help="seconds allowed per test (default 120)")
     p.add_argument("--per-run", type=int, default=1200,
@@ -280,7 +282,7 @@ def main() -> int:
             runs.append(("docs", lambda: docs_run(args.per_test, args.per_run, tmp)))
         runs += [(f"mpi -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, check=check(n),
                                                           auto=n in auto, **selection(n)))
-                 for n in args.ranks.split(",") if n]
+                 for n in (args.ranks or ("1,2,3,4" if args.full else "1,2,4")).split(",") if n]
         runs += [(f"scale -n {n}", lambda n=int(n): mpi_run(n, args.per_test, args.per_run, tmp, SCALE_TESTS, check(n),
                                                             n in auto))
                  for n in scale.split(",") if n]
