@@ -702,32 +702,17 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
     ``nap`` seconds between polls instead (it leaves the run queue; see
     :data:`pgas.comm.p2p.SPINS`).  ``"spin"`` polls without yielding.  A wait that
     goes on for :data:`STALL` seconds calls the :func:`on_stall` hooks."""
-    Request, k, since = mpi().Request, 0, None
     if trace.on:
         _traced_wait(requests, spins, nap)
         return
-    if _wait == "spin":
-        while not Request.Testall(requests):
-            k += 1
-            if not k % STALL_POLLS:
-                since = _stalled(since)
-        return
-    if _wait != "nap":
-        spins = None
-    while not Request.Testall(requests):
-        k += 1
-        if spins is None or k < spins:
-            _yield()
-        else:
-            time.sleep(nap)
-        if not k % STALL_POLLS:
-            since = _stalled(since)
+    testall = mpi().Request.Testall
+    poll(lambda: testall(requests), spins, nap)
 
 
 def poll(ready, spins: int | None = None, nap: float = 5e-5) -> None:
-    """Call ``ready()`` (a one-sided read of another locale's memory, say) until it returns
-    true, giving the core away between calls as the wait policy says, as
-    :func:`yielding_wait` does for requests: ``"yield"`` yields, ``"nap"`` yields and,
+    """Call ``ready()`` (a one-sided read of another locale's memory, a test of requests for
+    :func:`yielding_wait`) until it returns true, giving the core away between calls as the
+    wait policy says: ``"yield"`` yields, ``"nap"`` yields and,
     after ``spins`` calls, sleeps ``nap`` seconds between them, ``"spin"`` does neither.
     A poll that goes on for :data:`STALL` seconds calls the :func:`on_stall` hooks."""
     k, since = 0, None
