@@ -70,6 +70,19 @@ def test_reduction_forall(owner):
 _PGAS_DIR = os.path.dirname(pg.__file__)
 
 
+_WAITS = ("yielding_wait", "poll")
+
+
+def _in_wait(frame):
+    """Whether ``frame`` is a wait's polling loop or runs inside one (its test of requests,
+    its yields): the frames up to the caller of the wait."""
+    while frame is not None:
+        if frame.f_code.co_name in _WAITS and frame.f_code.co_filename.startswith(_PGAS_DIR):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _lines_run(fn):
     """``(fn(), the Python lines it ran in pgas's own code)``: a count of the work done
     per call that needs no timing (a loop over every locale shows as one line per locale).
@@ -83,9 +96,7 @@ def _lines_run(fn):
 
     def calls(frame, event, arg):
         # not the polling of a wait: how often it polls is timing, not work
-        waiting = frame.f_code.co_name == "yielding_wait" or (
-            frame.f_back is not None and frame.f_back.f_code.co_name == "yielding_wait")
-        return local if frame.f_code.co_filename.startswith(_PGAS_DIR) and not waiting else None
+        return local if frame.f_code.co_filename.startswith(_PGAS_DIR) and not _in_wait(frame) else None
 
     sys.settrace(calls)
     try:
