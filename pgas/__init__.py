@@ -35,6 +35,7 @@ from .array.sorting.unique import unique
 from .array.sorting.searchsorted import searchsorted
 from .comm import CollectiveMismatch, CommDiagnostics, LocaleError, comm_diagnostics
 from .comm.check import barrier
+from .comm.userwarn import GatherWarning
 from .comm.trace import Trace, trace
 from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain
@@ -43,7 +44,7 @@ from .array.lock import Lock
 from .array.compiled import compile  # noqa: A004 (pg.compile, as jax.jit: the module's, not the builtin)
 from .array.expr import CaptureError
 from . import random
-from .io import Checkpoint, checkpoint, from_hdf5, from_zarr, load, restore, save, to_hdf5, to_zarr
+from .io import Checkpoint, checkpoint, from_hdf5, from_zarr, load, open_dataarray, restore, save, to_hdf5, to_zarr
 
 __version__ = "0.1.0"
 
@@ -51,13 +52,13 @@ __all__ = [
     "here", "num_locales", "barrier", "Block", "Cyclic", "BlockCyclic", "Distribution", "DistributionError",
     "DistArray", "zeros", "ones", "empty", "full", "arange", "from_numpy", "sum", "prod", "min", "max", "mean",
     "comm_diagnostics", "CommDiagnostics", "trace", "Trace", "LocaleError", "CollectiveMismatch",
-    "where", "TraceError", "compile", "CaptureError", "StaleExpression", "PendingExpressionWarning", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
+    "GatherWarning", "where", "TraceError", "compile", "CaptureError", "StaleExpression", "PendingExpressionWarning", "forall", "explain", "config", "linalg", "matmul", "dot", "vdot", "outer", "norm",
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum", "std", "var",
     "concatenate", "expand_dims", "flatten", "flip", "hstack", "moveaxis", "ravel", "reshape", "squeeze", "stack",
     "swapaxes", "transpose", "vstack", "array", "asarray", "copyto", "empty_like", "eye", "full_like", "identity",
     "linspace", "ones_like", "redistribute", "zeros_like",
     "Lock", "from_local", "fromfunction", "random", "sort", "argsort", "unique", "searchsorted", "save", "load",
-    "to_zarr", "from_zarr", "to_hdf5", "from_hdf5", "checkpoint", "restore", "Checkpoint",
+    "to_zarr", "from_zarr", "open_dataarray", "to_hdf5", "from_hdf5", "checkpoint", "restore", "Checkpoint",
 ]
 
 from .array.shifts.functions import cshift, eoshift, pshift  # noqa: E402

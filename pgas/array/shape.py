@@ -124,6 +124,39 @@ def expand_dims(a, axis):
     return _make(v, cols, tuple(shape))
 
 
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """NumPy's ``sliding_window_view`` as a view: element ``[..., i, ..., k]`` is
+    ``x[..., i + k, ...]`` (a window axis is a second column equal to its axis's); no copy.
+    Reading it is one statement (``np.mean(w, axis=-1)``); it cannot be written
+    (``writeable=True`` raises, as its elements overlap)."""
+    v = as_view(x)
+    if writeable:
+        raise ValueError("sliding_window_view(writeable=True) is not supported on pgas arrays: "
+                         "its windows overlap, so a write would have no single meaning")
+    window = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    if any(not isinstance(w, (int, np.integer)) or isinstance(w, (bool, np.bool_)) for w in window):
+        raise TypeError(f"window_shape must hold integers, got {window_shape!r}")
+    if any(w < 0 for w in window):
+        raise ValueError("`window_shape` cannot contain negative values")
+    if axis is None:
+        if len(window) != v.ndim:
+            raise ValueError(f"Since axis is `None`, must provide window_shape for all dimensions of `x`; "
+                             f"got {len(window)} window_shape elements and `x.ndim` is {v.ndim}.")
+        axes = tuple(range(v.ndim))
+    else:
+        given = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        axes = tuple(normalize_axes(a, v.ndim, single=True)[0] for a in given)   # in order, repeats kept
+        if len(window) != len(axes):
+            raise ValueError(f"Must provide matching length window_shape and axis; got {len(window)} "
+                             f"window_shape elements and {len(axes)} axes elements.")
+    shape = list(v.shape)
+    for ax, w in zip(axes, window):
+        if shape[ax] < w:
+            raise ValueError("window shape cannot be larger than input array shape")
+        shape[ax] -= w - 1
+    return _make(v, list(range(v.ndim)) + list(axes), tuple(shape) + window)
+
+
 def _new_shape(shape, size: int) -> tuple[int, ...]:
     shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
     if any(not isinstance(s, (int, np.integer)) or isinstance(s, (bool, np.bool_)) for s in shape):
@@ -250,6 +283,6 @@ def vstack(arrays, *, dtype=None, casting="same_kind", dist=None):
     return concatenate(rows, 0, dtype=dtype, casting=casting, dist=dist)
 
 
-NUMPY_FUNCTIONS = {np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.flip: flip,
+NUMPY_FUNCTIONS = {np.lib.stride_tricks.sliding_window_view: sliding_window_view, np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.flip: flip,
                    np.squeeze: squeeze, np.expand_dims: expand_dims, np.reshape: reshape, np.ravel: ravel,
                    np.concatenate: concatenate, np.stack: stack, np.hstack: hstack, np.vstack: vstack}

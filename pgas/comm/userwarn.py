@@ -28,3 +28,9 @@ def stacklevel() -> int:
 def warn(message, category=UserWarning) -> None:
     """``warnings.warn(message, category)`` naming the user's line (:func:`stacklevel`)."""
     warnings.warn(message, category, stacklevel=stacklevel())
+
+
+class GatherWarning(UserWarning):
+    """A function computed on operands gathered to every locale instead of distributed (a copy of
+    each whole array on every locale, for a moment).  ``warnings.simplefilter("error",
+    pg.GatherWarning)`` finds every such call in a program; ``"ignore"`` silences them."""

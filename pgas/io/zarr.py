@@ -62,6 +62,9 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
     Parameters
     ----------
     A : DistArray
+        Or an ``xarray.DataArray`` whose data is a DistArray: written as a zarr group that
+        ``xarray.open_zarr`` reads, with its coordinates (:mod:`pgas.io.labelled`;
+        ``chunks`` only).
     store : str, os.PathLike or zarr StoreLike
         Seen by every locale alike (a shared path or URL).
     chunks : tuple of int, optional
@@ -85,6 +88,9 @@ def to_zarr(A: DistArray, store, chunks=None, overwrite: bool = True, **kwargs) 
     are written in place.  The CRC-32 of each locale's blocks is kept in the
     attribute ``pgas_crc32`` and checked by :func:`from_zarr`.
     """
+    if type(A).__name__ == "DataArray" and type(A).__module__.startswith("xarray"):
+        from .labelled import to_zarr as dataarray_to_zarr
+        return dataarray_to_zarr(A, store, chunks)
     checked("pg.to_zarr({0})", A, args=(str(store),))
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.to_zarr takes a DistArray, got {type(A).__name__}")

@@ -1,4 +1,4 @@
-"""np.nansum / nanprod / nanmin / nanmax / nanmean, np.isclose and np.round(A, decimals) on
+"""np.nansum / nanprod / nanmin / nanmax / nanmean / nanvar / nanstd, np.isclose and np.round(A, decimals) on
 distributed arrays against NumPy, over shapes, distributions, NaN patterns and dtypes.
 
 Also: nanmin / nanmax of all-NaN full reductions."""
@@ -62,6 +62,46 @@ def test_nan_reductions_as_numpy(name, case):
     np_warned = any(issubclass(x.category, RuntimeWarning) for x in w_np)
     pg_warned = any(issubclass(x.category, RuntimeWarning) for x in w_pg)
     collective_verdict(np_warned == pg_warned, f"RuntimeWarning: NumPy {np_warned}, pgas {pg_warned}")
+
+
+@pytest.mark.parametrize("name", ["nanvar", "nanstd"])
+@given(case=cases(FLOATS + [np.int64]), ddof=st.sampled_from([0, 1, 2]))
+@settings(max_examples=8, deadline=None)
+def test_nan_spreads_as_numpy(name, case, ddof):
+    """The NaN-ignoring variance and deviation with ``ddof`` (NaN and one RuntimeWarning
+    where at most ``ddof`` elements are left), values and warnings as NumPy's."""
+    a, dist, axis, keepdims = case
+    fn = getattr(np, name)
+    A = pg.from_numpy(a, dist=dist)
+    with warnings.catch_warnings(record=True) as w_np:
+        warnings.simplefilter("always")
+        want = fn(a, axis=axis, keepdims=keepdims, ddof=ddof)
+    with warnings.catch_warnings(record=True) as w_pg:
+        warnings.simplefilter("always")
+        got = fn(A, axis=axis, keepdims=keepdims, ddof=ddof)
+    _same(got, want, f"np.{name}(axis={axis}, keepdims={keepdims}, ddof={ddof})")
+    if np.isinf(a).any():
+        return          # inf - inf warns on the locales that hold the infinity only (a FloatingPointError is collective)
+    np_warned = any(issubclass(x.category, RuntimeWarning) for x in w_np)
+    pg_warned = any(issubclass(x.category, RuntimeWarning) for x in w_pg)
+    collective_verdict(np_warned == pg_warned, f"RuntimeWarning: NumPy {np_warned}, pgas {pg_warned}")
+
+
+@pytest.mark.parametrize("name", ["nancumsum", "nancumprod", "nanargmin", "nanargmax"])
+def test_nan_scans_and_args_as_numpy(name):
+    """NaN-skipping scans and arg-extremes along each axis and over all, as NumPy's; an all-NaN
+    slice is NumPy's ValueError for the arg-extremes."""
+    g = np.random.default_rng(11).standard_normal((5, 6))
+    g[g > 1.0] = np.nan
+    g[:, 0] = [0.5, np.nan, 1.5, -0.5, 0.25]
+    A = pg.from_numpy(g)
+    fn = getattr(np, name)
+    for axis in (None, 0, 1):
+        _same(fn(A, axis=axis), fn(g, axis=axis), f"np.{name}(axis={axis})")
+    if name.startswith("nanarg"):
+        g[2] = np.nan
+        with pytest.raises(ValueError, match="All-NaN"):
+            fn(pg.from_numpy(g), axis=1)
 
 
 def test_nansum_dtype_and_all_nan():

@@ -37,6 +37,7 @@ globals().update(_reductions.FUNCTIONS)
 globals().update(_functions.FUNCTIONS)
 linalg = _extensions.linalg(_functions.matmul)
 fft = _extensions.fft()
+lib = _extensions.lib()
 
 __all__ = (["__array_api_version__", "__array_namespace_info__", "e", "pi", "inf", "nan", "newaxis", "LOCALES",
             "Device", "to_device", "linalg", "fft", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]

@@ -16,6 +16,7 @@ from ..core import DistArray
 from ..creation.constructors import from_numpy
 from ..expr import Lazy
 from ..index import SUPPORTED_DTYPES
+from ...comm.userwarn import GatherWarning, warn
 
 #: The most dimensions a DistArray has; larger (and 0-d) arrays are replicated NumPy arrays.
 MAX_NDIM = 4
@@ -72,12 +73,23 @@ def _tree(f, value):
     return f(value)
 
 
+def _any_dist(value) -> bool:
+    if isinstance(value, dict):
+        return any(_any_dist(v) for v in value.values())
+    if isinstance(value, (tuple, list)):
+        return any(_any_dist(v) for v in value)
+    return is_dist(value)
+
+
 def gathered(npfunc, name: str, doc: str = ""):
     """The namespace function ``name`` computed by ``npfunc`` on gathered operands.
 
     Every distributed operand is gathered to every locale (``to_numpy``), NumPy computes the
     result on each locale alike, and the result is distributed again (:func:`wrap`)."""
     def impl(*args, **kwargs):
+        if _any_dist((args, kwargs)):
+            warn(f"pgas.array_api.{name} gathers its distributed operands to every locale and computes "
+                 f"with NumPy there", GatherWarning)
         res = npfunc(*_tree(to_numpy, args), **{k: _tree(to_numpy, v) for k, v in kwargs.items()})
         return _tree(wrap, res)
     impl.__name__ = impl.__qualname__ = name

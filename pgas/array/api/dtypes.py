@@ -1,9 +1,11 @@
 """Data types of the array API standard and its type promotion.
 
 The standard's promotion is NumPy's within a kind (booleans; integers, signed and unsigned; real and
-complex floating point), without value-based casting, and it has no rule across kinds: mixing
-booleans with numbers, integers with floating point, or ``uint64`` with a signed integer (NumPy's
-``float64``) raises TypeError here.  Python scalars take the array's type (NumPy's own rule).
+complex floating point), without value-based casting.  Across kinds (booleans with numbers, integers
+with floating point, ``uint64`` with a signed integer) the standard leaves the result to the library:
+here it is NumPy's (``int64`` with ``float64`` is ``float64``), as in NumPy, CuPy and Dask, which
+libraries such as xarray rely on; ``can_cast`` keeps the standard's within-kind rule.  Python scalars
+take the array's type (NumPy's own rule).
 """
 
 from __future__ import annotations
@@ -60,6 +62,15 @@ def isdtype(dtype, kind) -> builtins.bool:
 
 
 def promote(a, b) -> np.dtype:
+    """The promotion of two data types: the standard's within a kind, NumPy's across kinds
+    (where the standard has no rule)."""
+    try:
+        return standard_promote(a, b)
+    except TypeError:
+        return np.promote_types(a, b)
+
+
+def standard_promote(a, b) -> np.dtype:
     """The standard's promotion of two data types; TypeError where it has no rule."""
     a, b = np.dtype(a), np.dtype(b)
     if a == b:
@@ -94,7 +105,7 @@ def can_cast(from_, to, /) -> builtins.bool:
     """Whether ``from_`` (a data type or an array) casts to ``to`` by the standard's promotion rules."""
     a, b = _dtype(from_), _dtype(to)
     try:
-        return promote(a, b) == b
+        return standard_promote(a, b) == b
     except TypeError:
         return False
 

@@ -3,8 +3,8 @@
 Those that are NumPy ufuncs run distributed: on distributed operands of one shape (or one
 distributed operand and scalars), each locale computes its own part, with no message between
 locales.  Operands of other shapes (broadcasting) are gathered, computed by NumPy on every locale
-and distributed again.  Operands are promoted by the standard's rules (:mod:`.dtypes`) first, so
-mixed kinds raise TypeError on every locale alike.
+and distributed again.  Operands are promoted by the standard's rules within a kind and NumPy's
+across kinds (:mod:`.dtypes`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _check(name: str, args) -> None:
     arrays = [a for a in args if is_array(a)]
     if not arrays:
         raise TypeError(f"{name}: expected at least one array, got {', '.join(type(a).__name__ for a in args)}")
-    _dtypes.result_type(*arrays)         # the standard's promotion: TypeError for mixed kinds
+    _dtypes.result_type(*arrays)         # the promotion (:mod:`.dtypes`): a clear error for non-arrays
     for a in args:
         if not is_array(a) and not isinstance(a, (builtins.bool, int, float, complex)):
             raise TypeError(f"{name}: {type(a).__name__} is not an array or a Python scalar")

@@ -11,7 +11,7 @@ import types
 
 import numpy as np
 
-from .arrays import gathered, wrap
+from .arrays import gathered, is_dist, wrap
 
 LINALG = ("cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
           "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
@@ -51,3 +51,24 @@ def _frequencies(name: str):
 def fft() -> types.ModuleType:
     """The ``fft`` extension."""
     return _extension("fft", np.fft, FFT, {n: _frequencies(n) for n in ("fftfreq", "rfftfreq")})
+
+
+def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """Collective for distributed ``x``: NumPy's ``lib.stride_tricks.sliding_window_view``, a view
+    with no copy (:func:`pgas.array.shape.sliding_window_view`); read-only."""
+    if is_dist(x):
+        return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis, subok=subok, writeable=writeable)
+    return np.lib.stride_tricks.sliding_window_view(np.asarray(x), window_shape, axis, subok=subok,
+                                                    writeable=writeable)
+
+
+def lib() -> types.ModuleType:
+    """``lib.stride_tricks.sliding_window_view``: not in the standard; xarray's ``rolling`` calls it
+    through the namespace, as NumPy's and Dask's have it."""
+    mod = types.ModuleType("pgas.array_api.lib", "NumPy's lib functions that libraries reach through the namespace.")
+    tricks = types.ModuleType("pgas.array_api.lib.stride_tricks", "``sliding_window_view``, distributed as a view.")
+    tricks.sliding_window_view = _sliding_window_view
+    tricks.__all__ = ["sliding_window_view"]
+    mod.stride_tricks = tricks
+    mod.__all__ = ["stride_tricks"]
+    return mod

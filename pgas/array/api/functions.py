@@ -1,9 +1,11 @@
-"""The standard's functions that gather their operands: manipulation, set, sorting, searching,
-indexing and the linear algebra that pgas does not distribute.
+"""The standard's manipulation, set, sorting, searching, indexing and linear algebra functions.
 
-Each gathers its distributed operands to every locale (``to_numpy``, collective), computes NumPy's
-result there and distributes it again (:func:`.arrays.gather`); the functions that pgas runs
-distributed say so in their own docstrings.
+Those pgas distributes run on distributed operands without gathering: ``permute_dims``,
+``matrix_transpose``, ``flip``, ``moveaxis``, ``expand_dims`` (views), ``roll``, ``reshape``,
+``concat``, ``stack``, ``where``, 2-D ``matmul``, ``astype`` and ``pad`` (results of at most 4
+dimensions).  The others gather their distributed operands to every locale (``to_numpy``,
+collective), compute NumPy's result there and distribute it again (:func:`.arrays.gathered`),
+with a :class:`pgas.GatherWarning`; each function's docstring says which it does.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dtypes
-from .arrays import dist, gathered, is_dist, wrap
+from .arrays import MAX_NDIM, dist, gathered, is_dist, wrap
 
 
 def _promoting(name: str, npfunc, arrays_of):
@@ -146,4 +148,61 @@ def astype(x, dtype, /, *, copy=True, device=None):
     return wrap(np.asarray(x).astype(dtype))
 
 
-FUNCTIONS.update({"where": where, "matmul": matmul, "astype": astype})
+def pad(x, /, pad_width, mode="constant", **kwargs):
+    """Collective: ``x`` padded as NumPy's ``pad`` (not in the standard; array-api-extra and xarray
+    call it).  Distributed for ``"constant"``, ``"edge"``, ``"wrap"``, ``"reflect"`` and
+    ``"symmetric"`` (:mod:`pgas.array.padding`); other modes gather to every locale."""
+    if is_dist(x):
+        return wrap(np.pad(dist(x), pad_width, mode, **kwargs))
+    return wrap(np.pad(np.asarray(x), pad_width, mode, **kwargs))
+
+
+FUNCTIONS.update({"where": where, "matmul": matmul, "astype": astype, "pad": pad})
+
+
+def _distributing(name: str, run, ndim_of):
+    """The namespace function ``name``: ``run(*args, **kwargs)`` with pgas's distributed functions
+    when its array operands are all distributed and the result has at most 4 dimensions
+    (``ndim_of(args, kwargs)``), else the gathered version."""
+    fallback = FUNCTIONS[name]
+
+    def impl(*args, **kwargs):
+        arrays = args[0] if name in ("concat", "stack") else args[:1]
+        if (arrays and all(is_dist(a) for a in arrays)
+                and 1 <= ndim_of(args, kwargs) <= MAX_NDIM and all(dist(a).size for a in arrays)):
+            if name in ("concat", "stack"):
+                _dtypes.result_type(*arrays)
+            return wrap(run(*args, **kwargs))
+        return fallback(*args, **kwargs)
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = (f"Collective: ``{name}`` of the array API standard.  Distributed (pgas's own "
+                    f"``np.{name}``, no gathering) for distributed operands; others gather "
+                    "(as :mod:`.functions` says).")
+    impl.__signature__ = getattr(fallback, "__signature__", None)
+    return impl
+
+
+def _ndim(args, kwargs) -> int:
+    return args[0].ndim
+
+
+def _reshaped(x, /, shape, *, copy=None):
+    if copy is False:
+        raise ValueError("reshape(copy=False): a distributed reshape always copies")
+    return np.reshape(x, shape)
+
+
+_DISTRIBUTED = {
+    "permute_dims": (lambda x, /, axes: np.transpose(x, axes), _ndim),
+    "matrix_transpose": (lambda x, /: np.swapaxes(x, -1, -2), _ndim),
+    "flip": (lambda x, /, *, axis=None: np.flip(x, axis=axis), _ndim),
+    "moveaxis": (lambda x, source, destination, /: np.moveaxis(x, source, destination), _ndim),
+    "roll": (lambda x, /, shift, *, axis=None: np.roll(x, shift, axis=axis), _ndim),
+    "expand_dims": (lambda x, /, axis=0: np.expand_dims(x, axis), lambda a, k: a[0].ndim + 1),
+    "reshape": (_reshaped, lambda a, k: len(a[1] if len(a) > 1 else k["shape"])),
+    "concat": (lambda arrays, /, *, axis=0: np.concatenate([dist(a) for a in arrays], axis=axis),
+               lambda a, k: 1 if k.get("axis", 0) is None else a[0][0].ndim),
+    "stack": (lambda arrays, /, *, axis=0: np.stack([dist(a) for a in arrays], axis=axis),
+              lambda a, k: a[0][0].ndim + 1),
+}
+FUNCTIONS.update({name: _distributing(name, run, nd) for name, (run, nd) in _DISTRIBUTED.items()})

@@ -8,7 +8,13 @@ reductions, so shapes, dtypes and special values follow NumPy:
 - ``np.nanmin`` / ``np.nanmax``: the reduction of the non-NaN elements; a slice of
   NaNs only gives NaN with NumPy's ``RuntimeWarning: All-NaN slice encountered``;
 - ``np.nanmean``: the sum of the non-NaN elements over their count (NaN and
-  ``RuntimeWarning: Mean of empty slice`` where there are none).
+  ``RuntimeWarning: Mean of empty slice`` where there are none);
+- ``np.nancumsum`` / ``np.nancumprod``: NaNs replaced by 0 / 1, then ``cumsum`` / ``cumprod``;
+- ``np.nanargmin`` / ``np.nanargmax``: the index among the non-NaN elements (ValueError
+  ``All-NaN slice encountered`` as NumPy);
+- ``np.nanvar`` / ``np.nanstd``: ``var`` / ``std`` over the non-NaN elements (a ``where=``
+  mask), NaN with NumPy's ``RuntimeWarning: Degrees of freedom <= 0 for slice.`` where
+  at most ``ddof`` elements are left.
 
 All are collective on distributed input; anything else is NumPy's own function.
 """
@@ -106,5 +112,80 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         return (total / count).astype(total.dtype, copy=False)   # NumPy (float32 by a count > 2**24)
 
 
-NUMPY_FUNCTIONS = {np.nansum: nansum, np.nanprod: nanprod, np.nanmin: nanmin, np.nanmax: nanmax,
-                   np.nanmean: nanmean}
+def _nanspread(name: str, a, axis, dtype, out, ddof, keepdims, where):
+    fn = getattr(functions, name)
+    if not _floats(a):
+        return fn(a, axis, dtype, out, ddof, keepdims, where=where)
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise TypeError("If a is inexact, then dtype must be inexact")     # NumPy's error
+    if out is not None or where is not True:
+        raise TypeError(f"np.nan{name} is not supported on pgas arrays with out= or where=: "
+                        f"use np.{name}(A, where=~np.isnan(A) & mask)")
+    return fn(a, axis, dtype, None, ddof, keepdims, where=~np.isnan(a))
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
+           correction=_NoValue):
+    """Collective on distributed ``a``: NumPy's ``nanvar`` with ``ddof``."""
+    if not distributed(a):
+        return np.nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
+    if mean is not _NoValue or correction is not _NoValue:
+        raise TypeError("np.nanvar's mean= and correction= are not supported on pgas arrays: use ddof=")
+    return _nanspread("var", a, axis, dtype, out, ddof, keepdims, where)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
+           correction=_NoValue):
+    """Collective on distributed ``a``: NumPy's ``nanstd`` with ``ddof``."""
+    if not distributed(a):
+        return np.nanstd(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where)
+    if mean is not _NoValue or correction is not _NoValue:
+        raise TypeError("np.nanstd's mean= and correction= are not supported on pgas arrays: use ddof=")
+    return _nanspread("std", a, axis, dtype, out, ddof, keepdims, where)
+
+
+def _nanarg(name: str, a, axis, out, keepdims):
+    from ..expr import where as choose
+    fn = getattr(functions, name)
+    if out is not None:
+        raise TypeError(f"np.nan{name} is not supported on pgas arrays with out=")
+    if not _floats(a):
+        return fn(a, axis, None, keepdims=keepdims)
+    if functions.any(functions.all(np.isnan(a), axis, None, keepdims)):
+        raise ValueError("All-NaN slice encountered")                       # NumPy's error
+    fill = np.inf if name == "argmin" else -np.inf
+    return fn(choose(np.isnan(a), fill, a).eval(), axis, None, keepdims=keepdims)
+
+
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    """Collective on distributed ``a``: NumPy's ``nanargmin`` (ValueError on an all-NaN slice)."""
+    if not distributed(a):
+        return np.nanargmin(a, axis=axis, out=out, keepdims=keepdims)
+    return _nanarg("argmin", a, axis, out, keepdims)
+
+
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    """Collective on distributed ``a``: NumPy's ``nanargmax`` (ValueError on an all-NaN slice)."""
+    if not distributed(a):
+        return np.nanargmax(a, axis=axis, out=out, keepdims=keepdims)
+    return _nanarg("argmax", a, axis, out, keepdims)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """Collective on distributed ``a``: NumPy's ``nancumsum`` (NaNs count as zero)."""
+    if not distributed(a):
+        return np.nancumsum(a, axis=axis, dtype=dtype, out=out)
+    r = _replaced(a, 0)
+    return functions.cumsum(r.eval() if r is not a else a, axis, dtype, out)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """Collective on distributed ``a``: NumPy's ``nancumprod`` (NaNs count as one)."""
+    if not distributed(a):
+        return np.nancumprod(a, axis=axis, dtype=dtype, out=out)
+    r = _replaced(a, 1)
+    return functions.cumprod(r.eval() if r is not a else a, axis, dtype, out)
+
+
+NUMPY_FUNCTIONS = {np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.nanargmin: nanargmin, np.nanargmax: nanargmax, np.nansum: nansum, np.nanprod: nanprod, np.nanmin: nanmin, np.nanmax: nanmax,
+                   np.nanmean: nanmean, np.nanvar: nanvar, np.nanstd: nanstd}
