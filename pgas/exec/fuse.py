@@ -34,11 +34,12 @@ can, ``False`` none.  Without numba every task takes the NumPy path.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from . import fperr, fusecode, fuserows, settings
+from . import fperr, fusecode, fuserows, settings, workers
 
 #: Elements a task needs in ``fuse="auto"`` mode to be run by a kernel ...
 FUSE_MIN = 1 << 16
@@ -230,8 +231,29 @@ def _kernel(a, code, dtype, ndim, hot, rows):
             raise Unfusable("numba is not installed")
         src = (fusecode.source(code, len(a.params), ndim) if rows is None
                else fuserows.source(code, a.params, rows[0], rows[1], fusecode.HELPERS))
-        k = _kernels[full] = (_load(src), a.params, dtype)
+        k = _kernels[full] = (_split(_load(src), a.params, rows), a.params, dtype)
     return k
+
+
+def _split(kernel, params, rows):
+    """``kernel`` as a :class:`pgas.exec.workers.Split`: a large call runs over blocks of its
+    outermost loop on the locale's threads (a row kernel's by :func:`fuserows.cut`, the
+    generic kernel's by slicing its arrays' first axis)."""
+    if rows is None:
+        arrays = (0,) + tuple(1 + k for k, (p, _) in enumerate(params) if p == "arr")
+        return workers.Split(kernel, _measure, functools.partial(_cut, arrays))
+    return workers.Split(kernel, fuserows.measure, functools.partial(fuserows.cut, fuserows.offsets(params, rows[0])))
+
+
+def _measure(args):
+    return args[0].size, args[0].shape[0]
+
+
+def _cut(arrays, args, start, stop):
+    got = list(args)
+    for k in arrays:
+        got[k] = args[k][start:stop]
+    return got
 
 
 def _leaves(prog, ctx, out, lazy=False):
