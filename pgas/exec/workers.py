@@ -67,7 +67,8 @@ def bounds(n: int, k: int) -> list[tuple[int, int]]:
 
 
 def pool(n: int) -> ThreadPoolExecutor:
-    """The locale's pool of ``n`` threads (made again when the count changes)."""
+    """The locale's pool of ``n`` threads (made again when the thread count changes, not
+    per call: a call of fewer blocks leaves some of them idle)."""
     if _pool[1] != n:
         old = _pool[0]
         _pool[0], _pool[1] = ThreadPoolExecutor(n, thread_name_prefix="pgas-worker"), n
@@ -87,7 +88,7 @@ def run(calls) -> list:
         return [fn(*args)]
     stats["split"] += 1
     stats["blocks"] += len(calls)
-    ex = pool(len(calls) - 1)
+    ex = pool(max(1, count() - 1))      # (more calls than threads: the rest wait their turn)
     futures = [ex.submit(contextvars.copy_context().run, fperr.in_thread, fn, args) for fn, args in calls[1:]]
     error = None
     try:
