@@ -22,6 +22,10 @@ complex and float16 data, ``replace`` (one fancy-indexed store already).
 ``True`` always (when numba is there), ``"auto"`` once this process has applied
 :data:`pgas.exec.fuse.FUSE_MIN` elements through these paths (a short script
 never starts numba; a loop of small updates, RandomAccess's, soon does).
+
+With ``pg.config(threads=N)``, a compiled application of many records into a large
+target is split over the locale's threads by target range (:func:`_at`), each element's
+updates still in record order.
 """
 
 from __future__ import annotations

@@ -30,6 +30,10 @@ by a kernel; the values are the same.
 (numba's start-up, about 1-2 s per process even with every kernel cached on
 disk, and a compilation must pay for themselves), ``True`` fuses every task it
 can, ``False`` none.  Without numba every task takes the NumPy path.
+
+Each kernel is kept as a :class:`pgas.exec.workers.Split`: with ``pg.config(threads=N)``
+a large call runs over blocks of its outermost loop on the locale's threads (the same
+values; at one thread the kernel is called as it is).
 """
 
 from __future__ import annotations
