@@ -22,13 +22,17 @@ complex and float16 data, ``replace`` (one fancy-indexed store already).
 ``True`` always (when numba is there), ``"auto"`` once this process has applied
 :data:`pgas.exec.fuse.FUSE_MIN` elements through these paths (a short script
 never starts numba; a loop of small updates, RandomAccess's, soon does).
+
+With ``pg.config(threads=N)``, a compiled application of many records into a large
+target is split over the locale's threads by target range (:func:`_at`), each element's
+updates still in record order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..exec import fperr, fuse, fusecode
+from ..exec import fperr, fuse, fusecode, workers
 from . import counting
 
 UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
@@ -45,6 +49,13 @@ def at_{op}(t, idx, v):
     for k in range(idx.size):
         o = idx[k]
         t[o] = {expr}
+
+@njit(cache=True, nogil=True)
+def at_{op}_in(t, idx, v, lo, hi):
+    for k in range(idx.size):
+        o = idx[k]
+        if lo <= o and o < hi:
+            t[o] = {expr}
 ''' for op, expr in _EXPR.items())
 
 _compiled = None
@@ -70,9 +81,23 @@ def at(target: np.ndarray, idx: np.ndarray, vals: np.ndarray, op: str) -> None:
     repeat); ``target``, ``vals`` of one dtype, ``target`` 1-D and writable."""
     kern = _kernel(op, target.dtype, len(idx))
     if kern is not None:
-        kern(target, np.ascontiguousarray(idx, dtype=np.int64), np.ascontiguousarray(vals, dtype=target.dtype))
+        _at(kern, op, target, np.ascontiguousarray(idx, dtype=np.int64), np.ascontiguousarray(vals, dtype=target.dtype))
     elif len(idx):
         UFUNCS[op].at(target, idx, vals)
+
+
+def _at(kern, op: str, t, idx, v) -> None:
+    """``kern(t, idx, v)``; with the locale's threads (:mod:`pgas.exec.workers`), at least
+    :data:`~pgas.exec.workers.SPLIT_MIN` updates into a target as large are split by
+    target: each thread reads every record and applies those whose offset falls in its
+    range of ``t``, in record order, so every element sees its updates in the same order
+    as one thread applies them (the values are the same bit for bit)."""
+    k = workers.ways(min(len(idx), t.size), t.size)
+    if k < 2:
+        kern(t, idx, v)
+        return
+    part = getattr(_compiled, f"at_{op}_in")
+    workers.run([(part, (t, idx, v, a, b)) for a, b in workers.bounds(t.size, k)])
 
 
 def combine(pattern, values: np.ndarray, op: str) -> np.ndarray:
@@ -97,6 +122,6 @@ def apply(flat: np.ndarray, offsets: list[np.ndarray], values: list[np.ndarray],
             continue
         kern = _kernel(op, flat.dtype, len(offs))
         if kern is not None:
-            kern(flat, offs, vals)
+            _at(kern, op, flat, offs, vals)
         else:
             UFUNCS[op].at(flat, offs, vals)

@@ -51,12 +51,13 @@ A CG-style loop makes its plan once::
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
 
 from .. import comm
-from ..exec import fperr
+from ..exec import fperr, workers
 from . import apply, counting
 
 _UFUNCS = apply.UFUNCS
@@ -336,7 +337,7 @@ class _GatherRun:
             if type(src) is slice:
                 buf[...] = flat[src]
             else:
-                np.take(flat, src, out=buf, mode="clip")     # offsets in range (the plan's)
+                _take(flat, src, buf)                   # offsets in range (the plan's)
         msgs = self.msgs
         if msgs is not None:
             msgs.start()
@@ -346,7 +347,7 @@ class _GatherRun:
             if type(src) is slice:
                 part[...] = flat[src]
             else:
-                np.take(flat, src, out=part, mode="clip")
+                _take(flat, src, part)
         if msgs is not None:
             msgs.wait()
         return self.out.copy() if self.identity else self.out[self.slot]
@@ -354,6 +355,19 @@ class _GatherRun:
     def free(self) -> None:
         if self.msgs is not None:
             self.msgs.free()
+
+
+def _take(flat: np.ndarray, src: np.ndarray, out: np.ndarray) -> None:
+    """``out[:] = flat[src]`` (offsets in range), split over the locale's threads when large
+    (:mod:`pgas.exec.workers`; NumPy's ``take`` releases the GIL)."""
+    k = workers.ways(len(src), len(src))
+    if k < 2:
+        np.take(flat, src, out=out, mode="clip")
+        return
+    workers.run([(_TAKE, (flat, src[a:b], None, out[a:b])) for a, b in workers.bounds(len(src), k)])
+
+
+_TAKE = functools.partial(np.take, mode="clip")
 
 
 def _run(offsets: np.ndarray):

@@ -267,6 +267,36 @@ def _fenv():
     return clear, test, bits
 
 
+def in_thread(fn, args):
+    """``(fn(*args), flags)``: a call made in a worker thread (:mod:`pgas.exec.workers`),
+    with the floating-point flags it raised there (each thread has its own; 0 where the
+    machine's bits are not known), for :func:`raise_flags` in the calling thread."""
+    env = _fenv()
+    if env is None:
+        return fn(*args), 0
+    clear, test, bits = env
+    every = sum(bits.values())
+    clear(every)
+    got = fn(*args)
+    return got, test(every)
+
+
+def raise_flags(flags: int) -> None:
+    """Set ``flags`` (from :func:`in_thread`) in this thread's floating-point status, as
+    if its own code had raised them, so that :func:`compiled` reports them."""
+    if flags:
+        _raise()(flags)
+
+
+@functools.lru_cache(maxsize=None)
+def _raise():
+    import ctypes
+    import ctypes.util
+    f = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").feraiseexcept
+    f.argtypes, f.restype = [ctypes.c_int], ctypes.c_int
+    return f
+
+
 #: Each category's error made by NumPy itself, so that NumPy reports it as its
 #: ``np.errstate`` says (warn, print, log, call; "raise" never reaches a kernel).
 _MAKE = {"divide": lambda: np.divide(np.float64(1.0), np.float64(0.0)),

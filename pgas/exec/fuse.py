@@ -30,15 +30,20 @@ by a kernel; the values are the same.
 (numba's start-up, about 1-2 s per process even with every kernel cached on
 disk, and a compilation must pay for themselves), ``True`` fuses every task it
 can, ``False`` none.  Without numba every task takes the NumPy path.
+
+Each kernel is kept as a :class:`pgas.exec.workers.Split`: with ``pg.config(threads=N)``
+a large call runs over blocks of its outermost loop on the locale's threads (the same
+values; at one thread the kernel is called as it is).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from . import fperr, fusecode, fuserows, settings
+from . import fperr, fusecode, fuserows, settings, workers
 
 #: Elements a task needs in ``fuse="auto"`` mode to be run by a kernel ...
 FUSE_MIN = 1 << 16
@@ -230,8 +235,29 @@ def _kernel(a, code, dtype, ndim, hot, rows):
             raise Unfusable("numba is not installed")
         src = (fusecode.source(code, len(a.params), ndim) if rows is None
                else fuserows.source(code, a.params, rows[0], rows[1], fusecode.HELPERS))
-        k = _kernels[full] = (_load(src), a.params, dtype)
+        k = _kernels[full] = (_split(_load(src), a.params, rows), a.params, dtype)
     return k
+
+
+def _split(kernel, params, rows):
+    """``kernel`` as a :class:`pgas.exec.workers.Split`: a large call runs over blocks of its
+    outermost loop on the locale's threads (a row kernel's by :func:`fuserows.cut`, the
+    generic kernel's by slicing its arrays' first axis)."""
+    if rows is None:
+        arrays = (0,) + tuple(1 + k for k, (p, _) in enumerate(params) if p == "arr")
+        return workers.Split(kernel, _measure, functools.partial(_cut, arrays))
+    return workers.Split(kernel, fuserows.measure, functools.partial(fuserows.cut, fuserows.offsets(params, rows[0])))
+
+
+def _measure(args):
+    return args[0].size, args[0].shape[0]
+
+
+def _cut(arrays, args, start, stop):
+    got = list(args)
+    for k in arrays:
+        got[k] = args[k][start:stop]
+    return got
 
 
 def _leaves(prog, ctx, out, lazy=False):

@@ -26,6 +26,7 @@ bit for bit.  Tasks whose views do not fit this shape keep the generic kernel
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -181,3 +182,39 @@ def arguments(specs, params, vals):
         else:
             args.append(np.array(v, dtype=d)[()])
     return args
+
+
+def offsets(params, kinds) -> tuple:
+    """Where a row kernel's arguments (see :func:`source`) hold each view's first-element
+    offset: per view read through its own buffer (the written view first) ``(position of
+    its offset, position of its outer strides, its step along the inner axis)``, for
+    :func:`cut`.  Kept in step with :func:`source`'s parameters."""
+    arrays = [k for k, (p, _) in enumerate(params) if p == "arr"]
+    kind = dict(zip(arrays, kinds[1:]))
+    got, pos = [(2, 3, 1)], 4
+    for k, (p, _) in enumerate(params):
+        if p == "arr" and kind[k] != "o":
+            got.append((pos + 1, pos + 2, 1 if kind[k] == "c" else 0))
+            pos += 3
+        else:
+            pos += 1
+    return tuple(got)
+
+
+def measure(args) -> tuple[int, int]:
+    """``(elements, outer iterations)`` of a row kernel's call."""
+    dims = args[0]
+    return math.prod(dims), dims[0]
+
+
+def cut(where, args, start: int, stop: int) -> list:
+    """A row kernel's arguments ``args`` restricted to iterations ``start:stop`` of its
+    outermost axis (rows of the outer loop, or elements of the row when there is no
+    outer loop): the same buffers, each offset moved on (``where``: :func:`offsets`)."""
+    got = list(args)
+    dims = args[0]
+    got[0] = (stop - start,) + tuple(dims[1:])
+    outer = len(dims) > 1
+    for o, s, step in where:
+        got[o] = args[o] + start * (args[s][0] if outer else step)
+    return got

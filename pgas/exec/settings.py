@@ -99,6 +99,13 @@ def config(**kw) -> dict:
       every task, False never.  Results are identical (see :mod:`pgas.exec.fuse`);
       without numba every task runs with NumPy.  It also decides when a compiled
       shift group's local moves run in one kernel (:mod:`pgas.exec.copies`).
+    - ``threads`` (default ``"auto"``: ``$PGAS_THREADS``, which ``pgas run --threads T``
+      sets, else the node's cores divided by its locales): the threads each locale
+      runs.  Its BLAS / OpenMP pools are limited to it (:mod:`pgas.exec.threads`),
+      and its fused kernels, whole-array reductions and the compiled loops of
+      gathers and updates split tasks of at least ``pgas.exec.workers.SPLIT_MIN``
+      elements over that many threads (:mod:`pgas.exec.workers`), with the same
+      values bit for bit at every count.
 
     >>> config(aggregate=False)["aggregate"]
     False

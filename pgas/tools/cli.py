@@ -1,6 +1,6 @@
 """The ``pgas`` command: ``pgas run``, ``pgas info``, ``pgas bench``, ``pgas calibrate`` and ``pgas trace``.
 
-``pgas run -n N [--timeout S] [--grace S] [--hang-timeout S] [--tag] script.py [args]``
+``pgas run -n N [--threads T] [--timeout S] [--grace S] [--hang-timeout S] [--tag] script.py [args]``
 (or ``-m module [args]``) starts N local locales with the MPI launcher
 installed beside this Python (the ``mpich`` wheel's ``mpiexec``), or with the
 one named by ``$PGAS_MPIEXEC`` (e.g. ``PGAS_MPIEXEC="mpirun --oversubscribe"``
@@ -76,6 +76,9 @@ def _locales(text: str) -> int:
     return value
 
 
+_threads = _locales                     # the same check: a whole number >= 1
+
+
 RUN_EPILOG = f"""\
 exit status: the job's (a script's sys.exit status, 1 for an error); 124 when
 --timeout ran out; 125 when the watchdog found the job hung; when a locale
@@ -98,10 +101,14 @@ def run_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pgas run", description="Run a Python script (or module) on N local locales, one MPI\n"
                 "process each, under a watchdog that reports hangs and failed locales.",
                 epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-                usage="pgas run [-h] -n N [--timeout S] [--grace S] [--hang-timeout S] [--tag] "
+                usage="pgas run [-h] -n N [--threads T] [--timeout S] [--grace S] [--hang-timeout S] [--tag] "
                       "(script.py | -m module) [args ...]")
     p.add_argument("-n", "-np", dest="n", type=_locales, required=True, metavar="N",
                    help="number of locales (MPI processes) to start")
+    p.add_argument("--threads", type=_threads, default=None, metavar="T",
+                   help="threads each locale runs (its kernels, reductions and BLAS pool): sets "
+                        "$PGAS_THREADS for every locale (default: $PGAS_THREADS if set, else the "
+                        "node's cores divided by its locales)")
     p.add_argument("--timeout", type=_seconds, default=None, metavar="S",
                    help="end the job after S seconds, reporting where each locale is (exit status 124; "
                         "default: no limit)")
@@ -121,7 +128,7 @@ def run_parser() -> argparse.ArgumentParser:
     return p
 
 
-_RUN_VALUED = {"-n", "-np", "--timeout", "--grace", "--hang-timeout"}
+_RUN_VALUED = {"-n", "-np", "--threads", "--timeout", "--grace", "--hang-timeout"}
 
 
 def parse_run(argv: list[str]) -> argparse.Namespace:
@@ -145,7 +152,7 @@ def parse_run(argv: list[str]) -> argparse.Namespace:
 
 def cmd_run(argv: list[str]) -> int:
     ns = parse_run(argv)
-    return launch(ns.n, ns.target, ns.timeout, ns.grace, ns.hang_timeout, ns.tag)
+    return launch(ns.n, ns.target, ns.timeout, ns.grace, ns.hang_timeout, ns.tag, ns.threads)
 
 
 def cmd_info(argv: list[str]) -> int:
@@ -171,7 +178,7 @@ def cmd_info(argv: list[str]) -> int:
             ("python", f"{platform.python_version()} ({sys.executable})"), ("mpiexec", launcher),
             ("node", f"{at.locales} locale{'s' if at.locales > 1 else ''} on {at.cores} core{'s' if at.cores > 1 else ''}"
                      f" ({'oversubscribed' if at.oversubscribed else 'a core or more per locale'})"),
-            ("threads", f"{threads.limit()} per locale (BLAS / OpenMP; "
+            ("threads", f"{threads.limit()} per locale (kernels, reductions, BLAS / OpenMP; "
                         f"{'PGAS_THREADS' if at.threads_from == 'PGAS_THREADS' else 'cores // locales on the node'}"
                         f"{'' if threads.limit() == at.threads else ', pg.config(threads=N)'})" + _pools(threads)),
             ("waits", f"{at.wait} ({'PGAS_WAIT' if at.wait_from == 'PGAS_WAIT' else 'from the node'})")]

@@ -99,6 +99,22 @@ def test_run_module_and_timeout(script):
     assert r.returncode == 124 and "timed out" in r.stderr
 
 
+def test_run_threads_sets_each_locales_thread_count(script):
+    path = script("""
+        import os
+        import pgas as pg
+        from pgas.exec import threads, workers
+        pg.barrier()
+        print("locale", pg.here, "env", os.environ["PGAS_THREADS"], "limit", threads.limit(), "kernels", workers.count())
+        """)
+    r = pgas_cmd("run", "-n", "2", "--threads", "3", path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    for k in range(2):
+        assert f"locale {k} env 3 limit 3 kernels 3" in r.stdout, r.stdout
+    r = pgas_cmd("run", "-n", "1", "--threads", "2", "-m", "pgas", "info", timeout=120)
+    assert r.returncode == 0 and "2 per locale (kernels, reductions, BLAS" in r.stdout, r.stdout + r.stderr
+
+
 def test_info_runs():
     r = pgas_cmd("info")
     assert r.returncode == 0, r.stderr
@@ -123,7 +139,7 @@ def test_parse_run(argv, expect):
     ([], "-n"), (["s.py"], "-n"), (["-n", "0", "s.py"], "-n"), (["-n", "x", "s.py"], "-n"),
     (["-n", "2"], "no script"), (["-n", "2", "-m"], "-m"), (["-n", "2", "--bogus", "s.py"], "--bogus"),
     (["-n", "2", "--timeout", "-1", "s.py"], "--timeout"), (["-n", "2", "--grace", "x", "s.py"], "--grace"),
-    (["-n", "2", "--hang-timeout", "-1", "s.py"], "--hang-timeout"), (["-n", "2", "--hang-timeout", "x", "s.py"], "--hang"),
+    (["-n", "2", "--hang-timeout", "-1", "s.py"], "--hang-timeout"), (["-n", "2", "--threads", "0", "s.py"], "--threads"), (["-n", "2", "--hang-timeout", "x", "s.py"], "--hang"),
 ])
 def test_parse_run_errors(argv, words):
     with pytest.raises(UsageError, match=words):

@@ -12,6 +12,7 @@ from ... import comm
 from ...exec import fperr
 from ...comm import check
 from ..collective import checked, ident
+from . import threaded
 
 
 @fperr.agreeing
@@ -26,7 +27,7 @@ def reduce_all(a, fn, op: str, axis, dtype, out, what: str | None = None):
         raise NotImplementedError(f"{op} over {a.label}: only whole-array reductions (axis=None, out=None)")
     kw = {} if dtype is None else {"dtype": dtype}
     if op in ("sum", "prod"):
-        part = np.asarray(fn(a.local, **kw))
+        part = np.asarray(threaded.local(fn, op, a.local, kw))
         if folds and part.ndim == 0 and part.dtype.itemsize <= 16:     # the reduction is the agreement
             parts = check.gather_partials(shown, (ident(a),), args, part, part.dtype)
             with np.errstate(all="ignore"):                           # reported below, as NumPy would
@@ -43,11 +44,11 @@ def reduce_all(a, fn, op: str, axis, dtype, out, what: str | None = None):
             checked(shown, a, args=args)
         raise ValueError(f"zero-size {a.label} has no {op}")
     if folds and a.dtype.itemsize <= 16:
-        parts = check.gather_partials(shown, (ident(a),), args, fn(a.local) if a.local.size else None, a.dtype)
+        parts = check.gather_partials(shown, (ident(a),), args, threaded.local(fn, op, a.local, {}) if a.local.size else None, a.dtype)
         return fn(parts)
     if folds:
         checked(shown, a, args=args)
-    part = np.array([fn(a.local)] if a.local.size else [], dtype=a.dtype)
+    part = np.array([threaded.local(fn, op, a.local, {})] if a.local.size else [], dtype=a.dtype)
 
     def combine(x, y):                   # min/max are associative; locale order is kept
         return x if not y.size else y if not x.size else np.array([fn(np.concatenate([x, y]))], dtype=x.dtype)

@@ -126,12 +126,13 @@ def hang_timeout_default() -> float:
 
 
 def launch(n: int, target: list[str], timeout: float | None = None, grace: float = 10.0,
-           hang_timeout: float | None = None, tag: bool = False) -> int:
+           hang_timeout: float | None = None, tag: bool = False, threads: int | None = None) -> int:
     """Run ``python -m pgas.tools.launch.runner *target`` on ``n`` locales under the watchdog (see
     :mod:`pgas.tools.launch.watch`); return the exit status (see the module docstring).
     ``hang_timeout`` None: :func:`hang_timeout_default`; 0: no check for progress.  The
     locales' output comes through :mod:`pgas.tools.launch.output` in whole lines; ``tag``:
-    each line starts with ``[k] ``, its locale's number."""
+    each line starts with ``[k] ``, its locale's number; ``threads``: ``$PGAS_THREADS`` for
+    every locale (None: as the environment has it)."""
     if hang_timeout is None:
         hang_timeout = hang_timeout_default()
     launcher = mpiexec_command()
@@ -142,6 +143,8 @@ def launch(n: int, target: list[str], timeout: float | None = None, grace: float
     cmd = [*launcher, "-n", str(n), sys.executable, "-m", "pgas.tools.launch.runner", *target]
     job = watch.JobDir(n)
     env = dict(os.environ, PGAS_JOB_DIR=job.path)
+    if threads is not None:
+        env["PGAS_THREADS"] = str(threads)
     if hang_timeout:
         env["PGAS_HANG_SAMPLE"] = "1"
     if sys.stdout.isatty():
