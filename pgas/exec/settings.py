@@ -55,7 +55,7 @@ def config(**kw) -> dict:
 
     - ``aggregate`` (default True, or ``$PGAS_AGGREGATE=0`` for False): False runs
       statements as an unoptimised PGAS runtime does, one message per remote
-      element access; results are identical.
+      element access, and ``update`` with one message per record; results are identical.
     - ``owner``: ``"write"`` (default) runs each iteration on the owner of the
       element it writes; ``"cost"`` lets the planner pick, per statement, the
       access whose owner makes the fewest elements move (ties go to the write);
@@ -68,7 +68,7 @@ def config(**kw) -> dict:
     - ``privatise``, ``forall``, ``oneway`` (default True each): the XL UPC runtime's
       optimisations, each of which False turns off alone, for measuring what it gains
       (``pgas bench ablation``; results are identical, see :mod:`pgas.exec.ablation` and
-      :mod:`pgas.array.roundtrip`):
+      :mod:`pgas.array.ablated`):
       ``privatise=False`` reads a statement's operands in the locale's own memory through
       its MPI window (one-sided gets from itself, counted as ``local_window_accesses`` by
       ``pg.comm_diagnostics``) instead of as plain memory; ``forall=False`` makes every
