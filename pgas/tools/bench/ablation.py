@@ -21,7 +21,8 @@ The programs, written once: RandomAccess (:mod:`pgas.tools.bench.randomaccess`, 
 ``aggregated`` form: per block of at most 1024 updates per locale one collective
 ``update``; the HPCC verification), and the STREAM triad as one statement,
 ``A[:] = B[:] + s * C[:]`` over Block arrays, every element checked.  For each
-configuration: the best time of ``--trials`` runs, GUPS or GB/s, time over the
+configuration: the best time of ``--trials`` runs (``--stream-trials`` for STREAM; the
+configurations take turns trial by trial, so a machine's changing load falls on all alike), GUPS or GB/s, time over the
 all-on time, and what the switch changes (messages, local window accesses, affinity
 tests, from ``pg.comm_diagnostics``), beside the paper's numbers.  ``--configs``
 picks the configurations: ``off`` (all on, then each off alone, then all off),
@@ -39,7 +40,7 @@ import numpy as np
 import pgas as pg
 from pgas import comm
 from pgas.exec import settings
-from pgas.tools.bench import parser, print_table, progress, randomaccess, upcpaper, write_result
+from pgas.tools.bench import _positive, parser, print_table, progress, randomaccess, upcpaper, write_result
 
 SWITCHES = ("privatise", "forall", "oneway", "aggregate")
 #: The paper's name for each switch's optimisation (Table 3's columns); aggregation is not in it.
@@ -87,31 +88,42 @@ def _counted(fn) -> tuple[float, dict]:
                      "affinity_tests": d.affinity_tests}
 
 
-def run_randomaccess(T, trials: int) -> dict:
-    """Collective: RandomAccess (aggregated form) under the settings in force, best of ``trials``."""
-    best = None
-    for _ in range(trials):
-        randomaccess.reset(T)
-        seconds, counts = _counted(lambda: randomaccess.run_aggregated(T))
-        bad = randomaccess.errors(T)
-        m = {"seconds": seconds, "rate": 4 * T.size / seconds / 1e9, "errors": bad,
-             "verified": bad <= 0.01 * T.size, **counts}
-        best = m if best is None or m["seconds"] < best["seconds"] else best
-    return best
+def run_randomaccess(T) -> dict:
+    """Collective: one RandomAccess run (aggregated form) under the settings in force, verified."""
+    randomaccess.reset(T)
+    seconds, counts = _counted(lambda: randomaccess.run_aggregated(T))
+    bad = randomaccess.errors(T)
+    return {"seconds": seconds, "rate": 4 * T.size / seconds / 1e9, "errors": bad,
+            "verified": bad <= 0.01 * T.size, **counts}
 
 
-def run_stream(arrays, trials: int) -> dict:
-    """Collective: the triad statement under the settings in force, best of ``trials``, checked."""
+def run_stream(arrays) -> dict:
+    """Collective: one triad statement under the settings in force, every element checked."""
     A, B, C = arrays
-    best, bad = None, 0
-    for _ in range(trials):
-        A.local[...] = 0.0
-        comm.barrier()
-        seconds, counts = _counted(lambda: A.__setitem__(slice(None), B[:] + SCALAR * C[:]))
-        bad += int(comm.allreduce(int(np.count_nonzero(A.local != 2.0 + SCALAR * 0.5)), "sum"))
-        m = {"seconds": seconds, "rate": 3 * 8 * A.size / seconds / 1e9, **counts}
-        best = m if best is None or m["seconds"] < best["seconds"] else best
-    return dict(best, errors=bad, verified=bad == 0)
+    A.local[...] = 0.0
+    comm.barrier()
+    seconds, counts = _counted(lambda: A.__setitem__(slice(None), B[:] + SCALAR * C[:]))
+    bad = int(comm.allreduce(int(np.count_nonzero(A.local != 2.0 + SCALAR * 0.5)), "sum"))
+    return {"seconds": seconds, "rate": 3 * 8 * A.size / seconds / 1e9, "errors": bad, "verified": bad == 0,
+            **counts}
+
+
+def interleaved(configs, run, trials: int, label: str) -> dict:
+    """Collective: ``run()`` under each configuration, the configurations taking turns trial
+    by trial (so a machine's changing load falls on all alike); per configuration the
+    fastest trial, with ``times`` (every trial's seconds) and ``verified`` over all trials."""
+    base = {s: True for s in SWITCHES}
+    best: dict = {}
+    for t in range(trials):
+        progress(f"{label}: trial {t + 1}/{trials} of {len(configs)} configurations")
+        for name, kw in configs:
+            pg.config(**dict(base, **kw))
+            m = run()
+            prev = best.get(name)
+            times = (prev["times"] if prev else []) + [m["seconds"]]
+            ok = m["verified"] and (prev is None or prev["verified"])
+            best[name] = dict(m if prev is None or m["seconds"] < prev["seconds"] else prev, times=times, verified=ok)
+    return best
 
 
 def rows_for(bench: str, results: dict) -> list[list]:
@@ -144,6 +156,8 @@ def make_parser():
                    help="each optimisation off alone (off), on alone (on), or both (default)")
     p.add_argument("--benchmarks", default=",".join(BENCHES), metavar="LIST",
                    help=f"comma-separated from {', '.join(BENCHES)} (default both)")
+    p.add_argument("--stream-trials", type=_positive, default=10, metavar="T",
+                   help="STREAM: timed trials per configuration (default %(default)s; --trials is RandomAccess's)")
     p.set_defaults(trials=3)
     return p
 
@@ -157,34 +171,25 @@ def main(argv: list[str]) -> int:
     P = pg.num_locales
     configs = configurations(args.configs)
     saved = {s: settings.get(s) for s in SWITCHES}
-    base = {s: True for s in SWITCHES}
     out: dict = {}
     try:
         if "randomaccess" in benches:
             T = randomaccess.make_table(randomaccess.table_size(args.log2_table, P))
             for _ in range(args.warmup):
                 randomaccess.run_aggregated(T, randomaccess.WARMUP_BLOCKS)
-            out["randomaccess"] = {}
-            for name, kw in configs:
-                progress(f"randomaccess, {name}")
-                pg.config(**dict(base, **kw))
-                out["randomaccess"][name] = run_randomaccess(T, args.trials)
-            pg.config(**saved)
+            out["randomaccess"] = interleaved(configs, lambda: run_randomaccess(T), args.trials, "randomaccess")
         if "stream" in benches:
             arrays = tuple(pg.full(args.size * P, v, dist=pg.Block(), name=nm)
                            for v, nm in ((0.0, "a"), (2.0, "b"), (0.5, "c")))
-            out["stream"] = {}
-            for name, kw in configs:
-                progress(f"stream, {name}")
-                pg.config(**dict(base, **kw))
-                run_stream(arrays, args.warmup) if args.warmup else None
-                out["stream"][name] = run_stream(arrays, args.trials)
+            if args.warmup:
+                interleaved(configs, lambda: run_stream(arrays), args.warmup, "stream warm-up")
+            out["stream"] = interleaved(configs, lambda: run_stream(arrays), args.stream_trials, "stream")
     finally:
         pg.config(**saved)
     ok = all(m["verified"] for r in out.values() for m in r.values())
     path = write_result("ablation", {
         "locales": P, "table_words": 1 << (args.log2_table + P.bit_length() - 1) if "randomaccess" in benches else None,
-        "stream_elements_per_locale": args.size, "trials": args.trials, "configurations": dict(configs),
+        "stream_elements_per_locale": args.size, "trials": args.trials, "stream_trials": args.stream_trials, "configurations": dict(configs),
         "results": out, "paper_table3": upcpaper.TABLE3, "verified": ok}, args.out)
     for bench, results in out.items():
         if comm.here() == 0:
