@@ -86,7 +86,7 @@ def main(argv: list[str]) -> int:
                     runs[v] = dict(mod.run_class(c, args.trials), kernel=k, variant=v)
                 finally:
                     pg.config(**was)
-            r = runs[args.variants[-1]]
+            r = runs.get("optimised", runs[args.variants[-1]])    # the row compared with NPB
             if len(runs) > 1:
                 r = dict(r, variants=runs)
                 if "blocking" in runs and "optimised" in runs:
