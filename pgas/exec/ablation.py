@@ -17,9 +17,11 @@
   then compute.  Each test is counted as ``affinity_tests``, the iterations that
   passed as ``affine_iterations``.
 
-Neither changes a result: the same tasks compute the same values from the same
-elements.  ``oneway=False`` (updates as read-modify-write round trips) lives with the
-updates, in :mod:`pgas.array.irregular`.
+Inspector plans (non-separable subscripts, :mod:`pgas.exec.inspected`) run the affinity
+test too but read their own elements as plain memory either way.  Neither switch
+changes a result: the same tasks compute the same values from the same elements.
+``oneway=False`` (updates as read-modify-write round trips) lives with the updates,
+in :mod:`pgas.array.ablated`.
 """
 
 from __future__ import annotations

@@ -61,6 +61,7 @@ def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
 def run(low, plan, aggregate: bool) -> None:
     """Execute this locale's ``plan`` (made from ``low``); collective over its peers."""
     if plan.kind == "inspector":
+        ablation.test_affinity(plan, tuple(a.layout for a in low.arrays))   # forall=False: every iteration's owner
         run_inspector(low, plan, aggregate)
     elif aggregate and settings.fast_paths() and persistent.qualifies(low, plan):
         try:
