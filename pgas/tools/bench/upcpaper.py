@@ -34,8 +34,8 @@ def table_rows(summary: list[dict]) -> list[list]:
 
     >>> s = [{"mode": "weak", "kernel": "stream", "impl": "pgas", "locales": 2, "n": 1 << 20,
     ...       "seconds": 0.01, "efficiency": 0.9}]
-    >>> [round(x, 3) if isinstance(x, float) else x for x in table_rows(s)[0]]
-    ['stream', 2, 2.517, 12.0, 90.0, 1.46, 0.000256, 100]
+    >>> [round(x, 6) if isinstance(x, float) else x for x in table_rows(s)[0]]
+    ['stream', 2, 2.516582, 12.0, 90.0, 1.46, 0.000256, 100]
     """
     rows = []
     for e in summary:
