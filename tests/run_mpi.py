@@ -153,6 +153,7 @@ CORE = [
     "tests/mpi/test_domains.py",
     "tests/mpi/test_sort.py",
     "tests/mpi/test_trace.py",                 # waits named by peer, the critical path across locales
+    "tests/mpi/test_ablation.py",              # the ablation switches: same results, their counts
 ]
 
 #: The tests that the fast matrix runs at 3 locales: those where uneven blocks and locales owning
@@ -168,6 +169,7 @@ UNEVEN = [
     "tests/mpi/test_axis_reduce.py",
     "tests/mpi/test_sort.py",
     "tests/mpi/test_scale.py",
+    "tests/mpi/test_ablation.py",
     "tests/mpi/test_compile.py",               # replayed steps on uneven blocks (strict checking at 4 replays nothing)
 ]
 

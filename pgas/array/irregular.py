@@ -7,7 +7,9 @@ One-sided (SPMD) operations move one message, or none when the element is local:
 
 - ``update_one(A, index, value, op)`` — a read-modify-write at the owner
   (MPI accumulate): the UPC paper's one-way update, one message instead of a
-  get and a put;
+  get and a put (``pg.config(oneway=False)`` makes it, and ``update``, round
+  trips instead, and ``pg.config(aggregate=False)`` makes ``update`` move a message
+  per record: :mod:`pgas.array.ablated`);
 - ``fetch_add(A, index, v)`` and ``compare_exchange(A, index, expected, v)``.
 
 Collective operations — every locale passes its own indices, any number,
@@ -57,8 +59,8 @@ import weakref
 import numpy as np
 
 from .. import comm
-from ..exec import fperr, workers
-from . import apply, counting
+from ..exec import fperr, settings, workers
+from . import ablated, apply, counting
 
 _UFUNCS = apply.UFUNCS
 _OPS_BY_KIND = {"i": ("add", "xor", "or", "and", "min", "max", "replace"),
@@ -117,8 +119,15 @@ def update_one(A, index, value, op: str = "add") -> None:
     combine atomically, in any order."""
     check_op(A, op)
     target, off = _target(A, index)
-    ops = _MPI_BOOL_OPS if A.dtype.kind == "b" else _MPI_OPS
-    A._win.accumulate_async(target, off, _scalar_value(A, value), ops[op])
+    if not settings.get("oneway"):                 # pg.config(oneway=False): a get and a compare-and-swap
+        ablated.update_one(A, target, off, _scalar_value(A, value), op)
+        return
+    A._win.accumulate_async(target, off, _scalar_value(A, value), _mpi_op(A, op))
+
+
+def _mpi_op(A, op: str) -> str:
+    """The MPI accumulate op of update ``op`` on ``A``'s dtype."""
+    return (_MPI_BOOL_OPS if A.dtype.kind == "b" else _MPI_OPS)[op]
 
 
 def fetch_add(A, index, value):
@@ -425,6 +434,11 @@ def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None
         pattern = indices.pattern
         vals, err = _attempt(lambda: _values(A, values, pattern.n))
         send = pattern.split(apply.combine(pattern, vals, op)) if err is None else _nothing(A.dtype)
+        if not (settings.get("oneway") and settings.get("aggregate")):   # round trips or a message per record
+            comm.agree(err)
+            ablated.update(A, pattern.split(pattern.offsets), send, op, _mpi_op(A, op))
+            comm.statement_done()
+            return
         A._win.complete()                            # my one-sided operations, done before any locale goes on
         received = comm.exchange(send, A.dtype, err)
         served = indices.served
@@ -432,6 +446,11 @@ def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None
         rec = _record_dtype(A.dtype)
         records, err = _attempt(lambda: _records(A, *(at_operands(A, indices, values) if broadcast
                                                       else (indices, values)), op, rec))
+        if not (settings.get("oneway") and settings.get("aggregate")):   # round trips or a message per record
+            comm.agree(err)
+            ablated.update(A, [r["off"] for r in records], [r["val"] for r in records], op, _mpi_op(A, op))
+            comm.statement_done()
+            return
         A._win.complete()
         parts = comm.exchange(records if err is None else _nothing(rec), rec, err)
         served, received = [p["off"] for p in parts], [p["val"] for p in parts]

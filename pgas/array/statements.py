@@ -122,7 +122,7 @@ def rerun(fast, arrays) -> bool:
     done, where the call needs :func:`run_planned`."""
     if trace.on and not trace.depth:
         return trace.statement("group", rerun, fast, arrays)
-    return not explaining and bool(settings.get("aggregate")) and fast.rerun_arrays(arrays, engine.before_write)
+    return not explaining and settings.fast_paths() and fast.rerun_arrays(arrays, engine.before_write)
 
 
 def run_planned(items, rebind: dict, header: str = "", fast=None) -> None:
@@ -132,7 +132,7 @@ def run_planned(items, rebind: dict, header: str = "", fast=None) -> None:
     runs (:class:`pgas.exec.shiftgroup.ShiftGroup`), used where it qualifies."""
     if trace.on and not trace.depth:
         return trace.statement("group", run_planned, items, rebind, header, fast)
-    if (fast is not None and not explaining and settings.get("aggregate") and not fperr.raising()
+    if (fast is not None and not explaining and settings.fast_paths() and not fperr.raising()
             and fast.rerun(rebind, engine.before_write)):
         return                                    # the same arrays as the last run: its views
     lows = [(Lowered(low.stmt, [rebind.get(id(a), a) for a in low.arrays], low.prog, low.names), p)

@@ -11,6 +11,9 @@ _bytes: np.ndarray | None = None
 _syncs = 0
 _barriers = 0
 _largest = 0
+_local = 0
+_tests = 0
+_affine = 0
 
 
 def record(target: int, nbytes: int, count: int = 1) -> None:
@@ -48,14 +51,36 @@ def record_barrier() -> None:
         _barriers += 1
 
 
+def record_local(count: int = 1) -> None:
+    """Count ``count`` one-sided operations a locale made on its own memory through its
+    window (``pg.config(privatise=False)``; never messages)."""
+    global _local
+    if _on:
+        _local += count
+
+
+def record_affinity(tested: int, passed: int) -> None:
+    """Count ``tested`` per-iteration affinity tests, ``passed`` of them owned here
+    (``pg.config(forall=False)``)."""
+    global _tests, _affine
+    if _on:
+        _tests += tested
+        _affine += passed
+
+
+def ablation_counts() -> tuple[int, int, int]:
+    """This locale's local window accesses, affinity tests and iterations that passed them."""
+    return _local, _tests, _affine
+
+
 def enabled() -> bool:
     return _on
 
 
 def start(num_locales: int) -> None:
     """Start counting from zero."""
-    global _on, _msgs, _bytes, _syncs, _barriers, _largest
-    _syncs = _barriers = _largest = 0
+    global _on, _msgs, _bytes, _syncs, _barriers, _largest, _local, _tests, _affine
+    _syncs = _barriers = _largest = _local = _tests = _affine = 0
     _msgs = np.zeros(num_locales, dtype=np.int64)
     _bytes = np.zeros(num_locales, dtype=np.int64)
     _on = True

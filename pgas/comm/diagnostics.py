@@ -9,7 +9,10 @@ exchanges of ``update``/``gather``/``scatter``.  Synchronisation and scalar
 reductions (barriers, ``sum``, ``max``, the agreement on errors) are not
 messages.  Synchronisation is counted apart: ``syncs`` are the point-to-point
 notices a statement exchanges with its peers (zero-byte messages), ``barriers``
-the global barriers entered (per locale: the same on every locale).  Counting
+the global barriers entered (per locale: the same on every locale).  Under the
+ablation switches of ``pg.config`` two more counts tell what they changed:
+``local_window_accesses`` (``privatise=False``) and ``affinity_tests`` /
+``affine_iterations`` (``forall=False``).  Counting
 costs one boolean test per operation when off.
 """
 
@@ -39,6 +42,7 @@ class CommDiagnostics:
         self.sync_counts: np.ndarray | None = None
         self.barrier_counts: np.ndarray | None = None
         self.largest_bytes = 0
+        self.ablation_matrix: np.ndarray | None = None
 
     def __enter__(self) -> "CommDiagnostics":
         if counters.enabled():
@@ -60,7 +64,8 @@ class CommDiagnostics:
         elif check.folding:
             check.agree_history("end of a pg.comm_diagnostics() block", frame=check.call_site())
         runtime.barrier()
-        rows = runtime.allgather((msgs, nbytes, syncs, barriers, counters.largest()))
+        rows = runtime.allgather((msgs, nbytes, syncs, barriers, counters.largest(), counters.ablation_counts()))
+        self.ablation_matrix = np.array([r[5] for r in rows], dtype=np.int64).reshape(len(rows), 3)
         self.largest_bytes = int(max(r[4] for r in rows))      # the largest single message, any locale
         self.matrix = np.array([r[0] for r in rows])
         self.byte_matrix = np.array([r[1] for r in rows])
@@ -94,6 +99,26 @@ class CommDiagnostics:
         """Global barriers entered, the most of any locale (a barrier is entered by all)."""
         self._done()
         return int(self.barrier_counts.max())
+
+    @property
+    def local_window_accesses(self) -> int:
+        """One-sided operations locales made on their own memory through its window, all
+        locales together (only under ``pg.config(privatise=False)``; not messages)."""
+        self._done()
+        return int(self.ablation_matrix[:, 0].sum())
+
+    @property
+    def affinity_tests(self) -> int:
+        """Per-iteration ownership tests, all locales together (only under
+        ``pg.config(forall=False)``: every locale tests every iteration of a statement)."""
+        self._done()
+        return int(self.ablation_matrix[:, 1].sum())
+
+    @property
+    def affine_iterations(self) -> int:
+        """Iterations that passed an affinity test, all locales together."""
+        self._done()
+        return int(self.ablation_matrix[:, 2].sum())
 
     def __repr__(self) -> str:
         if self.matrix is None:

@@ -39,7 +39,7 @@ import numpy as np
 from .. import comm
 from ..comm import check, trace
 from ..plan.transfers import expand
-from . import clipped, fuse, ghostread, interior, persistent
+from . import ablation, clipped, fuse, ghostread, interior, persistent, settings
 from .inspected import run_inspector
 from .notices import DONE_READ, DONE_WRITE, READY, WRITE_OK, sync_windows
 from .strip import run_strips, strip_plan
@@ -61,8 +61,9 @@ def _get_elements(arr, ref, shape, clip=()) -> np.ndarray:
 def run(low, plan, aggregate: bool) -> None:
     """Execute this locale's ``plan`` (made from ``low``); collective over its peers."""
     if plan.kind == "inspector":
+        ablation.test_affinity(plan, tuple(a.layout for a in low.arrays))   # forall=False: every iteration's owner
         run_inspector(low, plan, aggregate)
-    elif aggregate and persistent.qualifies(low, plan):
+    elif aggregate and settings.fast_paths() and persistent.qualifies(low, plan):
         try:
             persistent.get(low, plan).run(low, compute_tasks, write_results)     # persistent two-sided transfers
         finally:            # an error raised here alone (a warning made an error): its transfers are
@@ -101,6 +102,7 @@ def _run_pieces(low, plan, aggregate: bool) -> None:
     stmt = plan.stmt
     W = stmt.write
     warr = low.arrays[stmt.accesses[W].slot]
+    ablation.test_affinity(plan, tuple(a.layout for a in low.arrays))   # forall=False: every iteration's owner
     flats = [a.store.storage for a in low.arrays]
     wflat = flats[stmt.accesses[W].slot]
     _, sources, targets, peers, inplace = _static(plan)
@@ -188,7 +190,8 @@ def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=Tru
         dtypes = [low.arrays[x.slot].dtype for x in stmt.accesses]
     for i in which:
         task = plan.tasks[i]
-        ctx = TaskContext(low, plan, task, flats, bufs, aggregate)
+        ctx = TaskContext(low, plan, task, flats, bufs, aggregate,
+                          ablation.local_copies(low, plan, i))    # privatise=False: own reads through the window
         ref = task.refs[W]
         target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
         if task.clip:                                 # a piece of a clipped domain (pgas.exec.clipped)

@@ -33,6 +33,7 @@ def _env(name: str):
 def _defaults() -> dict:
     return {"aggregate": _env("PGAS_AGGREGATE"),
             "owner": "write", "nonblocking": True, "fuse": _fuse_default(),
+            "privatise": True, "forall": True, "oneway": True,
             "protocol": _env("PGAS_PROTOCOL"),
             "buffer_limit": 64 << 20, "burst": 0, "strips": "auto",
             "check": _env("PGAS_CHECK"), "threads": "auto"}
@@ -54,7 +55,7 @@ def config(**kw) -> dict:
 
     - ``aggregate`` (default True, or ``$PGAS_AGGREGATE=0`` for False): False runs
       statements as an unoptimised PGAS runtime does, one message per remote
-      element access; results are identical.
+      element access, and ``update`` with one message per record; results are identical.
     - ``owner``: ``"write"`` (default) runs each iteration on the owner of the
       element it writes; ``"cost"`` lets the planner pick, per statement, the
       access whose owner makes the fewest elements move (ties go to the write);
@@ -64,6 +65,19 @@ def config(**kw) -> dict:
     - ``nonblocking`` (default True): a statement starts all its transfers before
       waiting for any; False completes each before starting the next (for
       measuring what overlap gains).
+    - ``privatise``, ``forall``, ``oneway`` (default True each): the XL UPC runtime's
+      optimisations, each of which False turns off alone, for measuring what it gains
+      (``pgas bench ablation``; results are identical, see :mod:`pgas.exec.ablation` and
+      :mod:`pgas.array.ablated`):
+      ``privatise=False`` reads a statement's operands in the locale's own memory through
+      its MPI window (one-sided gets from itself, counted as ``local_window_accesses`` by
+      ``pg.comm_diagnostics``) instead of as plain memory; ``forall=False`` makes every
+      locale test the owner of every iteration of a statement's whole domain (counted as
+      ``affinity_tests``), as an unoptimised ``upc_forall``, instead of enumerating only
+      the iterations it owns; ``oneway=False`` makes remote updates (``update_one``,
+      ``update``) read-modify-write round trips (a get, then a compare-and-swap or a put)
+      instead of one-way update messages.  ``privatise=False`` and ``forall=False`` run
+      statements on the generic path (no persistent transfers or compiled groups).
     - ``protocol`` (default ``"auto"``, or ``$PGAS_PROTOCOL``): how each transfer
       group (the regions of one array on one other locale) moves: ``"packed"``
       (one derived-datatype message), ``"pipelined"`` (one non-blocking contiguous
@@ -138,7 +152,7 @@ def config(**kw) -> dict:
         if k in ("fuse", "check") and v != "auto" and not isinstance(v, (bool, np.bool_)):
             raise ValueError(f"pg.config: {k} must be True, False or 'auto', got {v!r}")
     for k, v in kw.items():                   # all checked first: a call that raises changes nothing
-        if k in ("aggregate", "nonblocking") or (k in ("fuse", "check") and v != "auto"):
+        if k in ("aggregate", "nonblocking", "privatise", "forall", "oneway") or (k in ("fuse", "check") and v != "auto"):
             _settings[k] = bool(v)
         else:
             _settings[k] = (int(v) if k in ("buffer_limit", "burst") or (k in ("strips", "threads") and v != "auto")
@@ -150,7 +164,8 @@ def config(**kw) -> dict:
 
 
 #: The settings that change a statement's plan or its synchronisation.
-PLANNING = ("owner", "aggregate", "protocol", "buffer_limit", "strips", "burst", "nonblocking", "check")
+PLANNING = ("owner", "aggregate", "protocol", "buffer_limit", "strips", "burst", "nonblocking", "check",
+            "privatise", "forall")
 
 
 def fingerprint() -> int:
@@ -165,6 +180,12 @@ def fingerprint() -> int:
 _fingerprint: list = []
 #: Counts :func:`config` calls (a cached decision made under other settings is stale).
 version = [0]
+
+
+def fast_paths() -> bool:
+    """Whether statements may take the paths that assume every optimisation on (persistent
+    transfers, compiled shift groups, replays): ``aggregate``, ``privatise`` and ``forall``."""
+    return bool(_settings["aggregate"] and _settings["privatise"] and _settings["forall"])
 
 
 def get(name: str):

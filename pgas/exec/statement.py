@@ -68,7 +68,7 @@ def run_planned(lows, fast, header: str = "") -> None:
     :func:`explain`, describes each (and ``fast``)."""
     if explaining:
         head = f"{header}: {len(lows)} statements, their transfers in one exchange"
-        if fast is not None and settings.get("aggregate") and explaining[-1][0] in (None, comm.num_locales()):
+        if fast is not None and settings.fast_paths() and explaining[-1][0] in (None, comm.num_locales()):
             head += "\n" + fast.describe()             # this job's compiled group, on this locale
         explaining[-1][1].append(head)
         for low, _ in lows:
@@ -84,9 +84,9 @@ def _run_planned(arg) -> None:
     lows, fast = arg
     aggregate = settings.get("aggregate")
     bounded = fits(lows)                          # else statement by statement, each within the limit
-    if fast is not None and aggregate and bounded and not fperr.numpy_only and fast.run(lows):
+    if fast is not None and settings.fast_paths() and bounded and not fperr.numpy_only and fast.run(lows):
         return
-    if aggregate and all(groupable(p) for _, p in lows) and bounded:
+    if settings.fast_paths() and all(groupable(p) for _, p in lows) and bounded:
         run_together(lows)
     else:
         for low, p in lows:
@@ -249,7 +249,7 @@ def _describe(low, layouts, at: int) -> str:
             lines += (f"\nghost cells: {served} of locale {at}'s {len(mine.fetches)} fetches served from ghost "
                       f"cells, so {mine.messages - served} messages")
 
-    fast = (settings.get("aggregate") and mine.kind == "pieces" and mine.fetches + mine.writebacks
+    fast = (settings.fast_paths() and mine.kind == "pieces" and mine.fetches + mine.writebacks
             and persistent.qualifies(low, mine, agree=False))
     said_strips = persistent.STRIPS if fast else strip.explain(low, mine)    # the strip count and why
     if said_strips:

@@ -22,7 +22,7 @@ from . import calibration as calibrate
 from ..comm.window import wait_requests
 from ..plan import overlap
 from ..plan.strips import forced, strips
-from . import fuse, interior, settings, transfer
+from . import ablation, fuse, interior, settings, transfer
 from .tasks import TaskContext, combiners, evaluate, evaluate_boxes, evaluate_reduced, large, strided
 
 _cache: dict = {}
@@ -154,7 +154,8 @@ def run_strips(low, plan, striped, flats, inplace: bool = False):
     results = [None] * len(wplan.tasks)
 
     def compute(i, task, bufs):
-        ctx = TaskContext(low, wplan, task, flats, bufs, True)
+        ctx = TaskContext(low, wplan, task, flats, bufs, True,
+                          ablation.local_copies(low, wplan, i))   # privatise=False: own reads through the window
         ref = task.refs[stmt.write]
         target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
         value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, target)   # None: the NumPy path

@@ -171,13 +171,16 @@ class TaskContext:
     ``aggregate``, else per ``(piece, access)``), replicated operands and affine
     subscripts over its lattice."""
 
-    def __init__(self, low, plan, task, flats, bufs, aggregate) -> None:
+    def __init__(self, low, plan, task, flats, bufs, aggregate, copies=None) -> None:
         self.low, self.plan, self.task = low, plan, task
         self.flats, self.bufs, self.aggregate = flats, bufs, aggregate
+        self.copies = copies                  # access -> its local values read through the window
 
     def access(self, k):
         ref = self.task.refs[k]
         slot = self.plan.stmt.accesses[k].slot
+        if self.copies and k in self.copies:
+            return self.copies[k]
         if ref.msg < 0:
             return strided(self.flats[slot], ref.offset, ref.strides, self.task.shape)
         if self.aggregate:
@@ -188,6 +191,8 @@ class TaskContext:
         """``(flat buffer, element offset, element strides)`` of access ``k`` (what
         :meth:`access` makes its view of), or ``(None, 0, ())`` without a flat buffer."""
         ref = self.task.refs[k]
+        if self.copies and k in self.copies:
+            return None, 0, ()
         if ref.msg < 0:
             return self.flats[self.plan.stmt.accesses[k].slot], ref.offset, ref.strides
         if self.aggregate:

@@ -19,6 +19,11 @@ where a literal transcription has three (:meth:`DistCSR.cg_steps`):
   for the entries of ``p`` it reads (the same arithmetic as at their owners, so
   the same values: no gather of ``p``).
 
+Under ``pg.config(nonblocking=False)`` (the Berkeley UPC paper's blocking baseline,
+``pgas bench nas --kernels cg --variants blocking,optimised``) the reduction of
+``r.r`` is waited for before the gather starts: every communication completes
+before the next begins, nothing overlaps; the values are the same.
+
 Local passes are compiled loops (numba), each sum in NPB's order; without numba
 (or with ``pg.config(fuse=False)``) NumPy does them.  The three dot products
 that end an outer step go in one reduction, as NPB does for two of them.
@@ -96,11 +101,15 @@ class DistCSR:
         ph = self.r.gather(self.plan)                 # the entries of p = r this locale reads
         rho = float(pending.wait())
         pq = k.matvec_dot(rows, pos, self.a, ph, p, q)
+        overlap = settings.get("nonblocking")        # False: the blocking baseline, no overlap
         for it in range(cgitmax):
             alpha = rho / float(comm.allreduce(pq, "sum"))
             pending = comm.iallreduce(k.update_zr(alpha, p, q, z, r), "sum")
+            if not overlap:
+                rho0, rho = rho, float(pending.wait())
             rh = self.r.gather(self.plan)
-            rho0, rho = rho, float(pending.wait())
+            if overlap:
+                rho0, rho = rho, float(pending.wait())
             if it + 1 < cgitmax:                      # p = r + beta p, here and for the entries
                 pq = k.step(rho / rho0, r, p, rh, ph, rows, pos, self.a, q)   # read here; q = A p
         return z, x - self.matvec(z)

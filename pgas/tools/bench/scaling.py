@@ -1,7 +1,8 @@
 """``pgas bench scaling``: strong and weak scaling of the benchmark kernels over locale counts.
 
 ``pgas bench scaling --locales 1,2,4,8,16 --kernels jacobi2d,fdtd2d,isx,randomaccess,stream,sort,matmul
-[--mode strong|weak|both] [--size small|medium|large] [--reference DIR] [--json FILE] [--png FILE]``
+[--mode strong|weak|both] [--size small|medium|large] [--reference DIR] [--json FILE] [--png FILE]
+[--upc-tables]``
 starts one job per locale count (``pgas run -n P``); each job runs every kernel in
 every mode, verifies each result and appends its row to ``FILE.jobs/P.jsonl`` as
 it finishes.  Strong scaling keeps the global size of :data:`SIZES`; weak scaling
@@ -26,7 +27,10 @@ benchmarks report), the speedup over the smallest count (the rate, work
 over seconds, as a ratio of the smallest count's: ``t(P0) / t(P)`` for strong
 scaling, the scaled speedup for weak) and the parallel efficiency (speedup x
 ``P0 / P``); beside the stencils' other implementations, pgas's seconds over
-theirs in the same job (``pgas / this``: above 1, pgas is slower).  A run whose result is wrong is marked and makes the exit status 1.
+theirs in the same job (``pgas / this``: above 1, pgas is slower).  ``--upc-tables`` runs
+randomaccess and stream weakly scaled and prints them as the XL UPC paper's Tables 1 and 2
+(GUPS, GB/s, memory per locale, efficiency ``T1 / (TP x P)``) beside its numbers
+(:mod:`pgas.tools.bench.upcpaper`).  A run whose result is wrong is marked and makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -271,6 +275,9 @@ def make_parser():
     p.add_argument("--reference", default=None, metavar="DIR",
                    help="folder of the reference build holding jacobi2d_mpi (hand-written C + MPI), run beside "
                         "jacobi2d at each count")
+    p.add_argument("--upc-tables", action="store_true",
+                   help="the XL UPC paper's Tables 1 and 2: randomaccess and stream, weak scaling only, with GUPS, "
+                        "GB/s, memory per locale and efficiency T1 / (TP x P) beside the paper's numbers")
     p.add_argument("--json", default="results/scaling.json", metavar="FILE", help="JSON results (default %(default)s)")
     p.add_argument("--png", default=None, metavar="FILE", help="plot time and efficiency vs locales (matplotlib)")
     p.add_argument("--timeout", type=float, default=None, metavar="S", help="seconds allowed per job (default none)")
@@ -304,6 +311,9 @@ def main(argv=None) -> int:
             pyplot()
         except MissingMatplotlib as e:
             p.error(f"--png: {e}")
+    if args.upc_tables:
+        args.kernels, args.mode = [k for k in args.kernels if k in ("randomaccess", "stream")] or \
+            ["randomaccess", "stream"], "weak"
     modes = MODES if args.mode == "both" else (args.mode,)
     jobdir = os.path.splitext(os.path.abspath(args.json))[0] + ".jobs"
     os.makedirs(jobdir, exist_ok=True)
@@ -331,6 +341,10 @@ def main(argv=None) -> int:
             "locales": args.locales, "kernels": args.kernels, "trials": args.trials, "reference": ref,
             "seconds": round(time.time() - t0, 1), "runs": rows, "summary": summary, "failures": failed,
             "verified": bool(rows) and all(e["verified"] for e in summary) and not failed}
+    if args.upc_tables:
+        from pgas.tools.bench import upcpaper
+
+        data["upc_tables"] = [dict(zip(upcpaper.HEADERS, r)) for r in upcpaper.table_rows(summary)]
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump(data, f, indent=1)
@@ -338,6 +352,10 @@ def main(argv=None) -> int:
     print(f"Scaling ({', '.join(modes)}, {args.size} sizes) over {args.locales} locales; seconds: median of "
           f"{args.trials} trials, slowest locale; speedup and efficiency against {args.locales[0]} locale(s)")
     print(format_table(HEADERS, table_rows(summary)))
+    if args.upc_tables:
+        print("\nXL UPC paper, Tables 1 (RandomAccess, GUPS) and 2 (STREAM triad, GB/s), weak scaling; "
+              "paper: Blue Gene/L, one thread per processor")
+        print(format_table(upcpaper.HEADERS, upcpaper.table_rows(summary)))
     written = [args.json]
     if args.png:
         from pgas.tools.bench.figures import scaling_plot
