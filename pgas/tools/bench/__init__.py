@@ -55,6 +55,7 @@ BENCHMARKS: dict[str, str] = {
     "domains": "pgas.tools.bench.domains",
     "soak": "pgas.tools.bench.soak",
     "memory": "pgas.tools.bench.memory",
+    "papers": "pgas.tools.bench.papers",
 }
 
 
