@@ -57,7 +57,7 @@ SIZES = {
         "ablation": None,
     },
     "quick": {
-        "pshift": ["--size", "quick", "--trials", "2"],
+        "pshift": ["--size", "quick", "--trials", "1", "--warmup", "0"],
         "stmt": ["--size", "tiny", "--trials", "1", "--warmup", "1", "--no-auto"],
         "nas": ["--kernels", "cg,mg,ft,is", "--classes", "S", "--trials", "1"],
         "protocols": ["--lengths", "1,16,256,4096", "--counts", "1,16,256", "--trials", "2", "--no-puts"],
