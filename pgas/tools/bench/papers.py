@@ -270,6 +270,9 @@ def rows(results: dict) -> dict:
                                           "T_packed / T_pipelined")
             + f"; auto within 10% of the best at {d['summary'].get('points_auto_within_10pct', '?')} points"),
         "pgas bench protocols -n 2")
+    add("loops", "Figure 4 (the optimised code of a loop)", "code",
+        "a statement's plan: pieces, transfers and their protocol, printed by pg.explain",
+        "pgas run -n 2 docs/examples/explain_stencil.py")
     add("loops", "Table 1 (the systems)", PAPERS["loops"][1], "this machine: see the command", "pgas info")
     add("loops", "Figure 5 (NAS CG, MG, SP, BT, IS, FT: optimised / blocking baseline)",
         "OPT/BASE up to 1.4 (FT at 64 processors); +9.5% over HAND on average (InfiniBand)",
