@@ -41,6 +41,21 @@ def test_fit_with_noise_stays_close():
         assert got["params"][p] == pytest.approx(TRUE[p], rel=0.15), p
 
 
+def test_fit_keeps_every_time_nonnegative():
+    rows = layouts(four_locales)
+    X = np.array([c for _, _, c in rows])
+    truth = dict(TRUE, Tex=0.0)
+    T = X @ np.array([truth[p] for p in model.PARAMETERS])
+    noisy = T * (1 + 0.05 * np.random.default_rng(3).standard_normal(len(T)))
+    free = model.fit(X, noisy, nonnegative=False)
+    got = model.fit(X, noisy)
+    assert all(v >= 0 for v in got["params"].values())
+    assert got["relative_rms_residual"] >= free["relative_rms_residual"] - 1e-12
+    if any(v < 0 for v in free["params"].values()):
+        assert got["at_zero"] and all(got["params"][p] == 0 for p in got["at_zero"])
+    assert got["unconstrained"] == free["params"]
+
+
 def test_parameters_the_rows_cannot_separate_are_not_determined():
     # one split axis at every rank (2 locales): the exchange's column is 1/4 of the buffers' column
     rows = layouts(lambda k: [True] + [False] * (k - 1))

@@ -11,7 +11,8 @@ elements) by ``+-S_i`` along each axis, the paper models the time as::
 with ``Nsl`` the 32-bit slices per element (2 for ``REAL*8`` / float64).
 :func:`regressors` gives the four columns a row contributes, :func:`fit` the
 least-squares parameters over rows of every rank at once (relative errors, so
-small and large subarrays weigh alike) with each row's residual.
+small and large subarrays weigh alike; no parameter negative, as each is a
+time) with each row's residual.
 
 What a fit can and cannot separate: ``Tmt`` and ``Ttm`` multiply the same
 column in eq. (1), so only their sum is determined by timings (reported as
@@ -106,12 +107,16 @@ def regressors(local, shifts=None, split=None, nsl: int = 2, exchanges: str = "m
     return np.array([float(calls), mm, mt, float(exch)])
 
 
-def fit(X, T) -> dict:
+def fit(X, T, nonnegative: bool = True) -> dict:
     """Least squares ``T ~ X @ p`` minimising relative errors (each row divided by its ``T``).
 
     Returns ``{"params": {name: value or None}, "residuals": [(model - T) / T per row],
-    "relative_rms_residual": ..., "rank": ...}``; a parameter the rows cannot determine (its
-    column a combination of the others over these rows) is ``None`` (and left out of the fit).
+    "relative_rms_residual": ..., "rank": ..., "at_zero": [...]}``; a parameter the rows cannot
+    determine (its column a combination of the others over these rows) is ``None`` (and left
+    out of the fit).  With ``nonnegative`` (the default: every parameter is a time) the fit is
+    the best one with no negative parameter (every subset of the columns is tried); those it
+    holds at 0 are listed in ``at_zero``.  ``unconstrained`` holds the plain least-squares
+    parameters.
 
     >>> X = np.array([regressors([L] * k) for k in (1, 2, 3) for L in (2, 4, 8, 16)])
     >>> p = np.array([5e-6, 1e-9, 4e-9, 2e-6])
@@ -123,16 +128,30 @@ def fit(X, T) -> dict:
     if X.ndim != 2 or len(X) != len(T) or not len(T) or np.any(T <= 0):
         raise ValueError("fit: needs one positive time per row of X")
     W = X / T[:, None]
+    ones = np.ones_like(T)
     keep = _independent(W)
+    free, *_ = np.linalg.lstsq(W[:, keep], ones, rcond=None)
+    best, used = free, keep
+    if nonnegative and np.any(free < 0):
+        best, used, err = np.zeros(0), [], float(ones @ ones)      # every parameter 0
+        for mask in range(1, 1 << len(keep)):
+            cols = [c for i, c in enumerate(keep) if mask >> i & 1]
+            sol, *_ = np.linalg.lstsq(W[:, cols], ones, rcond=None)
+            r = W[:, cols] @ sol - ones
+            if np.all(sol >= 0) and float(r @ r) < err:
+                best, used, err = sol, cols, float(r @ r)
     coef = np.full(X.shape[1], np.nan)
-    sol, *_ = np.linalg.lstsq(W[:, keep], np.ones_like(T), rcond=None)
-    coef[keep] = sol
-    model = X[:, keep] @ sol
+    coef[keep] = 0.0
+    coef[used] = best
+    model = X[:, used] @ best if used else np.zeros_like(T)
     resid = (model - T) / T
     names = PARAMETERS if X.shape[1] == len(PARAMETERS) else tuple(f"p{i}" for i in range(X.shape[1]))
+    plain = np.full(X.shape[1], np.nan)
+    plain[keep] = free
     return {"params": {n: (None if np.isnan(c) else float(c)) for n, c in zip(names, coef)},
             "residuals": [float(r) for r in resid], "relative_rms_residual": float(np.sqrt(np.mean(resid ** 2))),
-            "rank": len(keep), "rows": len(T)}
+            "rank": len(keep), "rows": len(T), "at_zero": [names[c] for c in keep if c not in used],
+            "unconstrained": {n: (None if np.isnan(c) else float(c)) for n, c in zip(names, plain)}}
 
 
 def _independent(W: np.ndarray, tol: float = 1e-9) -> list[int]:
@@ -193,7 +212,8 @@ def markdown_fits(fits: dict) -> str:
         cells = []
         for n in names:
             v = fits[n]["params"].get(p) if fits[n] else None
-            cells.append("not determined" if v is None else f"{v * 1e6:.4g} us")
+            zero = fits[n] and p in fits[n].get("at_zero", ())
+            cells.append("not determined" if v is None else "0 (held at its bound)" if zero else f"{v * 1e6:.4g} us")
         out.append(f"| {p} | " + " | ".join(cells) + " |")
     out.append("| relative rms residual | " + " | ".join(
         f"{fits[n]['relative_rms_residual']:.3f}" if fits[n] else "-" for n in names) + " |")
