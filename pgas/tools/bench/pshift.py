@@ -254,21 +254,26 @@ def plot(rows: list, folder: str, fits: dict | None = None) -> list:
 
 def plot_times(rows: list, k: int, fig: int, path: str, fits: dict | None) -> None:
     """Figure 9-11: pshift time per call against the local extent at rank ``k``, pgas's
-    measured times with eq. (1)'s and eq. (2)'s fits, the paper's CM times beside."""
+    measured wall and CPU times with eq. (1)'s fits to each and eq. (2)'s, the paper's CM
+    times beside."""
     plt = _pyplot()
     sel = sorted((r for r in rows if r["rank"] == k), key=lambda r: r["L"])
     f, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
     L = np.array([r["L"] for r in sel], float)
-    left.loglog(L, [r["pshift"]["seconds"] * 1e6 for r in sel], "o", label="pgas pshift (measured)")
-    eq1 = (fits or {}).get("eq1", {}).get("pshift")
-    if eq1:
-        left.loglog(L, [model.model_time(eq1["params"], columns(r, "pshift")) * 1e6 for r in sel], "-",
-                    label="eq. (1), all ranks")
+    left.loglog(L, [r["pshift"]["seconds"] * 1e6 for r in sel], "o", label="pgas pshift, wall")
+    left.loglog(L, [r["pshift"]["cpu_seconds"] * 1e6 for r in sel], "x", label="pgas pshift, CPU")
+    dense = np.unique(np.geomspace(L.min(), L.max(), 40).round().astype(int))
+    like = [dict(sel[0], L=int(x)) for x in dense]
+    for key, style, what in (("eq1", "-", "wall"), ("eq1_cpu", ":", "CPU")):
+        eq1 = (fits or {}).get(key, {}).get("pshift")
+        if eq1:
+            left.loglog(dense, [model.model_time(eq1["params"], columns(r, "pshift")) * 1e6 for r in like], style,
+                        label=f"eq. (1), all ranks, {what}")
     eq2 = (fits or {}).get(f"rank{k}", {}).get("pshift")
     if eq2:
-        left.loglog(L, [(eq2["a"] + eq2["b"] * x ** (k - 1) + eq2["c"] * x ** k) * 1e6 for x in L], "--",
-                    label="eq. (2), this rank")
-    left.set_title(f"pgas, {comm.num_locales()} locales, rank {k}")
+        left.loglog(dense, [(eq2["a"] + eq2["b"] * x ** (k - 1) + eq2["c"] * x ** k) * 1e6 for x in dense], "--",
+                    label="eq. (2), this rank, wall")
+    left.set_title(f"pgas, {_locales(sel)} locales, rank {k}")
     left.set_xlabel("local extent L")
     left.set_ylabel("us per call")
     left.legend(fontsize=8)
@@ -286,6 +291,11 @@ def plot_times(rows: list, k: int, fig: int, path: str, fits: dict | None) -> No
     plt.close(f)
 
 
+def _locales(rows: list) -> int:
+    """The locale count the rows were measured at (their grid's size)."""
+    return int(np.prod(rows[0]["grid"])) if rows else comm.num_locales()
+
+
 def plot_speedups(rows: list, path: str) -> None:
     """Figure 8: speedup over sequential cshift vs local subarray size, one panel per rank
     (pgas's pshift and update_ghosts, the paper's PSHIFT)."""
@@ -300,7 +310,7 @@ def plot_speedups(rows: list, path: str) -> None:
         paper = model.PAPER.get(k, [])
         ax.semilogx([p[0] ** k for p in paper], [p[1] / p[2] for p in paper], "^:", label="CM-200 PSHIFT")
         ax.axhline(1.0, color="grey", lw=0.8)
-        ax.set_title(f"rank {k}, {comm.num_locales()} locales")
+        ax.set_title(f"rank {k}, {_locales(sel)} locales")
         ax.set_xlabel("local subarray elements")
     axes[0][0].set_ylabel("speedup over sequential cshift")
     axes[0][0].legend()
