@@ -23,8 +23,9 @@ command) and ``DIR/papers.md`` (the same rows as Markdown tables, and the
 polyshift tables beside the paper's).  Sizes: ``tiny`` (the tests', under a
 minute at 2 locales), ``quick`` (``--quick``: every benchmark at small sizes,
 about 3 minutes at 2 locales on a shared 2-core machine) and ``full`` (the
-papers' sizes where this machine holds them: see ``docs/papers.md`` for its
-run time).  ``--reference DIR`` passes the reference binaries' folder to the
+papers' sizes where this machine holds them; its baselines send one message
+per remote element, so it runs for most of an hour on a loaded 2-core
+machine: ``docs/papers.md`` gives what was timed).  ``--reference DIR`` passes the reference binaries' folder to the
 benchmarks that run one beside pgas (``nas``: ``DIR``; ``stream``:
 ``DIR/stream_mpi_npP``; ``randomaccess``: ``DIR/ra_hpcc``; ``isx``:
 ``DIR/isx.weak_iso``).  The exit status is 1 if any benchmark failed or did
