@@ -16,7 +16,11 @@ def test_pshift_bench_tiny(tmp_path):
         assert len(data["rows"]) == 6 and all(r["correct"] for r in data["rows"])
         assert all(r["pshift"]["max_per_pair"] <= 1 for r in data["rows"])
         assert all(r["ghosts"]["max_per_pair"] <= 1 for r in data["rows"])
-        assert set(data["fits"]) == {"rank1", "rank2", "rank4"}
+        assert set(data["fits"]) == {"rank1", "rank2", "rank4", "eq1", "eq1_cpu", "eq1_paper"}
+        eq1 = data["fits"]["eq1"]["pshift"]            # eq. (1) in full, every rank at once
+        assert set(eq1["params"]) == {"T0", "Tmm", "Tmt+Ttm", "Tex"} and eq1["Nsl"] == 2
+        assert len(eq1["residuals"]) == 6 and eq1["params"]["T0"] is not None
+        assert data["fits"]["eq1_paper"]["rows"] == 27
 
 
 def test_fit_recovers_a_model():

@@ -56,6 +56,7 @@ BENCHMARKS: dict[str, str] = {
     "soak": "pgas.tools.bench.soak",
     "memory": "pgas.tools.bench.memory",
     "ablation": "pgas.tools.bench.ablation",
+    "papers": "pgas.tools.bench.papers",
 }
 
 
