@@ -179,7 +179,7 @@ class Compiled:
                           "not replayed")
         prog = _Program(self.fn, args, rec.stmts, watch, reason)
         if len(self.programs) >= 16:
-            del self.programs[next(iter(self.programs))]
+            self.programs.pop(next(iter(self.programs))).free_groups()
         self.programs[sig] = prog
         if reason is not None:
             return prog
@@ -685,6 +685,13 @@ class _Program:
         vals = list(args)
         for s in self.stmts:
             self._slow(s, args, vals)
+        self.free_groups()
+
+    def free_groups(self) -> None:
+        """Forget the runs of statements sharing an exchange, freeing their transfers."""
+        for g in self.groups or ():
+            if g[3] is not None:
+                g[3].free()
         self.groups = None
 
     def _bind(self, args) -> bool:
@@ -749,7 +756,8 @@ class _Program:
         stmts = self.stmts
         groups = self.groups
         if groups is not None and self.merge_key != (settings.version[0], current_model()):
-            groups = self.groups = None                  # made under other settings: made again below
+            self.free_groups()                           # made under other settings: made again below
+            groups = None
         if groups is None or not fast or not MERGE:
             self._each(stmts, args, stats, fast)
             if groups is None and fast and MERGE:
@@ -771,8 +779,9 @@ class _Program:
             if items is None:
                 self._each(stmts[g[0]:g[1]], args, stats, fast)
                 continue
-            g[3] = merged.run(g[3], items, engine_statement.compute_tasks, engine_statement.write_results,
-                              engine.before_write)
+            if g[3] is None:
+                g[3] = merged.Group()
+            g[3].run(items, engine_statement.compute_tasks, engine_statement.write_results, engine.before_write)
             stats["fast"] += len(items)
         return True
 
@@ -825,33 +834,28 @@ class _Program:
     def _group(self) -> None:
         """Split the statements into runs whose transfers can travel together, agreed by
         every locale (collective: one reduction).  A statement joins the run before it
-        unless it does not replay by persistent transfers, it shares its compiled form
-        (buffers) with a statement of the run, or it reads an array region that a
-        statement of the run writes: the messages of a run are packed before its first
-        statement computes, so none may carry what the run itself changes (regions by
-        their bounding boxes in the whole array, the same on every locale)."""
+        unless it does not replay by persistent transfers, or it moves in messages an
+        array region that a statement of the run writes: the messages of a run are packed
+        before its first statement computes, so none may carry what the run itself
+        changes (regions by their bounding boxes in the whole array).  Each locale decides
+        by the messages it sends and receives; a run ends where it ends on any locale."""
         stmts = self.stmts
         n = len(stmts)
         local = np.zeros(2 * n, dtype=np.int64)         # [not mergeable, starts a run] per statement
         why = [""] * n
-        run_start, fss = 0, []
+        run_start = None
         for k, s in enumerate(stmts):
             r = s.r
             if r is None or not persistent.valid(r):
                 local[k] = local[n + k] = 1
                 why[k] = "it does not replay by persistent transfers"
-                fss = []
+                run_start = None
                 continue
-            reason = None
-            if any(r.fs is f for f in fss):
-                reason = "it shares its compiled form (its buffers) with a statement of the run"
-            else:
-                reason = _conflict(stmts[run_start:k], s, run_start)
-            if reason is not None or not fss:
+            reason = None if run_start is None else _conflict(stmts[run_start:k], s, run_start, _moved(r.fs, s))
+            if reason is not None or run_start is None:
                 local[n + k] = 1
                 why[k] = reason or ""
-                run_start, fss = k, []
-            fss.append(r.fs)
+                run_start = k
         agreed = comm.allreduce(local, "max")
         groups: list = []
         for k, s in enumerate(stmts):
@@ -906,8 +910,8 @@ class _Program:
                 out.append(f"    {which}: its own exchange: {why}")
                 continue
             text = f"    {which}: one exchange"
-            if ex is not None:
-                (recv, send), (nr, ns) = ex.peers, ex.parts
+            if ex is not None and ex.ex is not None:
+                (recv, send), (nr, ns) = ex.ex.peers, ex.ex.parts
                 text += (f": sends {_count(len(send), 'message')} (to locales {send}) carrying "
                          f"{_count(ns, 'statement message')}, receives {len(recv)} (from locales {recv}) "
                          f"carrying {nr}")
@@ -917,11 +921,21 @@ class _Program:
         return out
 
 
-def _conflict(run, s: _Stmt, first: int) -> str | None:
+def _moved(fs, s: _Stmt) -> set:
+    """The ids of the arrays that statement ``s`` (compiled as ``fs``) moves in messages from
+    or to this locale."""
+    slots = {m.slot for m in fs.plan.fetches} | {slot for _, slot, _, _ in fs.sends}
+    bases = _all_bases(s)                             # (the recording's arrays, slot by slot)
+    return {id(bases[k]) for k in slots}
+
+
+def _conflict(run, s: _Stmt, first: int, moved: set) -> str | None:
     """Why statement ``s``'s messages cannot travel before the statements ``run`` (the first
-    numbered ``first``, from 0): it reads a region of an array that one of them writes;
-    None if it reads none (regions by their bounding boxes in the whole array)."""
-    reads = _views(s.value)
+    numbered ``first``, from 0): it moves (``moved``: the ids of the arrays it moves in
+    messages here) a region of an array that one of them writes; None if it moves none
+    (regions by their bounding boxes in the whole array; reads of arrays that travel in
+    no message here are computed in order, after the writes)."""
+    reads = [v for v in _views(s.value) if id(v.base) in moved]
     for k, m in enumerate(run):
         t = m.target
         box = None

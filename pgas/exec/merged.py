@@ -82,42 +82,73 @@ class Exchange:
         self.members = self.snapshot = []
 
 
-def run(ex: Exchange | None, items, compute, write, before) -> Exchange:
-    """Run compiled statements ``items`` (``[(PersistentStatement, Lowered, target array)]``,
-    in order) with their transfers merged (``ex``: the exchange of their last run, made again
-    if it no longer holds); ``compute``, ``write``: as for
-    :meth:`~pgas.exec.persistent.PersistentStatement.run`; ``before(array, None)``: called
-    on each target just before its statement computes.  Collective over the peers, as the
-    statements are.  Returns the exchange."""
-    members = [fs for fs, _, _ in items]
-    bindings = [fs.begin(low) for fs, low, _ in items]
-    if ex is None or not ex.current(members):
-        if ex is not None:
-            ex.free()
-        ex = Exchange(members)
-    ex.settle()
-    for fs, b in zip(members, bindings):
-        if b.sends.packs:
-            last = fs.inflight
-            if last is not None and last is not ex:    # its own sends of a run on its own
-                last.settle()
-            b.sends.pack()
-            fs.inflight = ex
-    if ex.requests:
-        start_all(ex.requests, ex.counts)
-        if ex.sends:
-            ex.inflight = True
-    waits = [ex.recvs] if ex.recvs else []
-    try:
-        for (fs, low, target), b in zip(items, bindings):
-            before(target, None)
-            try:
-                fs.finish(low, b, compute, write, waits if fs.recvs else [])
-            finally:
-                comm.statement_done()
-                persistent.stats["reruns"] += 1        # (counted alike on every locale)
-    finally:
-        if waits:                                      # an error before the wait: no receive left active
-            wait(waits.pop())
-        stats["runs"] += 1
-    return ex
+class Group:
+    """A run of compiled statements whose transfers travel together, run after run: its
+    exchange (made again when it no longer holds) and, for a statement whose compiled form
+    another statement of the run shares (the same plan and dtypes: the same buffers), a
+    compiled form of its own."""
+
+    def __init__(self) -> None:
+        self.ex: Exchange | None = None
+        self.own: dict = {}                            # position -> PersistentStatement
+
+    def _members(self, items) -> list:
+        out = []
+        for k, (fs, _, _) in enumerate(items):
+            if any(fs is m or fs is getattr(m, "shared", None) for m in out):
+                own = self.own.get(k)
+                if own is None or own.plan is not fs.plan or own.key != fs.key:
+                    if own is not None:
+                        own.free()
+                    own = self.own[k] = persistent.PersistentStatement(fs.plan, fs.key)
+                    own.shared = fs
+                fs = own
+            out.append(fs)
+        return out
+
+    def run(self, items, compute, write, before) -> None:
+        """Run compiled statements ``items`` (``[(PersistentStatement, Lowered, target
+        array)]``, in order) with their transfers merged; ``compute``, ``write``: as for
+        :meth:`~pgas.exec.persistent.PersistentStatement.run`; ``before(array, None)``:
+        called on each target just before its statement computes.  Collective over the
+        peers, as the statements are."""
+        members = self._members(items)
+        bindings = [fs.begin(low) for fs, (_, low, _) in zip(members, items)]
+        ex = self.ex
+        if ex is None or not ex.current(members):
+            if ex is not None:
+                ex.free()
+            ex = self.ex = Exchange(members)
+        ex.settle()
+        for fs, b in zip(members, bindings):
+            if b.sends.packs:
+                last = fs.inflight
+                if last is not None and last is not ex:    # its own sends of a run on its own
+                    last.settle()
+                b.sends.pack()
+                fs.inflight = ex
+        if ex.requests:
+            start_all(ex.requests, ex.counts)
+            if ex.sends:
+                ex.inflight = True
+        waits = [ex.recvs] if ex.recvs else []
+        try:
+            for fs, (_, low, target), b in zip(members, items, bindings):
+                before(target, None)
+                try:
+                    fs.finish(low, b, compute, write, waits if fs.recvs else [])
+                finally:
+                    comm.statement_done()
+                    persistent.stats["reruns"] += 1    # (counted alike on every locale)
+        finally:
+            if waits:                                  # an error before the wait: no receive left active
+                wait(waits.pop())
+            stats["runs"] += 1
+
+    def free(self) -> None:
+        if self.ex is not None:
+            self.ex.free()
+            self.ex = None
+        for fs in self.own.values():
+            fs.free()
+        self.own.clear()
