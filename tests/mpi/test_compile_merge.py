@@ -154,12 +154,14 @@ def test_fdtd_one_message_per_peer_pair_and_round():
     runs = merged.stats["runs"]
     m = _per_call(step, (ex, ey, hz, 1.0))
     rounds = merged.stats["runs"] - runs
+    text = pg.explain(step)
     compiled.MERGE = False
     m0 = _per_call(step, (ex, ey, hz, 1.0))
     assert m.max() <= 1 and (m == m0).all(), (m, m0)
     if _merging():
-        # ey and ex read hz (rows and columns); hz reads ey and ex, which they write: two exchanges
-        assert rounds == 2, pg.explain(step)
+        # ey and ex read hz (rows and columns); hz reads ey and ex, which they write: two
+        # exchanges (one locale moves nothing: one run)
+        assert rounds == (2 if pg.num_locales > 1 else 1), text
 
 
 _SLICES = [(slice(1, None), slice(None)), (slice(None, -1), slice(None)), (slice(1, -1), slice(1, -1)),
