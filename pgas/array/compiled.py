@@ -660,6 +660,7 @@ class _Program:
         #: ``merge_key`` (the settings' version and calibrated model), None until made.
         self.groups: list | None = None
         self.merge_key = None
+        self.merging = False                            # whether a run of ``groups`` merges anything
         self.shape = tuple(type(a).__name__ if isinstance(a, _SCALARS) else "array" for a in args)
         self.params = [k for k, a in enumerate(args) if isinstance(a, _SCALARS)]
         self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
@@ -758,7 +759,7 @@ class _Program:
         if groups is not None and self.merge_key != (settings.version[0], current_model()):
             self.free_groups()                           # made under other settings: made again below
             groups = None
-        if groups is None or not fast or not MERGE:
+        if groups is None or not fast or not MERGE or not self.merging:
             self._each(stmts, args, stats, fast)
             if groups is None and fast and MERGE:
                 self._group()                            # (collective: one reduction)
@@ -841,7 +842,9 @@ class _Program:
         by the messages it sends and receives; a run ends where it ends on any locale."""
         stmts = self.stmts
         n = len(stmts)
-        local = np.zeros(2 * n, dtype=np.int64)         # [not mergeable, starts a run] per statement
+        # per statement: not mergeable, starts a run, moves messages, sends or receives several
+        # messages with one peer (a run that merges nothing runs its statements one by one)
+        local = np.zeros(4 * n, dtype=np.int64)
         why = [""] * n
         run_start = None
         for k, s in enumerate(stmts):
@@ -851,10 +854,14 @@ class _Program:
                 why[k] = "it does not replay by persistent transfers"
                 run_start = None
                 continue
-            reason = None if run_start is None else _conflict(stmts[run_start:k], s, run_start, _moved(r.fs, s))
+            fs = r.fs
+            recv, send = [p for p, _, _ in fs.recvs], [p for p, _, _, _ in fs.sends]
+            local[2 * n + k] = bool(recv or send)
+            local[3 * n + k] = len(set(recv)) < len(recv) or len(set(send)) < len(send)
+            reason = None if run_start is None else _conflict(stmts[run_start:k], s, run_start, _moved(fs, s))
             if reason is not None or run_start is None:
                 local[n + k] = 1
-                why[k] = reason or ""
+                why[k] = f"statement {k + 1} {reason}" if reason else ""
                 run_start = k
         agreed = comm.allreduce(local, "max")
         groups: list = []
@@ -868,7 +875,14 @@ class _Program:
             else:
                 groups[-1][1] = k + 1
                 groups[-1][2].append(s.r)
+        for g in groups:                       # (from agreed facts: the same on every locale)
+            if g[2] is not None and sum(agreed[2 * n + g[0]:2 * n + g[1]]) < 2 and not any(
+                    agreed[3 * n + g[0]:3 * n + g[1]]):
+                g[2] = None
+                g[4] = ("nothing to merge (fewer than two statements with messages, none with several to one peer)"
+                        + ("; a new run starts here: " + g[4] if g[4] else ""))
         self.groups = groups
+        self.merging = any(g[2] is not None for g in groups)
         self.merge_key = (settings.version[0], current_model())
 
     def _fold(self, args) -> None:
@@ -902,12 +916,12 @@ class _Program:
         if self.groups is None:
             return ["  exchanges: each statement its own until the runs that share one are made "
                     "(on the first replay)"]
-        out = [f"  exchanges on locale {comm.here()}: {len(self.groups)} per call "
-               f"(instead of {len(self.stmts)} statements' own)"]
+        merging = sum(g[2] is not None for g in self.groups)
+        out = [f"  exchanges on locale {comm.here()}: {merging} merged of {len(self.groups)} runs of statements"]
         for first, end, rs, ex, why in self.groups:
             which = f"statement {first + 1}" if end == first + 1 else f"statements {first + 1}-{end}"
             if rs is None:
-                out.append(f"    {which}: its own exchange: {why}")
+                out.append(f"    {which}: {'its' if end == first + 1 else 'their'} own exchanges: {why}")
                 continue
             text = f"    {which}: one exchange"
             if ex is not None and ex.ex is not None:
@@ -916,7 +930,7 @@ class _Program:
                          f"{_count(ns, 'statement message')}, receives {len(recv)} (from locales {recv}) "
                          f"carrying {nr}")
             if why:
-                text += f"; starts a new exchange: {why}"
+                text += f"; a new exchange starts here: {why}"
             out.append(text)
         return out
 
@@ -943,7 +957,7 @@ def _conflict(run, s: _Stmt, first: int, moved: set) -> str | None:
             if v.base is t.base:
                 box = box or _box(t)
                 if _overlap(box, _box(v)):
-                    return (f"it reads {t.base.label} where statement {first + k + 1} writes it: its messages "
+                    return (f"reads {t.base.label} where statement {first + k + 1} writes it: its messages "
                             "must carry the new values")
     return None
 

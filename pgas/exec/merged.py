@@ -91,6 +91,16 @@ class Group:
     def __init__(self) -> None:
         self.ex: Exchange | None = None
         self.own: dict = {}                            # position -> PersistentStatement
+        self.last: tuple = ((), ())                    # the last run's compiled forms and members
+
+    def members(self, items) -> list:
+        """The compiled form each of ``items`` runs by here (its own where another shares it)."""
+        fss, members = self.last
+        if len(fss) == len(items) and all([fs is f for (fs, _, _), f in zip(items, fss)]):
+            return members
+        members = self._members(items)
+        self.last = (tuple([fs for fs, _, _ in items]), members)
+        return members
 
     def _members(self, items) -> list:
         out = []
@@ -112,7 +122,7 @@ class Group:
         :meth:`~pgas.exec.persistent.PersistentStatement.run`; ``before(array, None)``:
         called on each target just before its statement computes.  Collective over the
         peers, as the statements are."""
-        members = self._members(items)
+        members = self.members(items)
         bindings = [fs.begin(low) for fs, (_, low, _) in zip(members, items)]
         ex = self.ex
         if ex is None or not ex.current(members):
@@ -152,3 +162,4 @@ class Group:
         for fs in self.own.values():
             fs.free()
         self.own.clear()
+        self.last = ((), ())
