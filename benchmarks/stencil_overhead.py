@@ -17,9 +17,11 @@ summarise it with ``pgas trace DIR``); ``--only`` picks statements by name.
     pgas run -n 4 benchmarks/stencil_overhead.py --n 1024 --reps 20 --only jacobi --trace /tmp/tr && pgas trace /tmp/tr
     pgas run -n 2 benchmarks/stencil_overhead.py --n 64 --compiled   (steps plain and by pg.compile)
 
-``--compiled`` times jacobi-2d's step (2 statements) and fdtd-2d's (4) called plainly and
-compiled by ``pg.compile`` (recorded once, then replayed), alternating, and reports per
-statement the median and the fastest of each, with compiled / plain of the medians;
+``--compiled`` times jacobi-2d's step (2 statements) and fdtd-2d's (4) called plainly,
+compiled by ``pg.compile`` (recorded once, then replayed) and compiled with every replayed
+statement exchanging its own messages (``unmerged``: ``pgas.array.compiled.MERGE`` off),
+in rotating order, and reports per statement the median and the fastest of each, with the
+median of each round's ratios (compiled / plain, unmerged / plain, compiled / unmerged);
 ``--json FILE`` writes the figures.
 
 Run the same command from two checkouts (``PYTHONPATH=OTHER``) one after the
@@ -35,8 +37,11 @@ import json
 import pstats
 import time
 
+import numpy as np
+
 import pgas as pg
 from pgas import comm
+from pgas.array import compiled
 from pgas.comm import check
 from pgas.exec import fuse, interior
 from pgas.tools.bench.polybench import _dist, fdtd_init, fdtd_step, fdtd_steps, jacobi_init, jacobi_step
@@ -69,32 +74,47 @@ def statements(n: int, m: int) -> dict:
 
 
 def compare_compiled(n: int, m: int, reps: int, out: str | None) -> None:
-    """Steps plain and compiled, alternating: per statement, median and fastest (slowest locale)."""
+    """Steps plain, compiled, and compiled with each statement exchanging its own messages
+    (``unmerged``: :data:`pgas.array.compiled.MERGE` off), in rotating order: per statement,
+    median and fastest (slowest locale), and per step the median of each round's ratios."""
     GA, GB = jacobi_init(n)
     A, B = _dist(GA), _dist(GB)
     ex, ey, hz = [_dist(G) for G in fdtd_init(m, n, 2)[:3]]
     cases = {"jacobi-2d step": (jacobi_step, (A, B), 2), "fdtd-2d step": (fdtd_step, (ex, ey, hz, 0.5), 4)}
+    hows = ("plain", "compiled", "unmerged")
     times = {}
     for name, (fn, args, _) in cases.items():
-        step = pg.compile(fn)
+        step, own = pg.compile(fn), pg.compile(fn)
+
+        def unmerged(*a, own=own):
+            compiled.MERGE = False
+            try:
+                own(*a)
+            finally:
+                compiled.MERGE = True
+        runs = {"plain": fn, "compiled": step, "unmerged": unmerged}
         for _ in range(5):
-            fn(*args)
-            step(*args)
+            for f in runs.values():
+                f(*args)
         for r in range(reps):
-            for how, f in (("plain", fn), ("compiled", step)) if r % 2 == 0 else (("compiled", step), ("plain", fn)):
-                times.setdefault((name, how), []).append(fastest(lambda: f(*args), 1))
+            for how in hows[r % 3:] + hows[:r % 3]:
+                times.setdefault((name, how), []).append(fastest(lambda: runs[how](*args), 1))
     res = {}
     for name, (_, _, k) in cases.items():
-        p, c = [sorted(times[name, h]) for h in ("plain", "compiled")]
-        res[name] = {"statements": k, "plain_median_us": p[len(p) // 2] / k * 1e6, "plain_fastest_us": p[0] / k * 1e6,
-                     "compiled_median_us": c[len(c) // 2] / k * 1e6, "compiled_fastest_us": c[0] / k * 1e6}
-        res[name]["compiled_over_plain"] = res[name]["compiled_median_us"] / res[name]["plain_median_us"]
+        x = res[name] = {"statements": k}
+        for how in hows:
+            t = sorted(times[name, how])
+            x[f"{how}_median_us"], x[f"{how}_fastest_us"] = t[len(t) // 2] / k * 1e6, t[0] / k * 1e6
+        for a, b in (("compiled", "plain"), ("unmerged", "plain"), ("compiled", "unmerged")):
+            x[f"{a}_over_{b}"] = float(np.median([p / q for p, q in zip(times[name, a], times[name, b])]))
     if comm.here() == 0:
-        print(f"{pg.num_locales} locales, n={n}, m={m}, {reps} alternating runs, per statement (median / fastest):")
+        print(f"{pg.num_locales} locales, n={n}, m={m}, {reps} rounds (plain, compiled, compiled unmerged in "
+              "rotating order), per statement median / fastest; ratios: median of each round's")
         for name, x in res.items():
-            print(f"  {name}: plain {x['plain_median_us']:.1f} / {x['plain_fastest_us']:.1f} us, compiled "
-                  f"{x['compiled_median_us']:.1f} / {x['compiled_fastest_us']:.1f} us, compiled / plain "
-                  f"{x['compiled_over_plain']:.3f}")
+            print(f"  {name}: " + ", ".join(f"{h} {x[h + '_median_us']:.1f} / {x[h + '_fastest_us']:.1f} us"
+                                            for h in hows))
+            print(f"    compiled / plain {x['compiled_over_plain']:.3f}, unmerged / plain "
+                  f"{x['unmerged_over_plain']:.3f}, compiled / unmerged {x['compiled_over_unmerged']:.3f}")
         if out:
             with open(out, "w") as f:
                 json.dump({"locales": pg.num_locales, "n": n, "m": m, "reps": reps, "steps": res}, f, indent=1)

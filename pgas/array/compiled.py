@@ -60,8 +60,10 @@ import numpy as np
 
 from .. import comm
 from ..comm import check
-from ..exec import fperr, persistent
+from ..exec import fperr, merged, persistent, settings
 from ..exec import statement as engine_statement
+from ..exec.calibration import current as current_model
+from ..exec.lowered import Lowered
 from . import engine, statements
 from .expr import Affine, CaptureError, Expr, Lazy, Param, Ref
 from .lowering import structure
@@ -71,6 +73,9 @@ _SCALARS = (bool, int, float, complex, np.generic)
 _EQUAL = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, slice, type(Ellipsis))
 _MISSING = object()
 _MASK = (1 << 62) - 1
+
+#: Off: every replayed statement exchanges its own messages (to compare, and for tests).
+MERGE = True
 
 
 def compile(fn):
@@ -174,7 +179,7 @@ class Compiled:
                           "not replayed")
         prog = _Program(self.fn, args, rec.stmts, watch, reason)
         if len(self.programs) >= 16:
-            del self.programs[next(iter(self.programs))]
+            self.programs.pop(next(iter(self.programs))).free_groups()
         self.programs[sig] = prog
         if reason is not None:
             return prog
@@ -650,6 +655,12 @@ class _Program:
         self.fn, self.stmts, self.watch, self.reason = fn, stmts, watch, reason
         self.fixed: list = []
         self.bound: tuple | None = None                 # the arrays of the last binding
+        #: Runs of consecutive statements whose transfers travel together (:meth:`_group`):
+        #: ``[first, end, Replays or None, exchange, why the run ends]``, made for
+        #: ``merge_key`` (the settings' version and calibrated model), None until made.
+        self.groups: list | None = None
+        self.merge_key = None
+        self.merging = False                            # whether a run of ``groups`` merges anything
         self.shape = tuple(type(a).__name__ if isinstance(a, _SCALARS) else "array" for a in args)
         self.params = [k for k, a in enumerate(args) if isinstance(a, _SCALARS)]
         self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
@@ -675,6 +686,14 @@ class _Program:
         vals = list(args)
         for s in self.stmts:
             self._slow(s, args, vals)
+        self.free_groups()
+
+    def free_groups(self) -> None:
+        """Forget the runs of statements sharing an exchange, freeing their transfers."""
+        for g in self.groups or ():
+            if g[3] is not None:
+                g[3].free()
+        self.groups = None
 
     def _bind(self, args) -> bool:
         """Bind the statements to ``args``' arrays; False (nothing bound) where an argument
@@ -735,41 +754,136 @@ class _Program:
         fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
         if check.folding:
             self._fold(args)
+        stmts = self.stmts
+        groups = self.groups
+        if groups is not None and self.merge_key != (settings.version[0], current_model()):
+            self.free_groups()                           # made under other settings: made again below
+            groups = None
+        if groups is None or not fast or not MERGE or not self.merging:
+            self._each(stmts, args, stats, fast)
+            if groups is None and fast and MERGE:
+                self._group()                            # (collective: one reduction)
+            return True
+        valid = persistent.valid_everywhere
+        for g in groups:
+            rs = g[2]
+            if rs is None or not all([valid(r) for r in rs]):
+                self._each(stmts[g[0]:g[1]], args, stats, fast)
+                continue
+            items = []
+            for s, r in zip(stmts[g[0]:g[1]], rs):
+                got = self._program(s, r, args)
+                if got is None:                          # a fill that does not convert: the usual way
+                    items = None
+                    break
+                items.append((r.fs, Lowered(r.stmt, s.bases, got, r.names), s.bases[0]))
+            if items is None:
+                self._each(stmts[g[0]:g[1]], args, stats, fast)
+                continue
+            if g[3] is None:
+                g[3] = merged.Group()
+            g[3].run(items, engine_statement.compute_tasks, engine_statement.write_results, engine.before_write)
+            stats["fast"] += len(items)
+        return True
+
+    def _each(self, stmts, args, stats, fast) -> None:
+        """Run ``stmts`` one by one, each exchanging its own messages."""
         before = engine.before_write
         rerun = persistent.rerun
         compute, write = engine_statement.compute_tasks, engine_statement.write_results
         valid = persistent.valid
-        for s in self.stmts:
+        for s in stmts:
             r = s.r
             if fast and r is not None and valid(r):
-                fill = prog = None
-                if s.fill:
-                    if s.params:
-                        try:
-                            s.buf[()] = args[s.params[0][1]]
-                        except (TypeError, ValueError, OverflowError):
-                            self._slow(s, args, args)          # raises as the usual path does
-                            stats["slow"] += 1
-                            continue
-                        fill = s.buf[()]
-                    else:
-                        fill = s.value
-                elif s.params:
-                    vals = tuple([args[i] for _, i in s.params])
-                    if s.vals is None or not _same_values(vals, s.vals):
-                        p = r.prog
-                        for (path, _), v in zip(s.params, vals):
-                            p = _substitute(p, path, v)
-                        s.prog, s.vals = p, vals
-                    prog = s.prog
+                if s.fill or s.params:
+                    prog = self._program(s, r, args)
+                    if prog is None:
+                        self._slow(s, args, args)          # raises as the usual path does
+                        stats["slow"] += 1
+                        continue
+                else:
+                    prog = r.prog
                 bases = s.bases
                 before(bases[0], None)
-                rerun(r, bases, compute, write, fill, prog)
+                rerun(r, bases, compute, write, None, prog)
                 stats["fast"] += 1
             else:
                 self._slow(s, args, args)
                 stats["slow"] += 1
-        return True
+
+    def _program(self, s: _Stmt, r, args):
+        """Statement ``s``'s program (recorded as ``r``'s) with the call's parameter values,
+        or None where a fill's value does not convert to the target's dtype."""
+        if s.fill:
+            if not s.params:
+                return ("const", s.value)
+            try:
+                s.buf[()] = args[s.params[0][1]]
+            except (TypeError, ValueError, OverflowError):
+                return None
+            return ("const", s.buf[()])
+        if not s.params:
+            return r.prog
+        vals = tuple([args[i] for _, i in s.params])
+        if s.prog is None or s.vals is None or not _same_values(vals, s.vals) or s.prog[0] is not r:
+            p = r.prog
+            for (path, _), v in zip(s.params, vals):
+                p = _substitute(p, path, v)
+            s.prog, s.vals = (r, p), vals
+        return s.prog[1]
+
+    def _group(self) -> None:
+        """Split the statements into runs whose transfers can travel together, agreed by
+        every locale (collective: one reduction).  A statement joins the run before it
+        unless it does not replay by persistent transfers, or it moves in messages an
+        array region that a statement of the run writes: the messages of a run are packed
+        before its first statement computes, so none may carry what the run itself
+        changes (regions by their bounding boxes in the whole array).  Each locale decides
+        by the messages it sends and receives; a run ends where it ends on any locale."""
+        stmts = self.stmts
+        n = len(stmts)
+        # per statement: not mergeable, starts a run, moves messages, sends or receives several
+        # messages with one peer (a run that merges nothing runs its statements one by one)
+        local = np.zeros(4 * n, dtype=np.int64)
+        why = [""] * n
+        run_start = None
+        for k, s in enumerate(stmts):
+            r = s.r
+            if r is None or not persistent.valid(r):
+                local[k] = local[n + k] = 1
+                why[k] = "it does not replay by persistent transfers"
+                run_start = None
+                continue
+            fs = r.fs
+            recv, send = [p for p, _, _ in fs.recvs], [p for p, _, _, _ in fs.sends]
+            local[2 * n + k] = bool(recv or send)
+            local[3 * n + k] = len(set(recv)) < len(recv) or len(set(send)) < len(send)
+            reason = None if run_start is None else _conflict(stmts[run_start:k], s, run_start, _moved(fs, s))
+            if reason is not None or run_start is None:
+                local[n + k] = 1
+                why[k] = f"statement {k + 1} {reason}" if reason else ""
+                run_start = k
+        agreed = comm.allreduce(local, "max")
+        groups: list = []
+        for k, s in enumerate(stmts):
+            if agreed[k]:
+                groups.append([k, k + 1, None, None, why[k] or "it does not replay by persistent transfers "
+                               "on every locale"])
+            elif agreed[n + k] or not groups or groups[-1][2] is None:
+                groups.append([k, k + 1, [s.r], None, why[k] or ("" if k == 0 or agreed[k - 1] else
+                                                                   "another locale starts a new run here")])
+            else:
+                groups[-1][1] = k + 1
+                groups[-1][2].append(s.r)
+        for g in groups:                       # (from agreed facts: the same on every locale)
+            if g[2] is not None and sum(agreed[2 * n + g[0]:2 * n + g[1]]) < 2 and not any(
+                    agreed[3 * n + g[0]:3 * n + g[1]]):
+                g[2] = None
+                g[4] = ("nothing to merge (fewer than two statements with messages, none with several to one peer)"
+                        + ("; a new run starts here: " + g[4] if g[4] else ""))
+        self.groups = groups
+        self.merging = any(g[2] is not None for g in groups)
+        self.merge_key = (settings.version[0], current_model())
 
     def _fold(self, args) -> None:
         """Fold one signature for the whole call (collective checking's running hash)."""
@@ -792,7 +906,96 @@ class _Program:
         lines = [f"{head}: {len(self.stmts)} statements recorded"]
         for n, s in enumerate(self.stmts, 1):
             lines.append(f"  {n}. {_text(s.target)} = {_text(s.value)}: {s.how}")
+        lines.extend(self._describe_groups())
         return "\n".join(lines)
+
+    def _describe_groups(self) -> list:
+        """The runs of statements sharing one exchange, with this locale's messages merged."""
+        if not MERGE:
+            return ["  exchanges: each statement its own (merging is off: pgas.array.compiled.MERGE)"]
+        if self.groups is None:
+            return ["  exchanges: each statement its own until the runs that share one are made "
+                    "(on the first replay)"]
+        merging = sum(g[2] is not None for g in self.groups)
+        out = [f"  exchanges on locale {comm.here()}: {merging} merged of {len(self.groups)} runs of statements"]
+        for first, end, rs, ex, why in self.groups:
+            which = f"statement {first + 1}" if end == first + 1 else f"statements {first + 1}-{end}"
+            if rs is None:
+                out.append(f"    {which}: {'its' if end == first + 1 else 'their'} own exchanges: {why}")
+                continue
+            text = f"    {which}: one exchange"
+            if ex is not None and ex.ex is not None:
+                (recv, send), (nr, ns) = ex.ex.peers, ex.ex.parts
+                text += (f": sends {_count(len(send), 'message')} (to locales {send}) carrying "
+                         f"{_count(ns, 'statement message')}, receives {len(recv)} (from locales {recv}) "
+                         f"carrying {nr}")
+            if why:
+                text += f"; a new exchange starts here: {why}"
+            out.append(text)
+        return out
+
+
+def _moved(fs, s: _Stmt) -> set:
+    """The ids of the arrays that statement ``s`` (compiled as ``fs``) moves in messages from
+    or to this locale."""
+    slots = {m.slot for m in fs.plan.fetches} | {slot for _, slot, _, _ in fs.sends}
+    bases = _all_bases(s)                             # (the recording's arrays, slot by slot)
+    return {id(bases[k]) for k in slots}
+
+
+def _conflict(run, s: _Stmt, first: int, moved: set) -> str | None:
+    """Why statement ``s``'s messages cannot travel before the statements ``run`` (the first
+    numbered ``first``, from 0): it moves (``moved``: the ids of the arrays it moves in
+    messages here) a region of an array that one of them writes; None if it moves none
+    (regions by their bounding boxes in the whole array; reads of arrays that travel in
+    no message here are computed in order, after the writes)."""
+    reads = [v for v in _views(s.value) if id(v.base) in moved]
+    for k, m in enumerate(run):
+        t = m.target
+        box = None
+        for v in reads:
+            if v.base is t.base:
+                box = box or _box(t)
+                if _overlap(box, _box(v)):
+                    return (f"reads {t.base.label} where statement {first + k + 1} writes it: its messages "
+                            "must carry the new values")
+    return None
+
+
+def _views(node) -> list:
+    out: list = []
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, View):
+            out.append(x)
+        elif isinstance(x, Expr):
+            stack.extend(x.args)
+    return out
+
+
+def _box(v: View) -> tuple:
+    """The bounding box of view ``v``'s elements in its base: ``(low, high)`` per dimension."""
+    out = []
+    for row, c in zip(v.M, v.c):
+        lo = hi = c
+        for m, n in zip(row, v.shape):
+            if n == 0:
+                return ()
+            step = m * (n - 1)
+            lo, hi = lo + min(step, 0), hi + max(step, 0)
+        out.append((lo, hi))
+    return tuple(out)
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    if not a or not b:
+        return False                                   # an empty view
+    return all(lo1 <= hi2 and lo2 <= hi1 for (lo1, hi1), (lo2, hi2) in zip(a, b))
+
+
+def _count(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
 
 
 def _same_values(a, b) -> bool:

@@ -12,7 +12,10 @@ send says the receiver no longer needs the sender's memory.
 Messages go on the notices' communicator with tags from :data:`TAG` up (one
 per message of a locale pair, in order), so they never mix with the
 statements' notices or with :mod:`pgas.comm.exchange`; between two locales
-they are matched in the order started (MPI's non-overtaking rule).
+they are matched in the order started (MPI's non-overtaking rule).  A message
+gathered from (or scattered into) several buffers, one of several statements'
+merged messages to a peer (:class:`Gathered`), has the tag ``TAG +
+MAX_PER_PAIR``.
 """
 
 from __future__ import annotations
@@ -56,6 +59,30 @@ class RegionType:
         self.type = None
 
 
+class Gathered:
+    """A committed MPI datatype for the bytes of several contiguous NumPy buffers back to
+    back, at their addresses (a message sent from or received into ``MPI_BOTTOM``): one
+    message carrying what would otherwise be several.  Holds the buffers, so that a
+    message in flight never outlives its memory; owned (freed by :meth:`free`)."""
+
+    def __init__(self, buffers) -> None:
+        MPI = runtime.mpi()
+        self.buffers = [b.reshape(-1).view(np.uint8) for b in buffers]
+        self.type = MPI.BYTE.Create_hindexed([b.nbytes for b in self.buffers],
+                                             [MPI.Get_address(b) for b in self.buffers])
+        self.type.Commit()
+        self.nbytes = sum(b.nbytes for b in self.buffers)
+
+    def free(self) -> None:
+        if self.type is not None and live():
+            self.type.Free()
+        self.type = None
+
+
+#: The tag (above :data:`TAG`) of a gathered message (:class:`Gathered`).
+GATHERED = MAX_PER_PAIR
+
+
 class Transfers:
     """A set of persistent sends and receives, started and completed together."""
 
@@ -63,6 +90,21 @@ class Transfers:
         self._recvs: list = []
         self._sends: list = []
         self._counts: list = []          # (peer, nbytes) per send, for the message counters
+        self._types: list = []           # the Gathered types made here, freed with the requests
+
+    def recv_gathered(self, peer: int, buffers) -> None:
+        """Receive one message from ``peer`` into contiguous ``buffers``, filled back to back, each run."""
+        g = Gathered(buffers)
+        self._types.append(g)
+        self._recvs.append(runtime._notices().Recv_init([runtime.mpi().BOTTOM, 1, g.type], peer, TAG + GATHERED))
+
+    def send_gathered(self, peer: int, buffers) -> None:
+        """Send contiguous ``buffers`` back to back to ``peer`` as one message, each run
+        (they must not change between a run's start and the send's completion)."""
+        g = Gathered(buffers)
+        self._types.append(g)
+        self._sends.append(runtime._notices().Send_init([runtime.mpi().BOTTOM, 1, g.type], peer, TAG + GATHERED))
+        self._counts.append((peer, g.nbytes))
 
     def recv(self, peer: int, buf: np.ndarray, tag: int) -> None:
         """Receive ``buf.nbytes`` bytes from ``peer`` into contiguous ``buf``, each run."""
@@ -130,7 +172,9 @@ class Transfers:
         if live():
             for r in self._recvs + self._sends:
                 r.Free()
-        self._recvs, self._sends, self._counts = [], [], []
+        for g in self._types:
+            g.free()
+        self._recvs, self._sends, self._counts, self._types = [], [], [], []
 
 
 #: Polls (each followed by a yield of the core) before a wait starts sleeping ``NAP`` seconds

@@ -259,6 +259,14 @@ def valid(r: Replay) -> bool:
             and interior.MODE == "off" and calibrate.current() is r.model)
 
 
+def valid_everywhere(r: Replay) -> bool:
+    """The part of :func:`valid` that is the same on every locale (the settings, model and
+    switches; not whether this locale still keeps the compiled form, which
+    :meth:`PersistentStatement.begin` makes again): merged exchanges decide by it."""
+    return (r.fs is not None and r.version == settings.version[0] and ENABLED and interior.MODE == "off"
+            and calibrate.current() is r.model)
+
+
 def record(key, low, replay: bool = True) -> None:
     """Record the statement ``low`` just run under structure ``key``: with the compiled
     statement it ran by (:data:`ran`), or as not run by this path (also when that one
@@ -324,18 +332,7 @@ class PersistentStatement:
     def run(self, low, compute, write) -> None:
         """Run the statement on ``low``'s arrays (``compute``, ``write``: the generic
         path's :func:`pgas.exec.run.compute_tasks` and ``write_results``)."""
-        if not self.built:
-            self._build(low)
-        plan = self.plan
-        b = self._bind(low.arrays)
-        if self.peers:
-            t0 = trace.on and trace.now()
-            for w in b.wins:                          # my async updates done, my stores visible
-                if w.pending:
-                    w.complete()
-                w.win.Sync()
-            if t0:
-                trace.add("mpi", "MPI_Win_sync", t0)
+        b = self.begin(low)
         sends = b.sends
         if sends.packs:
             last = self.inflight
@@ -346,6 +343,30 @@ class PersistentStatement:
         if b.requests:
             start_all(b.requests, b.counts)
             sends.started()
+        self.finish(low, b, compute, write, [b.recvs] if b.recvs else [])
+
+    def begin(self, low) -> "_Binding":
+        """Build if need be, bind ``low``'s arrays, and make this locale's stores visible
+        to its peers' transfers (step 1's preparation): the binding."""
+        if not self.built:
+            self._build(low)
+        b = self._bind(low.arrays)
+        if self.peers:
+            t0 = trace.on and trace.now()
+            for w in b.wins:                          # my async updates done, my stores visible
+                if w.pending:
+                    w.complete()
+                w.win.Sync()
+            if t0:
+                trace.add("mpi", "MPI_Win_sync", t0)
+        return b
+
+    def finish(self, low, b, compute, write, waits) -> None:
+        """Steps 3-5 of a run on binding ``b`` whose transfers were started: the tasks;
+        ``waits``: the receives to wait for before the tasks that read the buffers (a list
+        emptied once waited for: several statements may share one, see
+        :mod:`pgas.exec.merged`)."""
+        plan = self.plan
         prog = low.prog
         if (prog[0] == "const" and not self.peers and isinstance(prog[1], np.generic)    # a NumPy scalar of
                 and prog[1].dtype == self.dtypes[plan.stmt.write]):                  # the target's dtype
@@ -360,7 +381,6 @@ class PersistentStatement:
             stats["runs"] += 1
             ran[0], ran[1] = id(low), self
             return
-        waits = [b.recvs] if b.recvs else []
         try:
             self._tasks(low, b, compute, write, waits)
         finally:
