@@ -108,7 +108,9 @@ class InspectorLocale:
             return
         index = {(m.peer, m.slot): (i, m.offsets) for i, m in enumerate(self.fetches)}
         wx = self.stmt.accesses[self.stmt.write]
-        made, size = [], 0
+        per_iteration = 8 * (1 + self.stmt.nvars + 2 * len(self.stmt.accesses))
+        made = [] if _kept[0] + per_iteration * self.count <= KEEP else None
+        size = 0
         for pos, pts in owned_chunks(self.stmt, wx, self.layouts[wx.slot], self.me, most, whole_from(self.stmt)):
             per = _resolve(self.stmt, self.layouts, pts, len(pos), self.me)
             chunk = Chunk(pos, tuple(pts), tuple(_gather(x, ow, off, self.me, index)
