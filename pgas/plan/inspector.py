@@ -12,7 +12,7 @@ a given number of points, :func:`owned_chunks`), so the per-iteration index
 arrays (loop variable values, owners, offsets) exist for one chunk at a time:
 the plan keeps the messages' offsets (the distinct remote elements read) and
 remakes a chunk's index arrays when it runs (:meth:`InspectorLocale.chunks`),
-except for a plan whose iterations fit in one chunk, which keeps that chunk.
+unless all plans' kept chunks fit in :data:`KEEP` bytes.
 Chunks never split what must be computed together (:func:`whole_from`): the
 iterations that reduce into one element, or those of a statement whose values
 could read what another chunk writes.
@@ -95,7 +95,7 @@ class InspectorLocale:
     me: int
     fetches: tuple
     count: int
-    kept: dict = field(default_factory=dict)     # chunk size -> the chunks, when one chunk holds all
+    kept: dict = field(default_factory=dict)     # chunk size -> the chunks, while they fit in KEEP
 
     def chunks(self, most: int = CHUNK):
         """This locale's iterations as :class:`Chunk` s of at most ``most`` points of the
@@ -117,9 +117,9 @@ class InspectorLocale:
                                                  for x, (ow, off) in zip(self.stmt.accesses, per)))
             if made is not None:
                 size += _nbytes(chunk)
-                made = made + [chunk] if _kept[0] + size <= KEEP else None
+                made.append(chunk)
             yield chunk
-        if made is not None:
+        if made is not None and _kept[0] + size <= KEEP:
             _kept[0] += size
             self.kept[most] = tuple(made)
             weakref.finalize(self, _release, size)
