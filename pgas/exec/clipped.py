@@ -4,7 +4,9 @@ A clipped task's views cover its piece's lattice hull: every element there is
 inside the arrays (the box is the domain's exact projection, and bounds are
 checked on it) and inside the fetched buffers (footprints are the hull's).
 The value is computed on the whole hull with floating-point warnings off (a
-point outside the domain may divide by zero), then:
+point outside the domain may divide by zero), by a fused kernel for a small
+task, by NumPy a box at a time for a large one (:func:`finish_boxes`: a kernel's
+value would be a temporary of the hull's size), then:
 
 - a plain write stores only where the task's :func:`~pgas.plan.clip.mask` holds;
 - a reduction first replaces the values outside by the reduction's neutral

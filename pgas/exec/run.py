@@ -196,10 +196,10 @@ def compute_tasks(low, plan, which, flats, bufs, inplace, results, aggregate=Tru
         target = strided(wflat, ref.offset, ref.strides, task.shape) if inplace and ref.msg < 0 else None
         if task.clip:                                 # a piece of a clipped domain (pgas.exec.clipped)
             with np.errstate(all="ignore"):
-                value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)
-                if value is None and large(low.prog, task.shape):     # box by box: bounded temporaries
-                    results[i] = clipped.finish_boxes(task, low.prog, ctx, axes, reducer, target)
+                if large(low.prog, task.shape):       # box by box: bounded temporaries (a kernel's value
+                    results[i] = clipped.finish_boxes(task, low.prog, ctx, axes, reducer, target)   # is the hull's)
                     continue
+                value = fuse.evaluate(low.prog, ctx, task.shape, dtypes, None)
                 value = evaluate(low.prog, ctx) if value is None else value
                 results[i] = clipped.finish(task, np.broadcast_to(value, task.shape), axes, reducer)
             if target is not None:                    # stored now: no task's values wait for the others

@@ -1,7 +1,8 @@
 """The inspector's iterations of one locale against brute force: found from the locale's
 owned indices (work grows with its share), they equal the box's iterations whose
 written element it owns, in box order, for boxes, domains of parts, and writes with
-constant, negated, strided or non-separable subscripts."""
+constant, negated, strided or non-separable subscripts; in chunks too, which keep
+whole the loop variables they are told to."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 
 from pgas.layout import Block, BlockCyclic, Cyclic
 from pgas.plan import Access, Statement
-from pgas.plan.inspector import box_points, global_indices, owned_points
+from pgas.plan.inspector import box_points, global_indices, owned_chunks, owned_points
 
 
 @st.composite
@@ -62,3 +63,28 @@ def test_owned_points_equal_brute_force(case):
             assert vals[v].tolist() == pts[v][want].tolist()
         seen.extend(pos.tolist())
     assert sorted(seen) == list(range(stmt.size))       # every iteration once
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases(), st.integers(1, 7), st.integers(0, 3))
+def test_owned_chunks_are_the_owned_points_in_bounded_runs(case, most, whole):
+    stmt, wx, layout, P = case
+    whole = min(whole, stmt.nvars)
+    for me in range(P):
+        pos, vals = owned_points(stmt, wx, layout, me)
+        chunks = list(owned_chunks(stmt, wx, layout, me, most, whole))
+        if whole == 0:
+            assert len(chunks) <= 1
+        got = np.concatenate([c[0] for c in chunks]) if chunks else np.zeros(0, np.int64)
+        assert got.tolist() == pos.tolist()
+        for v in range(stmt.nvars):
+            assert np.concatenate([c[1][v] for c in chunks] or [np.zeros(0)]).tolist() == vals[v].tolist()
+        inner = int(np.prod([n for _, _, n in stmt.box][whole:]))
+        for c in chunks:                                 # a chunk: at most `most` points, or one run of the kept axes
+            assert 0 < len(c[0]) <= max(most, inner) or stmt.parts
+            if stmt.nvars:                               # the kept axes' every value, for each outer value
+                outer = {tuple(c[1][v][k] for v in range(whole)) for k in range(len(c[0]))}
+                for o in outer:
+                    mine = [k for k in range(len(vals[0])) if tuple(vals[v][k] for v in range(whole)) == o]
+                    inside = [k for k in range(len(c[0])) if tuple(c[1][v][k] for v in range(whole)) == o]
+                    assert len(mine) == len(inside)

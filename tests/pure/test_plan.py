@@ -159,15 +159,20 @@ def test_inspector_gathers(sl):
         lp = lp.inspector
         mine = [pt for pt, x in zip(pts, execs) if x == e]
         assert lp.count == len(mine)
-        for a, g in enumerate(lp.gathers):
-            got = [None] * lp.count
-            for pos, off in zip(g.local_pos, g.local_off):
-                got[pos] = (e, off)
-            for i, pos, bpos in g.remote:
-                m = lp.fetches[i]
-                for q, b in zip(pos, bpos):
-                    got[q] = (m.peer, m.offsets[b])
-            assert got == [tuple(truth[pt][a]) for pt in mine]
+        for most in (3, 1 << 20):                    # chunks of 3 points of the box, one chunk
+            got = [[] for _ in stmt.accesses]
+            for chunk in lp.chunks(most):
+                for a, g in enumerate(chunk.gathers):
+                    part = [None] * chunk.count
+                    for pos, off in zip(g.local_pos, g.local_off):
+                        part[pos] = (e, off)
+                    for i, pos, bpos in g.remote:
+                        m = lp.fetches[i]
+                        for q, b in zip(pos, bpos):
+                            part[q] = (m.peer, m.offsets[b])
+                    got[a] += part
+            for a in range(len(stmt.accesses)):
+                assert got[a] == [tuple(truth[pt][a]) for pt in mine]
 
 
 def test_period_does_not_depend_on_extent():
