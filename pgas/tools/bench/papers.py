@@ -55,7 +55,7 @@ SIZES = {
         "randomaccess": ["--log2-table", "10", "--trials", "1"],
         "stream": ["--size", "65536", "--no-c", "--trials", "2"],
         "isx": ["--keys", "65536", "--trials", "1"],
-        "ablation": None,
+        "ablation": ["--log2-table", "10", "--size", "65536", "--stream-trials", "2"],
     },
     "quick": {
         "pshift": ["--size", "quick", "--trials", "1", "--warmup", "0"],
@@ -65,7 +65,7 @@ SIZES = {
         "randomaccess": ["--log2-table", "14", "--trials", "1"],
         "stream": ["--size", "1048576", "--no-c", "--trials", "5"],
         "isx": ["--keys", "1048576", "--trials", "2"],
-        "ablation": [],
+        "ablation": ["--log2-table", "12", "--size", "1048576", "--stream-trials", "3"],
     },
     "full": {
         "pshift": ["--size", "paper", "--trials", "5"],
@@ -110,8 +110,6 @@ def _argv(name: str, size: str, out: str, ref: str | None) -> list[str] | None:
     args = SIZES[size].get(name)
     if args is None or name not in BENCHMARKS:
         return None
-    if name == "ablation":
-        args = _small(name, size)
     argv = [*args, "--out", os.path.join(out, f"{name}.json")]
     if name == "pshift":
         argv += ["--plot", os.path.join(out, "figures")] if _has_matplotlib() else []
@@ -124,18 +122,6 @@ def _argv(name: str, size: str, out: str, ref: str | None) -> list[str] | None:
         if name in extra:
             argv += ["--reference", extra[name]]
     return argv
-
-
-def _small(name: str, size: str) -> list[str]:
-    """A benchmark's own small size, if its parser offers one (``--quick``, or ``--size``
-    with this size among its choices), else no arguments (its defaults)."""
-    from pgas.tools.bench import load
-
-    opts = load(name).make_parser()._option_string_actions
-    if size != "full" and "--quick" in opts:
-        return ["--quick"]
-    choices = getattr(opts.get("--size"), "choices", None) or ()
-    return ["--size", size] if size in choices else []
 
 
 def _has_matplotlib() -> bool:
