@@ -277,12 +277,12 @@ def rows(results: dict) -> dict:
     add("xlupc", "Table 1 (RandomAccess GUPS over threads)", "5.4e-4 GUPS at 1 thread .. 16.72 at 131072 (23% eff.)",
         got("randomaccess", lambda d: f"{comm_locales(d)} locales, 2^{d['log2_table_per_locale']} words each: "
             + ", ".join(f"{v} {b['gups']:.3g} GUPS ({b['messages']} msgs)" for v, b in d["best"].items())),
-        "pgas bench randomaccess -n 2 --log2-table 20; sweeps: pgas bench ablation")
+        "pgas bench randomaccess -n 2 --log2-table 20; sweeps: pgas bench scaling --upc-tables")
     add("xlupc", "Table 2 (STREAM triad GB/s over threads)", "0.73 GB/s per thread, 100% efficiency",
         got("stream", lambda d: f"{comm_locales(d)} locales, {d['elements_per_locale']} per locale: triad "
             f"{d['gb_per_s']['triad']:.1f} GB/s ({d['gb_per_s_per_locale']['triad']:.1f} per locale), one statement "
             f"{d['gb_per_s']['triad_stmt']:.1f} GB/s"),
-        "pgas bench stream -n 2; sweeps: pgas bench ablation")
+        "pgas bench stream -n 2; sweeps: pgas bench scaling --upc-tables")
     add("xlupc", "Table 3 (each optimisation alone, 64 threads)", "RandomAccess 7.09x, STREAM 240.77x all opts",
         got("ablation", lambda d: "see DIR/ablation.json", missing="not in this job: see the command"),
         "pgas bench ablation")
