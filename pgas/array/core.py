@@ -367,7 +367,9 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
     def update(self, indices, values, op: str = "add") -> None:
         """Collective: ``A[i] op= v`` for every locale's (index, value) pairs, repeats included.
-        ``np.add.at(A, idx, v)`` (and ``minimum``, ``maximum``, the bitwise ufuncs) runs as
+        ``op``: ``"add"``, ``"multiply"``, ``"min"``, ``"max"``, ``"xor"``, ``"or"``, ``"and"``
+        or ``"replace"``.  ``np.add.at(A, idx, v)`` (and ``multiply``, ``minimum``,
+        ``maximum``, the bitwise and logical ufuncs) runs as
         this update: each locale passes its own ``idx`` and ``v``, and every locale's
         contributions are applied once (the PGAS meaning, unlike a global-view statement)."""
         collective.checked(f"{{0}}.update(..., op={op!r})", self)
