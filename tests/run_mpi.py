@@ -136,6 +136,7 @@ CORE = [
     "tests/mpi/test_runtime.py",
     "tests/mpi/test_one_sided.py",
     "tests/mpi/test_lock.py",
+    "tests/mpi/test_consistency.py",           # strict access: a poller sees writes in order
     "tests/mpi/test_comm.py",
     "tests/mpi/test_node.py",                  # at 4 locales on 2 cores: oversubscribed, waits nap
     "tests/mpi/test_collective_check.py",

@@ -35,12 +35,12 @@ import numpy as np
 from ..exec import fperr, fuse, fusecode, workers
 from . import counting
 
-UFUNCS = {"add": np.add, "xor": np.bitwise_xor, "or": np.bitwise_or, "and": np.bitwise_and,
-          "min": np.minimum, "max": np.maximum, "replace": None}
+UFUNCS = {"add": np.add, "multiply": np.multiply, "xor": np.bitwise_xor, "or": np.bitwise_or,
+          "and": np.bitwise_and, "min": np.minimum, "max": np.maximum, "replace": None}
 #: The dtype kinds each op's kernel takes (others go to NumPy).
-COMPILED = {"add": "iuf", "xor": "iub", "or": "iub", "and": "iub", "min": "iu", "max": "iu"}
-_EXPR = {"add": "t[o] + v[k]", "xor": "t[o] ^ v[k]", "or": "t[o] | v[k]", "and": "t[o] & v[k]",
-         "min": "min(t[o], v[k])", "max": "max(t[o], v[k])"}
+COMPILED = {"add": "iuf", "multiply": "iuf", "xor": "iub", "or": "iub", "and": "iub", "min": "iu", "max": "iu"}
+_EXPR = {"add": "t[o] + v[k]", "multiply": "t[o] * v[k]", "xor": "t[o] ^ v[k]", "or": "t[o] | v[k]",
+         "and": "t[o] & v[k]", "min": "min(t[o], v[k])", "max": "max(t[o], v[k])"}
 
 _SRC = "import numpy as np\nfrom numba import njit\n" + "".join(f'''
 

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import comm
-from ..exec import fperr
+from ..exec import fperr, settings
 from ..exec.ghosts import GhostState, wrote
 from ..exec.store import Store
 from ..layout import Distribution, Layout
@@ -273,6 +273,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         if engine.capturing:
             engine.capturing[-1].refuse("A.get (one-sided)")
         loc = self.layout.locate(index) or self._locate_slow(index)
+        if settings.strict:
+            comm.fence()                    # after every earlier access; sees writes others completed
         if loc is not None:
             owner, flat = loc
             if owner == self._me:
@@ -290,14 +292,17 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         loc = self.layout.locate(index) or self._locate_slow(index)
         self._one_sided("put")              # elements and slices alike
         if loc is None:
-            return slicing.put_slice(self, index, value)
-        value = self._element(value, index)
-        owner, flat = loc
-        if owner == self._me:
-            self._storage[flat] = value[0]
+            slicing.put_slice(self, index, value)
         else:
-            comm.await_target(owner)
-            self._win.put(owner, flat, value)
+            value = self._element(value, index)
+            owner, flat = loc
+            if owner == self._me:
+                self._storage[flat] = value[0]
+            else:
+                comm.await_target(owner)
+                self._win.put(owner, flat, value)
+        if settings.strict:
+            comm.fence()                    # complete and ordered before the next access
 
     def _one_sided(self, what: str) -> None:
         """Hook of every one-sided write (``what``: the method): ghost copies of this array
@@ -310,6 +315,11 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         Reads to several owners (and several ``get_async`` calls) are in flight together."""
         if engine.capturing:
             engine.capturing[-1].refuse("A.get_async (one-sided)")
+        if settings.strict:
+            comm.fence()
+            h = slicing.start_get(self, index)
+            comm.fence()                    # strict: complete before the next access
+            return h
         return slicing.start_get(self, index)
 
     def put_async(self, index, value) -> "slicing.Pending":
@@ -318,7 +328,10 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         if engine.capturing:
             engine.capturing[-1].refuse("A.put_async (one-sided)")
         self._one_sided("put_async")
-        return slicing.start_put(self, index, value)
+        h = slicing.start_put(self, index, value)
+        if settings.strict:
+            comm.fence()
+        return h
 
     def _element(self, value, key) -> np.ndarray:
         """``value`` converted for storing in one element, as NumPy assignment does
@@ -345,20 +358,28 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
             engine.capturing[-1].refuse("A.update_one (one-sided)")
         self._one_sided("update_one")
         irregular.update_one(self, index, value, op)
+        if settings.strict:
+            comm.fence()
 
     def fetch_add(self, index, value):
         """One-sided atomic add; returns the previous value (one message)."""
         if engine.capturing:
             engine.capturing[-1].refuse("A.fetch_add (one-sided)")
         self._one_sided("fetch_add")
-        return irregular.fetch_add(self, index, value)
+        old = irregular.fetch_add(self, index, value)
+        if settings.strict:
+            comm.fence()
+        return old
 
     def compare_exchange(self, index, expected, value):
         """One-sided atomic compare-and-swap; returns the value found (one message)."""
         if engine.capturing:
             engine.capturing[-1].refuse("A.compare_exchange (one-sided)")
         self._one_sided("compare_exchange")
-        return irregular.compare_exchange(self, index, expected, value)
+        found = irregular.compare_exchange(self, index, expected, value)
+        if settings.strict:
+            comm.fence()
+        return found
 
     def index_plan(self, indices) -> "irregular.IndexPlan":
         """Collective: inspect an index pattern once, for repeated gather / scatter / update."""
@@ -367,7 +388,9 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
     def update(self, indices, values, op: str = "add") -> None:
         """Collective: ``A[i] op= v`` for every locale's (index, value) pairs, repeats included.
-        ``np.add.at(A, idx, v)`` (and ``minimum``, ``maximum``, the bitwise ufuncs) runs as
+        ``op``: ``"add"``, ``"multiply"``, ``"min"``, ``"max"``, ``"xor"``, ``"or"``, ``"and"``
+        or ``"replace"``.  ``np.add.at(A, idx, v)`` (and ``multiply``, ``minimum``,
+        ``maximum``, the bitwise and logical ufuncs) runs as
         this update: each locale passes its own ``idx`` and ``v``, and every locale's
         contributions are applied once (the PGAS meaning, unlike a global-view statement)."""
         collective.checked(f"{{0}}.update(..., op={op!r})", self)

@@ -63,12 +63,12 @@ from ..exec import fperr, settings, workers
 from . import ablated, apply, counting
 
 _UFUNCS = apply.UFUNCS
-_OPS_BY_KIND = {"i": ("add", "xor", "or", "and", "min", "max", "replace"),
-                "u": ("add", "xor", "or", "and", "min", "max", "replace"),
-                "f": ("add", "min", "max", "replace"),
-                "c": ("add", "replace"),
+_OPS_BY_KIND = {"i": ("add", "multiply", "xor", "or", "and", "min", "max", "replace"),
+                "u": ("add", "multiply", "xor", "or", "and", "min", "max", "replace"),
+                "f": ("add", "multiply", "min", "max", "replace"),
+                "c": ("add", "multiply", "replace"),
                 "b": ("xor", "or", "and", "replace")}
-_MPI_OPS = {"add": "sum", "min": "min", "max": "max", "replace": "replace",
+_MPI_OPS = {"add": "sum", "multiply": "prod", "min": "min", "max": "max", "replace": "replace",
             "xor": "bxor", "or": "bor", "and": "band"}
 _MPI_BOOL_OPS = {"xor": "lxor", "or": "lor", "and": "land", "replace": "replace"}
 
@@ -520,7 +520,7 @@ def _records(A, indices, values, op, rec) -> list[np.ndarray]:
 #: Ops and dtype kinds whose updates need not be combined at the source: exact, associative
 #: and commutative (integers wrap), so applying the repeats one by one at the owner gives
 #: the same bits as combining them first.
-_UNCOMBINED = {"add": "iu", "xor": "iub", "or": "iub", "and": "iub", "min": "iu", "max": "iu"}
+_UNCOMBINED = {"add": "iu", "multiply": "iu", "xor": "iub", "or": "iub", "and": "iub", "min": "iu", "max": "iu"}
 
 
 def _bucket_1d(A, indices, values, op):

@@ -125,9 +125,10 @@ def ufunc(uf, method, inputs, out, kwargs, elementwise):
 
 
 #: ufuncs whose ``at`` is an ``update`` op (the logical ones on bool arrays only).
-_AT_OPS = {np.add: "add", np.minimum: "min", np.maximum: "max", np.bitwise_xor: "xor", np.bitwise_or: "or",
-           np.bitwise_and: "and"}
-_AT_BOOL_OPS = {np.logical_xor: "xor", np.logical_or: "or", np.logical_and: "and"}
+_AT_OPS = {np.add: "add", np.multiply: "multiply", np.minimum: "min", np.maximum: "max", np.bitwise_xor: "xor",
+           np.bitwise_or: "or", np.bitwise_and: "and"}
+_AT_BOOL_OPS = {np.logical_xor: "xor", np.logical_or: "or", np.logical_and: "and", np.add: "or",
+                np.multiply: "and"}           # NumPy's add and multiply on bools
 
 
 def _at(uf, inputs):
@@ -141,10 +142,11 @@ def _at(uf, inputs):
     a, *rest = inputs
     if type(a) is not DistArray:
         raise unsupported(name, "the updated operand must be a whole DistArray (not a view or an expression)")
-    op = _AT_OPS.get(uf) or (_AT_BOOL_OPS.get(uf) if a.dtype.kind == "b" else None)
+    op = (_AT_BOOL_OPS.get(uf) if a.dtype.kind == "b" else None) or _AT_OPS.get(uf)
     if op is None:
-        raise unsupported(name, "A.update(indices, values, op) runs add, minimum, maximum and the bitwise "
-                                "ufuncs' at; for others gather, compute and scatter")
+        raise unsupported(name, "A.update(indices, values, op) runs add, multiply, minimum, maximum and the "
+                                "bitwise ufuncs' at (logical_and/or/xor on bool arrays); for others "
+                                "(subtract, divide, power, ...) gather, compute and scatter")
     if len(rest) != 2 or any(not isinstance(x, (np.ndarray, np.generic, int, float, complex, bool, list, tuple))
                              for x in rest):
         raise unsupported(name, "pass this locale's indices and values as NumPy arrays: np.add.at(A, idx, v)")

@@ -34,6 +34,21 @@ from .window import _region_type
 TAG = 100
 #: Messages per locale pair in one exchange (tags ``TAG .. TAG + MAX_PER_PAIR - 1``).
 MAX_PER_PAIR = 64
+#: Where each part of a message that carries several arrays starts: a multiple of this
+#: many bytes (every dtype's elements aligned in the receive buffer).
+ALIGN = 16
+
+
+def segments(nbytes) -> tuple[list, int]:
+    """The byte offsets of parts of ``nbytes`` bytes each, back to back in one message,
+    each aligned to :data:`ALIGN`, and the message's length: the layout both ends of a
+    message that carries several arrays compute alike."""
+    offsets, total = [], 0
+    for n in nbytes:
+        total = -(-total // ALIGN) * ALIGN
+        offsets.append(total)
+        total += n
+    return offsets, total
 
 
 class RegionType:
@@ -193,7 +208,10 @@ class PackedSends:
     buffers, so that the sender need not wait for its readers: the sends read the
     buffers, never the storage, and may complete after the caller goes on.
 
-    ``sends``: ``[(peer, flat storage, RegionType, tag)]``; ``buffers``: one contiguous
+    ``sends``: ``[(peer, flat storage, RegionType, tag)]``, or ``[(peer, [(flat storage,
+    RegionType), ...], tag)]`` for a message carrying regions of several arrays (each part
+    at the offset :func:`segments` gives, in a byte buffer of this object's own);
+    ``buffers``: one contiguous
     array per send (of the storage's dtype, ``RegionType.size`` long) to pack into,
     shared by several ``PackedSends`` of which at most one is in flight (the caller
     settles the last before packing), or None to own them.  A run calls :meth:`pack`
@@ -208,14 +226,26 @@ class PackedSends:
     def __init__(self, sends, buffers=None) -> None:
         self.xfer = Transfers()
         self.packs = []
-        for k, (peer, flat, rtype, tag) in enumerate(sends):
+        for k, send in enumerate(sends):
+            if len(send) == 3:                        # several arrays' regions in one message
+                peer, parts, tag = send
+                offsets, total = segments([rtype.nbytes for _, rtype in parts])
+                whole = np.empty(total, dtype=np.uint8)
+                self.xfer.send_packed(peer, whole, tag)
+                for (flat, rtype), off in zip(parts, offsets):
+                    self._add(flat, rtype, whole[off:off + rtype.nbytes].view(flat.dtype))
+                continue
+            peer, flat, rtype, tag = send
             dst = np.empty(rtype.size, dtype=flat.dtype) if buffers is None else buffers[k]
             self.xfer.send_packed(peer, dst, tag)
-            views = [_view(flat, off, steps, counts) for off, counts, steps in rtype.regions]
-            self.packs.append((views, dst if len(views) != 1 else dst.reshape(views[0].shape)))
+            self._add(flat, rtype, dst)
         self.requests = self.xfer.requests()[1]
         self.counts = self.xfer.counts()
         self.inflight = False
+
+    def _add(self, flat, rtype, dst) -> None:
+        views = [_view(flat, off, steps, counts) for off, counts, steps in rtype.regions]
+        self.packs.append((views, dst if len(views) != 1 else dst.reshape(views[0].shape)))
 
     def pack(self) -> None:
         """Copy the regions into the send buffers (after this set's last sends completed)."""

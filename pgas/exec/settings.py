@@ -36,7 +36,7 @@ def _defaults() -> dict:
             "privatise": True, "forall": True, "oneway": True,
             "protocol": _env("PGAS_PROTOCOL"),
             "buffer_limit": 64 << 20, "burst": 0, "strips": "auto",
-            "check": _env("PGAS_CHECK"), "threads": "auto"}
+            "check": _env("PGAS_CHECK"), "threads": "auto", "consistency": "relaxed"}
 
 
 def _fuse_default():
@@ -46,6 +46,9 @@ def _fuse_default():
 
 _settings = _defaults()
 check.set_mode(_settings["check"])
+CONSISTENCY = ("relaxed", "strict")
+#: ``pg.config(consistency="strict")`` in force (read on every one-sided access).
+strict = False
 
 
 def config(**kw) -> dict:
@@ -120,19 +123,31 @@ def config(**kw) -> dict:
       gathers and updates split tasks of at least ``pgas.exec.workers.SPLIT_MIN``
       elements over that many threads (:mod:`pgas.exec.workers`), with the same
       values bit for bit at every count.
+    - ``consistency`` (default ``"relaxed"``): UPC's relaxed or strict one-sided
+      access.  Relaxed: a put is complete at the caller when it returns, the
+      split-phase forms at ``h.wait()``, ``update_one`` at the next synchronisation,
+      and other locales see them after the next ``pg.barrier()`` (or through a
+      ``pg.Lock``).  Strict: every one-sided operation (``get``, ``put``, their
+      ``_async`` forms, ``update_one``, ``fetch_add``, ``compare_exchange``) is
+      completed and ordered before the next one starts (``comm.fence``: a flush and
+      a sync of every window, after each write and before each read), so a locale
+      polling an element sees another locale's strict writes in the order made,
+      without a barrier: a flag put after the data announces the data.  It costs a
+      flush and a sync of every window per operation.
 
     >>> config(aggregate=False)["aggregate"]
     False
     >>> config()["aggregate"]
     True
     """
-    global _settings
+    global _settings, strict
     _fingerprint.clear()
     version[0] += 1
     if not kw:
         _settings = _defaults()
         check.set_mode(_settings["check"])
         _threads.choose("auto")
+        strict = False
         return dict(_settings)
     for k, v in kw.items():
         if k not in _settings:
@@ -149,6 +164,8 @@ def config(**kw) -> dict:
             raise ValueError(f"pg.config: strips must be 'auto' or a positive whole number, got {v!r}")
         if k == "threads" and v != "auto" and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"pg.config: threads must be 'auto' or a positive whole number, got {v!r}")
+        if k == "consistency" and v not in CONSISTENCY:
+            raise ValueError(f"pg.config: consistency must be one of {CONSISTENCY}, got {v!r}")
         if k in ("fuse", "check") and v != "auto" and not isinstance(v, (bool, np.bool_)):
             raise ValueError(f"pg.config: {k} must be True, False or 'auto', got {v!r}")
     for k, v in kw.items():                   # all checked first: a call that raises changes nothing
@@ -158,6 +175,7 @@ def config(**kw) -> dict:
             _settings[k] = (int(v) if k in ("buffer_limit", "burst") or (k in ("strips", "threads") and v != "auto")
                             else v)
     check.set_mode(_settings["check"])
+    strict = _settings["consistency"] == "strict"
     if "threads" in kw:
         _threads.choose(_settings["threads"])
     return dict(_settings)

@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import comm
 from ..comm import trace
-from ..comm.p2p import MAX_PER_PAIR, PackedSends, RegionType, Transfers, start_all, wait
+from ..comm.p2p import PackedSends, RegionType, Transfers, segments, start_all, wait
 from ..plan import plan_local
 from .copies import Copies
 from .group import groupable
@@ -72,17 +72,22 @@ class ShiftGroup:
             return
         keys, written, read = {}, set(), set()
         for low, _ in items:
-            W = low.stmt.accesses[low.stmt.write].slot
-            for j, a in enumerate(low.arrays):
+            stmt = low.stmt
+            for a in low.arrays:
                 keys.setdefault(id(a), a)
-                (written if j == W else read).add(id(a))
-        if written & read or len(read) > MAX_PER_PAIR:     # replicated: one tag per array read
+            written.add(id(low.arrays[stmt.accesses[stmt.write].slot]))
+            read.update(id(low.arrays[x.slot]) for j, x in enumerate(stmt.accesses) if j != stmt.write)
+        if written & read:
             return
+        self.written_read = (written, read)
+        # bound to arrays where a destination is a source (an in-place shift), a run snapshots
+        # the local sources of its moves first; one evaluating expressions takes the generic path
+        self.moves_only = all(low.prog[0] in ("acc", "const") for low, _ in items)
         me = items[0][1].locale
         self.keys = list(keys)                      # array identities, in first appearance
         self.protos = list(keys.values())           # the arrays planned with (a run rebinds them)
         self.written = [k for k, a in enumerate(self.protos) if id(a) in written]
-        self.recvs, self.bufs, self.sends, self.types, self.xfer = transfers(items, me)
+        self.recvs, self.bufs, self.sends, self.types, self.xfer = peer_transfers(items, me)
         self.peers = bool(self.recvs or self.sends)
         # tasks: ("copy", k, task, src access) / ("const", k, task, value) / ("eval", k, task)
         self.tasks = []
@@ -109,7 +114,8 @@ class ShiftGroup:
                     "or the group reads an array it writes")
         me = self.items[0][1].locale
         recv = sorted({p for p, _, _ in self.recvs})
-        send = sorted({r for r, _, _, _ in self.sends})
+        send = sorted({r for r, _, _ in self.sends})
+        received = sum(b.size for per in self.bufs for b in per if b is not None)
         moves = [(kind, t.refs[x].msg < 0 if kind == "copy" else True) for kind, _, t, x in self.tasks]
         early = sum(1 for kind, e in moves if kind != "eval" and e)
         late = sum(1 for kind, e in moves if kind == "copy" and not e)
@@ -121,9 +127,9 @@ class ShiftGroup:
             f"  runs as a compiled group (pgas.exec.shiftgroup), on locale {me}: persistent two-sided "
             f"transfers, no notices, no one-sided gets",
             f"  receives: {_n(len(self.recvs), 'message')} from locales {recv} "
-            f"({sum(buf.size for _, buf, _ in self.recvs)} elements, into kept buffers)",
+            f"({received} elements, into kept buffers)",
             f"  sends: {_n(len(self.sends), 'message')} to locales {send} "
-            f"({sum(t.size for _, _, t, _ in self.sends)} elements, packed at each run's start)",
+            f"({sum(t.size for _, parts, _ in self.sends for _, t in parts)} elements, packed at each run's start)",
             f"  local moves: {early} while the messages travel, {late} from the receive buffers, "
             f"{evals} evaluated per run; moved {how}",
             ("  a repeated call on the same arrays reuses its views (ShiftGroup.rerun); " if self.keep else "  ")
@@ -139,8 +145,12 @@ class ShiftGroup:
         b = self._binding
         if b is not None and b.same(arrays):
             return b
+        written, read = self.written_read
+        inplace = {id(real[k]) for k in written} & {id(real[k]) for k in read}
+        if inplace and not self.moves_only:
+            return None
         self._drop()
-        early, late, evals = [], [], []
+        early, late, evals, snaps = [], [], [], []
         for kind, k, task, x in self.tasks:
             low, plan = lows[k]
             stmt = plan.stmt
@@ -149,17 +159,23 @@ class ShiftGroup:
             if kind == "copy":
                 src = task.refs[x]
                 if src.msg < 0:
-                    early.append((dst, strided(low.arrays[stmt.accesses[x].slot].store.storage, src.offset,
-                                               src.strides, task.shape)))
+                    a = low.arrays[stmt.accesses[x].slot]
+                    view = strided(a.store.storage, src.offset, src.strides, task.shape)
+                    if id(a) in inplace:              # copied before any move writes it (the paper's temporary)
+                        snap = np.empty(task.shape, a.dtype)
+                        snaps.append((snap, view))
+                        view = snap
+                    early.append((dst, view))
                 else:
                     late.append((dst, strided(self.bufs[k][src.msg], src.boffset, src.bstrides, task.shape)))
             elif kind == "const":
                 early.append((dst, x))
             else:
                 evals.append((k, task, dst))
-        sends = PackedSends([(r, real[akey].store.storage, t, tag) for r, akey, t, tag in self.sends])
+        sends = PackedSends([(r, [(real[akey].store.storage, t) for akey, t in parts], tag)
+                             for r, parts, tag in self.sends])
         wins = list({id(a.store.window): a.store.window for a in arrays}.values())
-        b = _Binding(arrays, early, late, evals, sends, wins, self.xfer)
+        b = _Binding(arrays, snaps, early, late, evals, sends, wins, self.xfer)
         if self.keep:
             self._binding = b
         return b
@@ -180,6 +196,8 @@ class ShiftGroup:
         if not self.ok:
             return False
         b = self._bind(lows)
+        if b is None:
+            return False
         self._go(b, lows)
         if not self.keep:
             b.sends.free()
@@ -238,6 +256,8 @@ class ShiftGroup:
             sends.pack()                              # (after its last sends completed)
         start_all(b.requests, b.counts)
         sends.started()                               # read from the packed copies: never waited for here
+        if b.snaps:
+            b.snaps()                                 # in-place sources, before any move writes them
         b.early()                                     # local moves while the messages travel
         if b.recvs:
             wait(b.recvs)
@@ -313,6 +333,54 @@ def transfers(items, me: int):
     return recvs, bufs, sends, types, xfer
 
 
+def peer_transfers(items, me: int):
+    """The messages of planned items ``[(low, plan), ...]`` on locale ``me`` as persistent
+    two-sided transfers, ONE per locale pair and direction however many arrays it
+    carries (the polyshift of several sources): ``(recvs, bufs, sends, types, xfer)``
+    as :func:`transfers` has them, except that a receive is a byte buffer holding each
+    array's fetches from that owner back to back (each array's part at the offset
+    :func:`pgas.comm.p2p.segments` gives, in order of the arrays' first fetch), and
+    ``sends`` is ``[(reader, [(id of an array in the items, RegionType), ...], tag)]``,
+    its parts in the same order (the owner plans its readers' fetches as they do)."""
+    groups: dict = {}                           # peer -> {array id: [array, [(k, j, start, n)], size]}
+    for k, (low, plan) in enumerate(items):
+        for j, m in enumerate(plan.fetches):
+            a = low.arrays[m.slot]
+            g = groups.setdefault(m.peer, {}).setdefault(id(a), [a, [], 0])
+            g[1].append((k, j, g[2], m.size))
+            g[2] += m.size
+    recvs, bufs = [], [[None] * len(p.fetches) for _, p in items]
+    for peer, per in groups.items():
+        parts = list(per.values())
+        offsets, total = segments([size * a.dtype.itemsize for a, _, size in parts])
+        buf = np.empty(total, dtype=np.uint8)
+        recvs.append((peer, buf, 0))
+        for (a, fetches, size), off in zip(parts, offsets):
+            typed = buf[off:off + size * a.dtype.itemsize].view(a.dtype)
+            for k, j, start, n in fetches:
+                bufs[k][j] = typed[start:start + n]
+    readers = sorted({r for _, p in items for r in p.readers})
+    sends, types = [], []
+    for r in readers:
+        out: dict = {}
+        for low, plan in items:
+            rp = plan_local(low.stmt, tuple(a.layout for a in low.arrays), plan.owning, r)
+            for m in rp.fetches:
+                if m.peer == me:
+                    out.setdefault(id(low.arrays[m.slot]), (low.arrays[m.slot], []))[1].extend(m.regions)
+        parts = []
+        for akey, (a, regions) in out.items():
+            t = RegionType(a.dtype, regions)
+            types.append(t)
+            parts.append((akey, t))
+        if parts:
+            sends.append((r, parts, 0))
+    xfer = Transfers()
+    for peer, buf, tag in recvs:
+        xfer.recv(peer, buf, tag)
+    return recvs, bufs, sends, types, xfer
+
+
 def _n(k: int, word: str) -> str:
     return f"{k} {word}" + ("" if k == 1 else "s")
 
@@ -320,10 +388,11 @@ def _n(k: int, word: str) -> str:
 class _Binding:
     """A compiled group bound to its arrays: the views of its tasks, its send requests."""
 
-    __slots__ = ("refs", "early", "late", "evals", "sends", "wins", "requests", "counts", "recvs")
+    __slots__ = ("refs", "snaps", "early", "late", "evals", "sends", "wins", "requests", "counts", "recvs")
 
-    def __init__(self, arrays, early, late, evals, sends, wins, xfer) -> None:
+    def __init__(self, arrays, snaps, early, late, evals, sends, wins, xfer) -> None:
         self.refs = [weakref.ref(a) for a in arrays]
+        self.snaps = Copies(snaps) if snaps else None
         self.early, self.late = Copies(early), Copies(late)
         self.evals, self.sends, self.wins = evals, sends, wins
         self.recvs = xfer.requests()[0]

@@ -59,6 +59,34 @@ def default_grid(p: int, ndim: int) -> tuple[int, ...]:
     return min((g for g in grids(p, ndim) if list(g) == sorted(g, reverse=True)), key=lambda g: g[0] / g[-1])
 
 
+@lru_cache(maxsize=1024)
+def square_grid(shape: tuple[int, ...], p: int, fixed: tuple | None = None) -> tuple[int, ...]:
+    """The grid of ``p`` locales over an array of ``shape`` whose blocks are most nearly
+    square (cubic): the fewest elements on the faces that border another locale's block,
+    then the smallest ratio of the largest to the smallest block extent (the CM-200's
+    geometry manager).  ``fixed``: an extent per dimension, or None where it is chosen
+    (``(None, 1)`` keeps dimension 1 whole on every locale, as a SERIAL axis).
+
+    >>> square_grid((64, 64), 4), square_grid((1024, 16), 4), square_grid((8, 8, 8), 8)
+    ((2, 2), (4, 1), (2, 2, 2))
+    >>> square_grid((64, 64, 64), 4, (None, None, 1))
+    (2, 2, 1)
+    """
+    fixed = fixed or (None,) * len(shape)
+    best = None
+    for g in grids(p, len(shape)):
+        if any(f is not None and f != x for f, x in zip(fixed, g)):
+            continue
+        local = [_ceil_div(n, x) for n, x in zip(shape, g)]
+        faces = sum(math.prod(local[:d] + local[d + 1:]) for d, x in enumerate(g) if x > 1)
+        cost = (faces, max(local) / max(1, min(local)), tuple(-x for x in g))
+        if best is None or cost < best[0]:
+            best = (cost, g)
+    if best is None:
+        raise DistributionError(f"grid {fixed}: no grid of {p} locales has these extents")
+    return best[1]
+
+
 @dataclass(frozen=True)
 class Distribution:
     """Base of the distribution recipes made by ``Block``, ``Cyclic`` and ``BlockCyclic``;
@@ -94,7 +122,13 @@ class Distribution:
             raise DistributionError(f"arrays of shape {shape}: {ndim} dimensions, pgas supports 1 to {MAX_NDIM}")
         if any(n < 0 for n in shape):
             raise DistributionError(f"negative extent in shape {shape}")
-        grid = self.grid if self.grid is not None else default_grid(num_locales, ndim)
+        grid = self.grid
+        if grid is None:
+            grid = default_grid(num_locales, ndim)
+        elif grid == "square":
+            grid = square_grid(shape, num_locales)
+        elif None in grid and len(grid) == ndim:
+            grid = square_grid(shape, num_locales, grid)
         if len(grid) != ndim:
             raise DistributionError(f"{self}: grid {grid} has {len(grid)} dimensions, array shape {shape} has {ndim}")
         if math.prod(grid) != num_locales:
@@ -103,7 +137,7 @@ class Distribution:
         return Layout(shape, grid, blocks, self)
 
     def __repr__(self) -> str:
-        g = "" if self.grid is None else f"grid={self.grid}"
+        g = "" if self.grid is None else f"grid={self.grid!r}"
         if self.kind == "block-cyclic":
             b = self.block[0] if len(self.block) == 1 else self.block
             return f"BlockCyclic({b}{', ' + g if g else ''})"
@@ -122,14 +156,25 @@ def _is_int(x) -> bool:
 def _check_grid(grid):
     if grid is None:
         return None
+    if isinstance(grid, str):
+        if grid != "square":
+            raise DistributionError(f"grid {grid!r}: a grid is a tuple of extents, None or 'square'")
+        return grid
     grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-    if not grid or any(not _is_int(g) or g < 1 for g in grid):
-        raise DistributionError(f"grid {grid}: every grid extent must be a positive integer")
-    return tuple(int(g) for g in grid)
+    if not grid or any(g is not None and (not _is_int(g) or g < 1) for g in grid):
+        raise DistributionError(f"grid {grid}: every grid extent must be a positive integer (or None: chosen)")
+    return tuple(None if g is None else int(g) for g in grid)
 
 
 def Block(grid=None) -> Distribution:
-    """One contiguous block per locale in each dimension (``b = ceil(n / p)``)."""
+    """One contiguous block per locale in each dimension (``b = ceil(n / p)``).
+
+    ``grid``: the locale grid, a tuple of extents; None (the most nearly square grid
+    of locales, whatever the array's shape); ``"square"`` (the grid whose blocks are
+    most nearly square for the array's shape, :func:`square_grid`: the fewest elements
+    on faces between locales, as the CM-200 placed subgrids for shifts); or a tuple with
+    None where the extent is chosen that way (``(None, 1)``: dimension 1 not split).
+    The same values work for ``Cyclic`` and ``BlockCyclic``."""
     return Distribution("block", None, _check_grid(grid))
 
 

@@ -65,3 +65,16 @@ def test_isx_verification_catches_lost_keys_in_a_later_trial(monkeypatch):
     monkeypatch.setattr(DistArray, "put", lambda self, index, value: None)       # every key is lost
     _, counts = isx.sort_once(sorter, keys, "spmd")
     collective_verdict(not isx.verify(sorter, keys, counts)["verified"], "lost keys verified")
+
+
+def test_global_view_counts_atomically_into_one_distributed_array():
+    """The global style's counts are one Block array of width * locales (the slides'
+    keyCounts of atomics): it equals the histogram of every locale's keys, trial after trial."""
+    P, n, width = pg.num_locales, 500, 40
+    keys = isx.make_keys(n, width, P, pg.here, seed=9)
+    every = np.concatenate([isx.make_keys(n, width, P, r, seed=9) for r in range(P)])
+    sorter = isx.Sorter(n, width)
+    for _ in range(2):                                   # the counts are reset between trials
+        isx.sort_once(sorter, keys, "global")
+        whole = sorter.counts.to_numpy()
+        collective_verdict(np.array_equal(whole, np.bincount(every, minlength=width * P)), "global key counts")

@@ -157,8 +157,10 @@ def test_pshift_setup_reuse_and_errors():
                 plan(pg.zeros((6, 8), dist=pg.Cyclic()))
         with pytest.raises(ValueError, match="one array per shift"):
             plan(A, out=outs[:2])
-        with pytest.raises(ValueError, match="may not be the source"):
-            plan(A, out=[A, outs[1], outs[2]])
+        C = pg.from_numpy(g)                             # in place: out= holds the source
+        plan(C, out=[C, outs[1], outs[2]])
+        assert_matches(C, np.roll(g, -1, 0))
+        assert_matches(outs[1], np.roll(g, 1, 1))
         with pytest.raises(ValueError, match="distinct"):
             plan(A, out=[outs[0], outs[0], outs[2]])
     with pytest.raises(RuntimeError, match="freed"):
@@ -260,3 +262,106 @@ def test_empty_like_of_ghosted_array_rejected_as_shift_output():
     collective_verdict(err is None, f"pg.cshift(phi, 1, 0, out=pg.empty_like(phi)) raised {err}; "
                                     f"empty_like ghosts={out.ghosts}, phi ghosts={phi.ghosts}")
     assert_matches(out, np.roll(a, -1, 0))
+
+
+# -- several sources, in place -------------------------------------------------------------------
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+def test_pshift_several_sources_one_message_per_pair(ndim):
+    """Every shift of every source (two dtypes) in one exchange: at most one message per
+    locale pair however many sources, half the messages of one pshift per source."""
+    shape = (8,) * ndim
+    g, h = data(shape, 11), data(shape, 12, np.int32)
+    A, B = pg.from_numpy(g), pg.from_numpy(h)
+    shifts = [(s, ax) for ax in range(ndim) for s in (1, -1)] + [(2, 0, 7)]
+    for _ in range(3):                                   # first call and compiled repeats
+        with pg.comm_diagnostics() as d:
+            (ra, rb) = pg.pshift([A, B], shifts)
+        collective_verdict(int(d.matrix.max(initial=0)) <= 1, lambda: f"messages per pair:\n{d.matrix}")
+        for x, rows in ((g, ra), (h, rb)):
+            for R, sp in zip(rows, shifts):
+                assert_matches(R, np.roll(x, -sp[0], sp[1]) if len(sp) == 2 else np_eoshift(x, *sp))
+    with pg.comm_diagnostics() as d1:
+        pg.pshift(A, shifts)
+        pg.pshift(B, shifts)
+    collective_verdict(d.messages * 2 == d1.messages, f"{d.messages} messages for two sources at once, "
+                                                      f"{d1.messages} for one pshift each")
+
+
+def test_pshift_several_sources_other_layouts_and_plan():
+    g, h = data((6, 9), 13), data((5, 4), 14, np.float32)
+    A, B = pg.from_numpy(g, dist=pg.Cyclic()), pg.from_numpy(h, dist=pg.BlockCyclic(2))
+    shifts = [(1, 1), (-3, 0, 2.5)]
+    ra, rb = pg.pshift((A, B), shifts)
+    assert_matches(ra[0], np.roll(g, -1, 1))
+    assert_matches(rb[1], np_eoshift(h, -3, 0, 2.5))
+    outs = [[pg.empty_like(A) for _ in shifts], [pg.empty_like(B) for _ in shifts]]
+    with pg.pshift_setup([A, B], shifts) as plan:
+        for k in range(3):
+            got = plan([A, B], out=outs)
+            collective_verdict(got[0][0] is outs[0][0], "out= not returned")
+            assert_matches(outs[0][0], np.roll(g, -1, 1))
+            assert_matches(outs[1][1], np_eoshift(h, -3, 0, 2.5))
+        with pytest.raises(ValueError, match="set up for"):
+            plan([B, A])
+        with pytest.raises(ValueError, match="source"):
+            plan(A)
+    with pytest.raises(ValueError, match="one sequence of destinations per source"):
+        pg.pshift([A, B], shifts, out=[outs[0]])
+    with pytest.raises(ValueError, match="distinct"):
+        pg.pshift([A, A], shifts)
+    with pytest.raises(ValueError, match="distinct"):
+        pg.pshift([A, B], shifts, out=[outs[0], [outs[1][0], outs[1][0]]])
+    with pytest.raises(TypeError, match="DistArray"):
+        pg.pshift([A, np.zeros(3)], shifts)
+    with pytest.raises(ValueError, match="no source"):
+        pg.pshift([], shifts)
+
+
+@pytest.mark.parametrize("aggregate", [True, False])
+def test_shift_in_place(aggregate):
+    """A destination that is a source: every shift reads the sources as they were before
+    the call (np.roll's result, written back), by the compiled group, the generic path and
+    baseline mode (where the source is copied first)."""
+    g = data((7, 6), 15)
+    pg.config(aggregate=aggregate)
+    try:
+        A = pg.from_numpy(g, dist=pg.BlockCyclic(2))
+        x = g.copy()
+        for k in range(3):                               # repeats run compiled
+            pg.cshift(A, 1, 0, out=A)
+            x = np.roll(x, -1, 0)
+            assert_matches(A, x)
+            pg.pshift(A, [(-2, 1)], out=[A])
+            x = np.roll(x, 2, 1)
+            assert_matches(A, x)
+        B, C = pg.from_numpy(g), pg.from_numpy(g * 2)
+        R = pg.empty_like(B)
+        pg.pshift([B, C], [(1, 0), (2, 1, -1.0)], out=[[R, C], [B, pg.empty_like(C)]])
+        assert_matches(R, np.roll(g, -1, 0))
+        assert_matches(C, np_eoshift(g, 2, 1, -1.0))       # C <- shift of B's old values
+        assert_matches(B, np.roll(g * 2, -1, 0))           # B <- shift of C's old values
+        D = pg.from_numpy(g)
+        pg.eoshift(D, -1, 1, boundary=pg.zeros(7), out=D)  # a distributed boundary: lowered per call
+        assert_matches(D, np_eoshift(g, -1, 1, 0.0))
+    finally:
+        pg.config(aggregate=True)
+
+
+def test_square_grid_placement_moves_fewer_elements():
+    """Block(grid="square") places a (4P, 8) array's blocks so they are most nearly square
+    for its shape: a +-1 polyshift along both axes is NumPy's and moves no more bytes
+    than over the default grid (at 4 locales: a 4 x 1 grid, 2 faces per block, instead of
+    2 x 2's four)."""
+    g = data((4 * P, 8), 16)
+    shifts = [(s, ax) for ax in range(2) for s in (1, -1)]
+    moved = []
+    for dist in (pg.Block(), pg.Block(grid="square")):
+        A = pg.from_numpy(g, dist=dist)
+        with pg.comm_diagnostics() as d:
+            outs = pg.pshift(A, shifts)
+        for R, (s, ax) in zip(outs, shifts):
+            assert_matches(R, np.roll(g, -s, ax))
+        moved.append(d.bytes)
+    collective_verdict(moved[1] <= moved[0], f"bytes moved: default grid {moved[0]}, square {moved[1]}")
+    if P == 4:
+        assert pg.Block(grid="square").bind(g.shape, P).grid == (4, 1)

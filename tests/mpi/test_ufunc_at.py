@@ -21,7 +21,9 @@ def every_locale(make):
 
 
 UFUNCS = [(np.add, np.int64), (np.add, np.float64), (np.maximum, np.int64), (np.minimum, np.float64),
-          (np.bitwise_xor, np.int32), (np.bitwise_or, np.uint8), (np.logical_and, np.bool_)]
+          (np.bitwise_xor, np.int32), (np.bitwise_or, np.uint8), (np.logical_and, np.bool_),
+          (np.multiply, np.int64), (np.multiply, np.float64), (np.multiply, np.complex128), (np.multiply, np.uint8),
+          (np.multiply, np.bool_), (np.add, np.bool_)]
 
 
 @pytest.mark.parametrize("uf,dtype", UFUNCS, ids=lambda x: getattr(x, "__name__", str(x)))
@@ -29,8 +31,13 @@ def test_ufunc_at_applies_every_locales_contributions(uf, dtype):
     n = 23
     rng0 = np.random.default_rng(5)
     start = (rng0.integers(0, 2, n) if dtype == np.bool_ else rng0.integers(-9, 9, n)).astype(dtype)
-    parts = every_locale(lambda r: (np.random.default_rng(r).integers(-n, n, 3 + 5 * r),
-                                    np.random.default_rng(100 + r).integers(0, 7, 3 + 5 * r).astype(dtype)))
+    if uf is np.multiply and np.dtype(dtype).kind in "fc":    # powers of two: every product exact in any order
+        def values(r):
+            return np.random.default_rng(100 + r).choice([0.5, 1.0, 2.0, -1.0, -2.0], 3 + 5 * r).astype(dtype)
+    else:
+        def values(r):
+            return np.random.default_rng(100 + r).integers(0, 7, 3 + 5 * r).astype(dtype)
+    parts = every_locale(lambda r: (np.random.default_rng(r).integers(-n, n, 3 + 5 * r), values(r)))
     A = pg.from_numpy(start, dist=pg.Cyclic() if uf is np.maximum else pg.Block())
     uf.at(A, *parts[ME])
     want = start.copy()
@@ -54,7 +61,8 @@ def test_two_dimensional_broadcast_and_scalar_values():
 
 def test_errors_raised_on_every_locale():
     A = pg.zeros(6, dtype=np.int64)
-    raises_alike(TypeError, lambda: np.multiply.at(A, [0], 2), "multiply.at")
+    raises_alike(TypeError, lambda: np.subtract.at(A, [0], 2), "subtract.at")
+    raises_alike(TypeError, lambda: np.true_divide.at(A, [0], 2), "true_divide.at")
     raises_alike(IndexError, lambda: np.add.at(A, [6] if ME == P - 1 else [0], 1), "an index out of range")
     raises_alike(TypeError, lambda: np.add.at(A, [0], 1.5), "float values into an int array")
     raises_alike(ValueError, lambda: np.add.at(A, [0, 1], [1, 2, 3]), "values that do not broadcast")
@@ -65,7 +73,8 @@ def test_errors_raised_on_every_locale():
 
 
 @SETTINGS
-@given(n=st.integers(1, 30), seed=st.integers(0, 2**16), op=st.sampled_from([np.add, np.minimum, np.maximum]))
+@given(n=st.integers(1, 30), seed=st.integers(0, 2**16),
+       op=st.sampled_from([np.add, np.multiply, np.minimum, np.maximum]))
 def test_random_updates_match_numpy(n, seed, op):
     start = np.random.default_rng(seed).integers(-50, 50, n)
     parts = every_locale(lambda r: (np.random.default_rng(seed + r).integers(-n, n, (r + seed) % 9),
@@ -75,4 +84,18 @@ def test_random_updates_match_numpy(n, seed, op):
     want = start.copy()
     for idx, v in parts:
         op.at(want, idx, v)
+    assert_matches(A, want)
+
+
+def test_update_multiply_one_sided_and_collective():
+    """op "multiply": A.update (collective, repeats included) and A.update_one (one-sided,
+    atomic at the owner: every locale's factor counts once)."""
+    A = pg.from_numpy(np.arange(1, 9, dtype=np.int64))
+    A.update(np.array([0, 7, 7]), np.array([3, 2, 5]), "multiply")
+    A.update_one(1, 2, "multiply")
+    pg.barrier()
+    want = np.arange(1, 9, dtype=np.int64)
+    want[0] *= 3 ** P
+    want[7] *= 10 ** P
+    want[1] *= 2 ** P
     assert_matches(A, want)

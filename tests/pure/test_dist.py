@@ -20,6 +20,7 @@ from pgas.layout import (
     DistributionError,
     default_grid,
     grids,
+    square_grid,
 )
 
 SETTINGS = settings(max_examples=150, deadline=None)
@@ -270,3 +271,30 @@ def test_degenerate_grids_own_everything_once(shape, p, grid):
 def test_non_integer_grid_is_rejected():
     with pytest.raises(DistributionError):
         Block(grid=(2.5,))
+
+
+@pytest.mark.parametrize("shape,p,fixed,want", [((64, 64), 4, None, (2, 2)), ((1024, 16), 4, None, (4, 1)),
+                                                ((16, 1024), 4, None, (1, 4)), ((8, 8, 8), 8, None, (2, 2, 2)),
+                                                ((64, 64, 64), 4, (None, None, 1), (2, 2, 1)),
+                                                ((30, 20), 6, None, (3, 2)), ((5,), 3, None, (3,))])
+def test_square_grid_makes_blocks_most_nearly_square(shape, p, fixed, want):
+    assert square_grid(shape, p, fixed) == want
+    grid = "square" if fixed is None else fixed
+    for dist in (Block(grid), Cyclic(grid)):
+        assert dist.bind(shape, p).grid == want
+
+
+def test_square_grid_has_fewest_face_elements():
+    for shape, p in [((48, 12), 4), ((6, 100, 10), 8), ((7, 7), 6)]:
+        def faces(g):
+            local = [-(-n // x) for n, x in zip(shape, g)]
+            return sum(math.prod(local[:d] + local[d + 1:]) for d, x in enumerate(g) if x > 1)
+        assert faces(square_grid(shape, p)) == min(faces(g) for g in grids(p, len(shape)))
+
+
+def test_grid_choices_rejected():
+    with pytest.raises(DistributionError, match="square"):
+        Block(grid="cube")
+    with pytest.raises(DistributionError, match="no grid"):
+        Block(grid=(None, 3)).bind((8, 8), 4)
+    assert repr(Block(grid="square")) == "Block(grid='square')"

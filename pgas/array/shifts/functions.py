@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine
-from .spec import as_axis, as_shift, check_out, parse
+from .spec import as_axis, as_shift, check_out, check_outs, parse, sources
 from .statements import run
 
 
@@ -44,8 +44,8 @@ def cshift(A, shift, axis=0, *, out=None):
     axis : int, optional
         The axis to shift along (negative counts from the end).
     out : DistArray, optional
-        Where to write the result: an array of A's shape, dtype and distribution,
-        not ``A`` itself.
+        Where to write the result: an array of A's shape, dtype and distribution;
+        ``A`` itself shifts in place.
 
     Returns
     -------
@@ -62,7 +62,7 @@ def cshift(A, shift, axis=0, *, out=None):
     """
     specs = parse(A, [(shift, axis)], "pg.cshift")
     outs = check_out(A, out, 1, "pg.cshift")
-    run(A, specs, outs, "pg.cshift")
+    run([A], [specs], [outs], "pg.cshift")
     return outs[0]
 
 
@@ -101,7 +101,7 @@ def eoshift(A, shift, axis=0, boundary=0, *, out=None):
     """
     specs = parse(A, [(shift, axis, boundary)], "pg.eoshift")
     outs = check_out(A, out, 1, "pg.eoshift")
-    run(A, specs, outs, "pg.eoshift")
+    run([A], [specs], [outs], "pg.eoshift")
     return outs[0]
 
 
@@ -111,27 +111,36 @@ def pshift(A, shifts, *, out=None):
 
     Parameters
     ----------
-    A : DistArray
-        The source.
+    A : DistArray or sequence of DistArray
+        The source, or several distinct sources (any shapes, dtypes and
+        distributions): every shift is applied to each, and all their data
+        crossing locales moves in the same single exchange.
     shifts : sequence of tuple
         ``(shift, axis)`` for a circular shift (:func:`cshift`) or
         ``(shift, axis, boundary)`` for an end-off one (:func:`eoshift`); any
         number, any axes, any distances.
     out : sequence of DistArray, optional
-        One destination per shift (distinct, none of them ``A``, each of A's
-        shape, dtype and distribution); new arrays if omitted.
+        One destination per shift (for several sources, one such sequence per
+        source), each of its source's shape, dtype and distribution, all
+        distinct; new arrays if omitted.  A destination may be a source: the
+        shift is then done in place, and every shift reads the sources as they
+        were before the call (``pg.pshift(A, [(1, 0)], out=[A])`` is
+        ``A[...] = np.roll(A, -1, 0)``).
 
     Returns
     -------
     list of DistArray
-        The shifted arrays, in the order of ``shifts``.
+        The shifted arrays, in the order of ``shifts``; for several sources, one
+        such list per source.
 
     Notes
     -----
     Each locale sends at most one message to each locale it needs data from,
-    however many shifts there are (the regions of all shifts are merged into one
-    transfer), and moves each local element once.  For the same shifts repeated
-    on arrays alike, :func:`pshift_setup` checks and plans once.
+    however many shifts and sources there are (the regions of all shifts of all
+    sources are merged into one transfer), and moves each local element once
+    (an in-place source's local part twice: it is copied before it is
+    overwritten, as the CM-200's PSHIFT did).  For the same shifts repeated on
+    arrays alike, :func:`pshift_setup` checks and plans once.
 
     Examples
     --------
@@ -139,11 +148,17 @@ def pshift(A, shifts, *, out=None):
 
     >>> U = pg.zeros((8, 8, 8, 8))                                   # doctest: +SKIP
     >>> nbrs = pg.pshift(U, [(s, ax) for ax in range(4) for s in (1, -1)])   # doctest: +SKIP
+
+    Two fields' neighbours in one exchange, and a shift in place:
+
+    >>> (u_up, u_dn), (v_up, v_dn) = pg.pshift([u, v], [(1, 0), (-1, 0)])   # doctest: +SKIP
+    >>> pg.pshift(u, [(1, 0)], out=[u])                                     # doctest: +SKIP
     """
-    specs = parse(A, shifts, "pg.pshift")
-    outs = check_out(A, out, len(specs), "pg.pshift")
-    run(A, specs, outs, "pg.pshift")
-    return outs
+    srcs, several = sources(A, "pg.pshift")
+    specs = [parse(S, shifts, "pg.pshift") for S in srcs]
+    outs = check_outs(srcs, out, len(specs[0]), "pg.pshift", several)
+    run(srcs, specs, outs, "pg.pshift")
+    return outs if several else outs[0]
 
 
 def roll(a, shift, axis=None):

@@ -6,80 +6,103 @@ from __future__ import annotations
 
 import weakref
 
-from .. import engine
 from .. import statements as stmts
-from ..collective import exchanging
-from .spec import check_out, parse
-from .statements import setup_plans
+from .spec import check_outs, parse, sources
+from .statements import checked, run_bound, setup_plans
 
 
 class PShiftPlan:
-    """A polyshift set up once for arrays of one shape, dtype and distribution
-    (:func:`pshift_setup`); call it as ``plan(A, out=None)``.  Free it with
-    :meth:`free` or use it in a ``with`` block.
+    """A polyshift set up once for arrays of one shape, dtype and distribution (or one
+    such per source, for several sources; :func:`pshift_setup`); call it as
+    ``plan(A, out=None)``.  Free it with :meth:`free` or use it in a ``with`` block.
 
     Its runs are compiled (:mod:`pgas.exec.shiftgroup`): persistent MPI transfers,
     and NumPy views of the arrays of the last call, which the plan holds (with
     their memory) until it runs on other arrays or is freed."""
 
     def __init__(self, A, shifts) -> None:
-        self.specs = parse(A, shifts, "pg.pshift_setup")
-        self.shape, self.dtype, self.layout = A.shape, A.dtype, A.layout
-        self.label = f"{A.dtype} array of shape {A.shape} with {A.dist}"
-        self._proto = A
-        self._dests, self._items = setup_plans(A, self.specs)
+        srcs, self._several = sources(A, "pg.pshift_setup")
+        self.specs = [parse(S, shifts, "pg.pshift_setup") for S in srcs]
+        self._like = [(S.shape, S.dtype, S.layout.key) for S in srcs]
+        self.label = " and ".join(f"{S.dtype} array of shape {S.shape} with {S.dist}" for S in srcs)
+        self._protos = srcs
+        self._dests, self._items = setup_plans(srcs, self.specs)
         self._fast = stmts.compile_group(self._items)
         self._live = True
-        self._args = tuple(s.key() for s in self.specs)
+        self._args = tuple(s.key() for row in self.specs for s in row)
         self._last = ()                                # weak references to the last checked arrays
         self._order = None                             # see _key_order (None: not known yet; (): none)
 
     def __call__(self, A, out=None):
-        """Collective: run the shifts on ``A`` (like the prototype); see :func:`pshift`."""
+        """Collective: run the shifts on ``A`` (like the prototype, or a sequence of sources
+        like the prototypes); see :func:`pshift`."""
         if not self._live:
             raise RuntimeError("pg.pshift_setup: this plan was freed")
-        last = self._last
-        if last and isinstance(out, (list, tuple)) and last[0]() is A and len(out) == len(last) - 1 \
-                and all(w() is R for w, R in zip(last[1:], out)):
-            outs = list(out)                           # the arrays of the last call: checked then
-            exchanging("pshift plan({0})", A, args=self._args)
+        srcs = list(A) if self._several and isinstance(A, (list, tuple)) else [A]
+        outs = self._same(srcs, out)
+        if outs is not None:                           # the arrays of the last call: checked then
+            checked("pshift plan", srcs, self.specs, outs)
             order = self._order
             if order:                                  # the compiled group's arrays, in its order
-                arrays = (A, *outs)
-                if stmts.rerun(self._fast, [arrays[k] for k in order]):
-                    return outs
+                flat = (*srcs, *(R for row in outs for R in row))
+                if stmts.rerun(self._fast, [flat[k] for k in order]):
+                    return outs if self._several else outs[0]
         else:
             outs = self._check(A, out)
-            self._last = tuple(weakref.ref(a) for a in [A, *outs]) if isinstance(out, (list, tuple)) else ()
-            exchanging("pshift plan({0})", A, args=self._args)
-        rebind = {id(self._proto): A, **{id(d): R for d, R in zip(self._dests, outs)}}
-        stmts.run_planned(self._items, rebind, "pg.pshift", self._fast)
+            flat = (*srcs, *(R for row in outs for R in row))
+            self._last = tuple(weakref.ref(a) for a in flat) if isinstance(out, (list, tuple)) else ()
+            checked("pshift plan", srcs, self.specs, outs)
+        run_bound(self._items, self._fast, self._protos, self._dests, srcs, outs, "pg.pshift")
         if self._order is None and self._fast.ok:
             self._order = self._key_order() or ()
-        return outs
+        return outs if self._several else outs[0]
+
+    def _same(self, srcs, out):
+        """``out`` as one list per source if the arrays are those of the last call (the same
+        objects, so checked then), else None."""
+        last = self._last
+        if not last or not isinstance(out, (list, tuple)) or len(srcs) != len(self._protos):
+            return None
+        rows = [list(o) for o in out] if self._several else [list(out)]
+        if self._several and not all(isinstance(o, (list, tuple)) for o in out):
+            return None
+        flat = (*srcs, *(R for row in rows for R in row))
+        if len(flat) != len(last) or not all(w() is a for w, a in zip(last, flat)):
+            return None
+        return rows
 
     def _key_order(self):
-        """Per array of the compiled group (in its order), its place in ``(A, *out)``; None
-        if the group holds another array (an end-off boundary), which the plan does not rebind."""
-        place = {id(self._proto): 0, **{id(d): k + 1 for k, d in enumerate(self._dests)}}
+        """Per array of the compiled group (in its order), its place in ``(*sources, *outs)``
+        (flattened); None if the group holds another array (an end-off boundary), which
+        the plan does not rebind."""
+        place = {id(p): k for k, p in enumerate(self._protos)}
+        n = len(self._protos)
+        for d in (d for row in self._dests for d in row):
+            place[id(d)] = n
+            n += 1
         keys = self._fast.keys
         return [place[k] for k in keys] if all(k in place for k in keys) else None
 
     def _check(self, A, out) -> list:
-        """The destinations, after checking ``A`` and ``out`` (errors alike everywhere)."""
-        if not engine.is_array(A):
-            raise TypeError(f"pshift plan: the source must be a DistArray, got {type(A).__name__}")
-        if (A.shape, A.dtype, A.layout.key) != (self.shape, self.dtype, self.layout.key):
-            raise ValueError(f"pshift plan: set up for a {self.label}, used on a {A.dtype} array of shape "
-                             f"{A.shape} with {A.dist}: make a plan per shape, dtype and distribution")
-        return check_out(A, out, len(self.specs), "pshift plan")
+        """The destinations, one list per source, after checking the sources and ``out``
+        (errors alike everywhere)."""
+        srcs, several = sources(A, "pshift plan")
+        if several != self._several or len(srcs) != len(self._like):
+            raise ValueError(f"pshift plan: set up for {len(self._like)} source(s) "
+                             f"({'a sequence' if self._several else 'one array'}), called with "
+                             f"{len(srcs) if several else 'one array'}")
+        for S, like in zip(srcs, self._like):
+            if (S.shape, S.dtype, S.layout.key) != like:
+                raise ValueError(f"pshift plan: set up for a {self.label}, used on a {S.dtype} array of shape "
+                                 f"{S.shape} with {S.dist}: make a plan per shape, dtype and distribution")
+        return check_outs(srcs, out, len(self.specs[0]), "pshift plan", several)
 
     def free(self) -> None:
         """Release the plan (it cannot be used afterwards)."""
         if self._live:
             self._fast.free()
         self._live = False
-        self.specs, self._items, self._dests, self._proto, self._last = [], [], [], None, ()
+        self.specs, self._items, self._dests, self._protos, self._last = [], [], [], [], ()
 
     def __enter__(self) -> PShiftPlan:
         return self
@@ -89,7 +112,8 @@ class PShiftPlan:
 
     def __repr__(self) -> str:
         state = "" if self._live else ", freed"
-        return f"PShiftPlan({self.specs}, for a {self.label}{state})"
+        specs = self.specs[0] if len(self.specs) == 1 else self.specs
+        return f"PShiftPlan({specs}, for a {self.label}{state})"
 
 
 def pshift_setup(A, shifts) -> PShiftPlan:
@@ -99,8 +123,9 @@ def pshift_setup(A, shifts) -> PShiftPlan:
 
     Parameters
     ----------
-    A : DistArray
-        A prototype array (its values are not used).
+    A : DistArray or sequence of DistArray
+        A prototype array (its values are not used), or one per source for a
+        polyshift of several sources (:func:`pshift`).
     shifts : sequence of tuple
         As for :func:`pshift`.
 

@@ -119,9 +119,45 @@ def parse(A: DistArray, shifts, fn: str = "pg.pshift") -> list[Spec]:
     return out
 
 
-def check_out(A: DistArray, out, count: int, fn: str) -> list:
+def sources(A, fn: str) -> tuple[list, bool]:
+    """The source arrays of a shift call and whether several were given: ``A`` itself, or
+    a list or tuple of distinct DistArrays (a polyshift of several sources)."""
+    if not isinstance(A, (list, tuple)):
+        if not engine.is_array(A):
+            raise TypeError(f"{fn}: the source must be a DistArray, got {type(A).__name__}")
+        return [A], False
+    if not A:
+        raise ValueError(f"{fn}: no source arrays given")
+    for S in A:
+        if not engine.is_array(S):
+            raise TypeError(f"{fn}: the sources must be DistArrays, got {type(S).__name__}")
+    if len({id(S) for S in A}) != len(A):
+        raise ValueError(f"{fn}: the sources must be distinct arrays")
+    return list(A), True
+
+
+def check_outs(srcs: list, out, count: int, fn: str, several: bool) -> list:
+    """The destinations, one list of ``count`` per source: new arrays like each source, or
+    ``out`` (for several sources, one sequence per source).  Every destination is a DistArray
+    of its source's shape, dtype and distribution, all distinct; a destination may be a
+    source (in place: every shift reads the sources as they were before the call)."""
+    if out is None:
+        return [[DistArray._create(S.layout, S.dtype) for _ in range(count)] for S in srcs]
+    if not several:
+        return [check_out(srcs[0], out, count, fn)]
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != len(srcs):
+        raise ValueError(f"{fn}: out must hold one sequence of destinations per source ({len(srcs)}), "
+                         f"got {len(outs)}")
+    res = [check_out(S, o, count, fn, distinct=False) for S, o in zip(srcs, outs)]
+    if len({id(R) for row in res for R in row}) != count * len(srcs):
+        raise ValueError(f"{fn}: the outputs must be distinct arrays")
+    return res
+
+
+def check_out(A: DistArray, out, count: int, fn: str, distinct: bool = True) -> list:
     """The destinations: new arrays like ``A``, or ``out`` (a sequence of ``count`` distinct
-    DistArrays of A's shape, dtype and distribution, none of them ``A``)."""
+    DistArrays of A's shape, dtype and distribution; ``A`` itself among them shifts in place)."""
     if out is None:
         return [DistArray._create(A.layout, A.dtype) for _ in range(count)]
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -130,11 +166,9 @@ def check_out(A: DistArray, out, count: int, fn: str) -> list:
     for R in outs:
         if not engine.is_array(R):
             raise TypeError(f"{fn}: out must hold DistArrays, got {type(R).__name__}")
-        if R is A:
-            raise ValueError(f"{fn}: an output may not be the source array (shift into a new array, then swap)")
         if (R.shape, R.dtype, R.layout.key) != (A.shape, A.dtype, A.layout.key):
             raise ValueError(f"{fn}: output {R.label} with {R.dist} does not match the source {A.label} "
                              f"with {A.dist} (shape, dtype and distribution must be equal)")
-    if len({id(R) for R in outs}) != len(outs):
+    if distinct and len({id(R) for R in outs}) != len(outs):
         raise ValueError(f"{fn}: the outputs must be distinct arrays")
     return outs

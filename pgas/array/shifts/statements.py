@@ -8,6 +8,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ...exec import settings
+from ...exec.group import fits, groupable
 from .. import statements as stmts
 from ..collective import exchanging
 from ..core import DistArray
@@ -49,51 +51,88 @@ def _fit(b, count: int, axis: int):
 
 
 #: Lowered and planned shifts without a plan (``pg.cshift``, ``pg.eoshift``, ``pg.pshift``,
-#: ``np.roll``), per (layout, dtype, shifts): a repeated call neither lowers nor plans.
-#: The entries hold stand-ins (no storage), never the arrays.  Bounded; the same calls
-#: happen on every locale, so every locale holds the same keys.
+#: ``np.roll``), per (sources' layouts and dtypes, shifts): a repeated call neither lowers
+#: nor plans.  The entries hold stand-ins (no storage), never the arrays.  Bounded; the
+#: same calls happen on every locale, so every locale holds the same keys.
 _templates: OrderedDict = OrderedDict()
 TEMPLATES = 256
 
 
-def _template_key(A: DistArray, specs: list):
-    """The cache key of a shift call, or None if a boundary is distributed (then it is
-    lowered every call).  Scalars and NumPy boundaries enter by their bytes (so -0.0 and
-    0.0, or two NaNs, are told apart exactly)."""
+def _template_key(srcs: list, specs: list):
+    """The cache key of a shift call (``specs``: one list per source), or None if a boundary
+    is distributed (then it is lowered every call).  Scalars and NumPy boundaries enter by
+    their bytes (so -0.0 and 0.0, or two NaNs, are told apart exactly)."""
     out = []
-    for s in specs:
-        b = s.boundary
-        if isinstance(b, View):
-            return None
-        if s.kind == "eoshift":
-            arr = np.asarray(b)
-            b = (arr.shape, arr.dtype.str, arr.tobytes())
-        out.append((s.kind, s.shift, s.axis, b))
-    return (A.layout.key, A.dtype.str, tuple(out))
+    for S, row in zip(srcs, specs):
+        keys = []
+        for s in row:
+            b = s.boundary
+            if isinstance(b, View):
+                return None
+            if s.kind == "eoshift":
+                arr = np.asarray(b)
+                b = (arr.shape, arr.dtype.str, arr.tobytes())
+            keys.append((s.kind, s.shift, s.axis, b))
+        out.append((S.layout.key, S.dtype.str, tuple(keys)))
+    return tuple(out)
 
 
-def run(A: DistArray, specs: list, outs: list, header: str) -> None:
-    """Collective: every shift of ``specs`` from ``A`` into ``outs``, one exchange."""
-    key = _template_key(A, specs)
+def checked(header: str, srcs: list, specs: list, outs: list) -> None:
+    """The call check of a shift call (errors alike everywhere): its sources, shifts and
+    which destinations are sources."""
+    place = {id(S): k for k, S in enumerate(srcs)}
+    inplace = tuple(place.get(id(R), -1) for row in outs for R in row)
+    names = ", ".join(f"{{{k}}}" for k in range(len(srcs)))
+    exchanging(f"{header}({names})", *srcs, args=(tuple(s.key() for row in specs for s in row), inplace))
+
+
+def run(srcs: list, specs: list, outs: list, header: str) -> None:
+    """Collective: every shift of ``specs[i]`` from ``srcs[i]`` into ``outs[i]``, one exchange."""
+    checked(header, srcs, specs, outs)
+    key = _template_key(srcs, specs)
     if key is None:
-        pairs = [p for spec, R in zip(specs, outs) for p in statements(A, R, spec)]
-        exchanging(header + "({0})", A, args=tuple(s.key() for s in specs))
+        srcs = _unaliased(srcs, outs, None)
+        pairs = [p for S, row, out in zip(srcs, specs, outs) for spec, R in zip(row, out)
+                 for p in statements(S, R, spec)]
         stmts.run_group(pairs, header)
         return
-    exchanging(header + "({0})", A, args=tuple(s.key() for s in specs))
     hit = _templates.get(key)
     if hit is None:
-        src = _Proto(A, 0)
-        src.name, src.label = A.name, A.label
-        dests, items = setup_plans(src, specs)
-        hit = _templates[key] = (src, dests, items, stmts.compile_group(items, keep=False))
+        protos = []
+        for k, S in enumerate(srcs):
+            src = _Proto(S, k)
+            src.name, src.label = S.name, S.label
+            protos.append(src)
+        dests, items = setup_plans(protos, specs)
+        hit = _templates[key] = (protos, dests, items, stmts.compile_group(items, keep=False))
         if len(_templates) > TEMPLATES:
             _templates.popitem(last=False)[1][3].free()
     else:
         _templates.move_to_end(key)
-    src, dests, items, fast = hit
-    rebind = {id(src): A, **{id(d): R for d, R in zip(dests, outs)}}
+    protos, dests, items, fast = hit
+    run_bound(items, fast, protos, dests, srcs, outs, header)
+
+
+def run_bound(items, fast, protos: list, dests: list, srcs: list, outs: list, header: str) -> None:
+    """Run planned shifts ``items`` (planned with stand-ins ``protos`` and ``dests``) on
+    ``srcs`` into ``outs``.  A destination that is a source is written in place where the
+    group runs in one exchange (every value read before any is stored); otherwise (baseline
+    mode, buffers over the limit) its source is copied first."""
+    srcs = _unaliased(srcs, outs, items)
+    rebind = {id(p): S for p, S in zip(protos, srcs)}
+    rebind.update((id(d), R) for drow, row in zip(dests, outs) for d, R in zip(drow, row))
     stmts.run_planned(items, rebind, header, fast)
+
+
+def _unaliased(srcs: list, outs: list, items) -> list:
+    """``srcs``, each one that is also a destination replaced by a copy where the shifts
+    will not run in one exchange (``items`` None: not known, so always)."""
+    written = {id(R) for row in outs for R in row}
+    if not any(id(S) in written for S in srcs):
+        return srcs
+    if items is not None and settings.get("aggregate") and all(groupable(p) for _, p in items) and fits(items):
+        return srcs
+    return [S.copy() if id(S) in written else S for S in srcs]
 
 
 class _Proto:
@@ -104,9 +143,16 @@ class _Proto:
         self.shape, self.ndim, self.label = A.shape, A.ndim, f"destination {k}"
 
 
-def setup_plans(A: DistArray, specs: list) -> tuple[list, list]:
-    """The stand-in destinations and this locale's lowered, planned statements of
-    ``specs`` (pure: no communication)."""
-    protos = [_Proto(A, k) for k in range(len(specs))]
-    pairs = [p for R, spec in zip(protos, specs) for p in statements(A, R, spec)]
-    return protos, stmts.plan_group(pairs)
+def setup_plans(srcs: list, specs: list) -> tuple[list, list]:
+    """The stand-in destinations (one list per source) and this locale's lowered, planned
+    statements of ``specs`` (one list per source; pure: no communication)."""
+    dests, pairs, n = [], [], 0
+    for S, row in zip(srcs, specs):
+        drow = []
+        for spec in row:
+            R = _Proto(S, n)
+            n += 1
+            drow.append(R)
+            pairs.extend(statements(S, R, spec))
+        dests.append(drow)
+    return dests, stmts.plan_group(pairs)

@@ -11,12 +11,18 @@ after the warm-up):
 2. ``offsets``: where each locale's keys go in each receive buffer;
 3. ``exchange``: one bulk ``put`` of a slice from the middle of the receive
    array per destination locale (one message each), then a barrier;
-4. ``count``: count each key of the local bucket (``np.bincount``).
+4. ``count``: count each key of the local bucket.
 
 Styles (the ISx-in-Chapel slides' two): ``spmd`` computes offsets by an
 exclusive scan of the bucket counts over locales (``MPI_Exscan``, beside a
-reduction of them for the keys each receives); ``global`` reserves space
-with one one-sided ``fetch_add`` per destination on a counter per locale.
+reduction of them for the keys each receives) and counts its bucket's keys
+serially (``np.bincount``, the slides' ``for`` loop with no atomics);
+``global`` is the slides' global view: it reserves space with one one-sided
+``fetch_add`` per destination on a counter per locale, and counts with
+atomic adds into ONE distributed array of key counts (``keyCounts[key].add(1)``
+in a ``forall`` over the received keys): ``np.add.at(counts, keys, 1)`` on
+a ``Block`` array of ``width * locales`` counts, an aggregated one-way update
+(each locale's keys lie in its own block, so it updates its own counts).
 Verification: every key arrives exactly once (totals and key sums agree), all
 keys on a locale lie in its bucket, and the counts sum to the keys received.
 
@@ -73,6 +79,7 @@ class Sorter:
         self.cap = int(keys_per_locale * 1.25) + 1024
         self.recv = pg.zeros(P * self.cap, dtype=dtype, dist=pg.Block(), name="receive buffers")
         self.fill = pg.zeros(P, dtype=np.int64, dist=pg.Block(), name="fill counters")
+        self.counts = None                      # the global view's key counts (made at its first count)
         self.received = 0
 
     def offsets_spmd(self, counts: np.ndarray) -> np.ndarray:
@@ -104,10 +111,21 @@ class Sorter:
         if style == "global":
             self.received = int(self.fill.local[0])
 
-    def count(self) -> np.ndarray:
+    def count(self, style: str = "spmd") -> np.ndarray:
         """The count of every key of my bucket among the keys I received (a slot holding
-        anything else, e.g. the -1 of a lost key, is left to the verification)."""
-        mine = self.recv.local[:self.received] - comm.here() * self.width
+        anything else, e.g. the -1 of a lost key, is left to the verification): serially
+        (``spmd``), or (``global``, collective) by atomic adds of one into the distributed
+        key counts, ``np.add.at(counts, keys, 1)``, whose block on this locale is my bucket's."""
+        lo = comm.here() * self.width
+        got = self.recv.local[:self.received]
+        if style == "global":
+            if self.counts is None:
+                self.counts = pg.zeros(pg.num_locales * self.width, dtype=np.int64, dist=pg.Block(),
+                                       name="key counts")
+            keys = got[(got >= lo) & (got < lo + self.width)].astype(np.int64)
+            np.add.at(self.counts, keys, np.ones(keys.size, dtype=np.int64))
+            return self.counts.local.copy()
+        mine = got - lo
         return np.bincount(mine[(mine >= 0) & (mine < self.width)], minlength=self.width)
 
     def reset(self) -> None:
@@ -115,6 +133,8 @@ class Sorter:
         bucket), so a key lost in the next trial cannot pass for one left by the last."""
         self.fill.local[...] = 0
         self.recv.local[...] = -1
+        if self.counts is not None:
+            self.counts.local[...] = 0
         self.received = 0
         comm.barrier()
 
@@ -136,7 +156,7 @@ def sort_once(sorter: Sorter, keys: np.ndarray, style: str) -> tuple[dict, np.nd
         err = e
     comm.agree(err)
     t3 = time.perf_counter()
-    key_counts = sorter.count()
+    key_counts = sorter.count(style)
     t4 = time.perf_counter()
     t.update(bucketize=t1 - t0, offsets=t2 - t1, exchange=t3 - t2, count=t4 - t3)
     return t, key_counts
