@@ -34,6 +34,9 @@ from .expr import Affine, Expr, TraceError
 #: Paths through a forall body's conditions traced at most (each is one run of the body).
 MAX_PATHS = 256
 
+#: Decisions on traced conditions one run of the body makes at most (a ``while`` has no bound).
+MAX_DECISIONS = 64
+
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -56,6 +59,11 @@ class Tracer:
 
     def decide(self, cond) -> bool:
         k = len(self.decisions)
+        if k >= MAX_DECISIONS:
+            raise TraceError(f"one path through the forall body makes more than {MAX_DECISIONS} decisions on traced "
+                             "conditions: a Python `while` on a loop variable or an array element cannot be "
+                             "traced (it has no bound); loop over a Python range, or write the condition as "
+                             "pg.where(cond, x, y)")
         value = self.forced[k] if k < len(self.forced) else True
         self.decisions.append((cond, value))
         return value
