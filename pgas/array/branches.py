@@ -9,7 +9,10 @@ the decisions of a path seen so far and then flips one.  Every assignment is
 recorded with the decisions made before it; the same assignment (same source line,
 same structure, same occurrence) recorded on several paths is one statement whose
 condition is the union of those paths' decisions, simplified where a condition and
-its negation both hold it (``if c: X / else: Y`` then ``Z`` runs ``Z`` everywhere).
+its negation both hold it (``if c: X / else: Y`` then ``Z`` runs ``Z`` everywhere),
+and the statements run in an order that keeps every path's order.  (Where the paths
+order the same assignments differently, nothing is shared: each path's assignments
+run under its own decisions, path after path.)
 
 Each statement's decisions are then split (:func:`split`): a comparison of affine
 functions of the loop variables (``i > 0``, ``i + j < n``, ``i == j``) narrows the
@@ -120,11 +123,30 @@ def statements(tracer: Tracer, key) -> list:
             if prev is not None:
                 order[prev].add(ident)
             prev = ident
+    ordered = _topological(order, first)
+    if ordered is None:
+        return _unmerged(tracer)
     out = []
-    for ident in _topological(order, first):
+    for ident in ordered:
         paths = units[ident] if ident in opaque else _merge(units[ident])
         for bools in sorted(paths):
             out.append(paths[bools])
+    return out
+
+
+def _unmerged(tracer: Tracer) -> list:
+    """Every path's assignments once each, path after path (each path in its own order): where
+    the paths' orders of the same assignments disagree, no statement is shared between paths."""
+    out, done = [], set()
+    for run in tracer.runs:
+        count: dict = {}
+        for rec, state, decisions, _ in run:
+            bools = tuple(b for _, b in decisions)
+            k = count.get(bools, 0)
+            count[bools] = k + 1
+            if (bools, k) not in done:
+                done.add((bools, k))
+                out.append((rec, state, decisions))
     return out
 
 
@@ -147,8 +169,9 @@ def _merge(paths: dict) -> dict:
     return paths
 
 
-def _topological(after: dict, first: dict) -> list:
-    """The identities in an order that keeps every run's order (ties: first seen first)."""
+def _topological(after: dict, first: dict):
+    """The identities in an order that keeps every run's order (ties: first seen first), or
+    None if the runs' orders disagree."""
     indeg = {k: 0 for k in after}
     for k, nxt in after.items():
         for x in nxt:
@@ -163,10 +186,7 @@ def _topological(after: dict, first: dict) -> list:
             if not indeg[x]:
                 ready.append(x)
         ready.sort(key=first.__getitem__)
-    if len(out) != len(after):
-        raise TraceError("two branches of the forall body run the same assignments in different orders: "
-                         "write each branch's assignments in one order, or split the body into several foralls")
-    return out
+    return out if len(out) == len(after) else None
 
 
 # -- conditions ----------------------------------------------------------------
@@ -193,10 +213,11 @@ def _affine_comparison(cond):
 
 
 def split(decisions, m: int):
-    """``(constraints, masks)`` of a statement's decisions: ``constraints`` are
-    ``(coefs, const)`` with ``coefs @ x + const >= 0`` for the affine comparisons (None if
-    one can never hold), ``masks`` the other conditions as traced boolean expressions."""
-    cons, masks = [], []
+    """``(alternatives, masks)`` of a statement's decisions: ``alternatives`` are disjoint sets
+    of constraints ``(coefs, const)`` (``coefs @ x + const >= 0``) from the affine
+    comparisons (``i != j`` is two: ``i > j`` or ``i < j``; none where one can never hold),
+    ``masks`` the other conditions as traced boolean expressions."""
+    alts, masks = [[]], []
     for cond, taken in decisions:
         got = _affine_comparison(cond)
         if got is None:
@@ -207,19 +228,23 @@ def split(decisions, m: int):
             name = _FLIP[name]
         coefs = tuple(d.coefs) + (0,) * (m - len(d.coefs))
         neg = tuple(-a for a in coefs)
-        if name == "not_equal":
-            masks.append(cond if taken else Expr(np.logical_not, [cond]))
-            continue
-        new = {"greater_equal": [(coefs, d.const)], "greater": [(coefs, d.const - 1)],
-               "less_equal": [(neg, -d.const)], "less": [(neg, -d.const - 1)],
-               "equal": [(coefs, d.const), (neg, -d.const)]}[name]
-        for c in new:
-            if not any(c[0]):
-                if c[1] < 0:
-                    return None, masks          # a constant condition that never holds
-                continue
-            cons.append(c)
-    return cons, masks
+        choices = {"greater_equal": [[(coefs, d.const)]], "greater": [[(coefs, d.const - 1)]],
+                   "less_equal": [[(neg, -d.const)]], "less": [[(neg, -d.const - 1)]],
+                   "equal": [[(coefs, d.const), (neg, -d.const)]],
+                   "not_equal": [[(coefs, d.const - 1)], [(neg, -d.const - 1)]]}[name]
+        new = []
+        for base in alts:
+            for choice in choices:
+                cons = list(base)
+                for c in choice:
+                    if any(c[0]):
+                        cons.append(c)
+                    elif c[1] < 0:              # a constant condition that never holds
+                        break
+                else:
+                    new.append(cons)
+        alts = new
+    return alts, masks
 
 
 def narrow(items: tuple, cons: list) -> tuple:

@@ -261,22 +261,21 @@ def forall(domain, body) -> None:
     names = _var_names(body, m)
     narrowed: dict = {}
     for (target, value, uf, other), state, decisions in stmts:
-        cons, masks = branches.split(decisions, m) if decisions else ([], [])
-        if cons is None:
-            continue                                      # a condition that never holds
-        d = dom
-        if cons:
-            key = tuple(cons)
-            d = narrowed.get(key)
-            if d is None:
-                d = narrowed[key] = resolve(branches.narrow(items, cons))
-            if _empty(d):
+        alts, masks = branches.split(decisions, m) if decisions else ([[]], [])
+        for cons in alts:                                 # disjoint parts of the domain
+            d = dom
+            if cons:
+                key = tuple(cons)
+                d = narrowed.get(key)
+                if d is None:
+                    d = narrowed[key] = resolve(branches.narrow(items, cons))
+                if _empty(d):
+                    continue
+            if state == now:
+                _run_record(d, target, value, uf, other, names, masks)
                 continue
-        if state == now:
-            _run_record(d, target, value, uf, other, names, masks)
-            continue
-        with np.errstate(call=state[1], **state[0]):      # an np.errstate inside the body applies
-            _run_record(d, target, value, uf, other, names, masks)
+            with np.errstate(call=state[1], **state[0]):  # an np.errstate inside the body applies
+                _run_record(d, target, value, uf, other, names, masks)
 
 
 def _empty(dom) -> bool:
