@@ -202,12 +202,12 @@ def _run(block, i, j, n, X, K, O, S, H):
         elif node[0] == "O":
             O[i, j] = value(node[1])
         elif node[0] == "S":
-            S[i] += value(node[1])            # a reduction over j
+            S[i] += 0.0 + value(node[1])      # a reduction over j (0.0 +: `S[i] += i` alone is no ufunc call)
         else:
-            H[K[i, j]] += value(node[1])      # an accumulation through an index array
+            H[K[i, j]] += 0.0 + value(node[1])    # an accumulation through an index array
 
 
-@settings(derandomize=True, database=None, deadline=None, max_examples=20)
+@settings(derandomize=True, database=None, deadline=None, max_examples=25)
 @given(st.data())
 def test_random_bodies_match_nested_loops(data_):
     draw = data_.draw
