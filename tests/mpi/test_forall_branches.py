@@ -225,3 +225,34 @@ def test_random_bodies_match_nested_loops(data_):
             _run(body, i, j, n, GX, GK, GO, GS, GH)
     for got, want in ((O, GO), (S, GS), (H, GH)):
         assert_matches(got, want)
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=25)
+@given(st.data())
+def test_random_guards_on_strided_ranges(data_):
+    draw = data_.draw
+    N = 12
+    step = draw(st.sampled_from([1, 2, 3, -1, -2]))
+    start = draw(st.integers(0, N - 1))
+    stop = draw(st.integers(-1, N))
+    dom = range(start, stop, step)
+    off, a, b, c = (draw(st.integers(-3, 3)), draw(st.sampled_from([1, -1, 2, -3])), draw(st.integers(-4, 4)),
+                    draw(st.integers(-6, 12)))
+    op = draw(st.sampled_from(sorted(_CMP)))
+    square = draw(st.booleans())
+    GX = ints(N, draw(st.integers(0, 9)))
+    X, Y = pg.from_numpy(GX, dist=draw(st.sampled_from(DISTS))), pg.zeros(N, dist=draw(st.sampled_from(DISTS)))
+
+    def body(i, X, Y):
+        if 0 <= i + off < N and _CMP[op](a * i + b, c):
+            Y[i] = X[i + off] + i
+        elif square:
+            Y[i] = X[i * i % N]
+        else:
+            Y[i] = -1.0
+
+    pg.forall(dom, lambda i: body(i, X, Y))
+    GY = np.zeros(N)
+    for i in dom:
+        body(i, GX, GY)
+    assert_matches(Y, GY)
