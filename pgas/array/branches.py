@@ -101,6 +101,8 @@ def statements(tracer: Tracer, key) -> list:
     """The body's statements in execution order: ``[(record, errstate, decisions), ...]``,
     a statement under several disjoint conditions appearing once per condition.
     ``key(record)`` is a hashable structure of a record, or None if it has none."""
+    if len(tracer.runs) == 1:          # no condition: the records as made
+        return [(rec, state, decisions) for rec, state, decisions, _ in tracer.runs[0]]
     units: dict = {}                   # identity -> {path bools: (record, errstate, decisions)}
     order: dict = {}                   # identity -> identities that must come after it
     first: dict = {}
