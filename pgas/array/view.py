@@ -270,8 +270,8 @@ def _ref(view: View, items) -> Ref:
                                  "integers (for a condition write `if cond:` or pg.where(cond, x, y))")
             indirect = True
         elif not (isinstance(k, Affine) or _is_int(k)):
-            raise TraceError(f"{name(label)}: subscript {k!r} must be an int, affine in the loop variables "
-                             "(2*i + j - 1) or an integer expression of them and of array elements (idx[i])")
+            raise TraceError(f"{name(label)}: subscript {k!r} must be an int or affine in the loop variables "
+                             "(2*i + j - 1), or an integer expression of them and of array elements (idx[i])")
     if len(items) != view.ndim:
         raise IndexError(f"{name(label)}: {len(items)} subscripts for {view.ndim} dimensions")
     if indirect:
