@@ -152,6 +152,7 @@ CORE = [
     "tests/mpi/test_constructors.py",
     "tests/mpi/test_array.py",
     "tests/mpi/test_domains.py",
+    "tests/mpi/test_forall_branches.py",       # forall conditions and non-affine subscripts (locale shares)
     "tests/mpi/test_sort.py",
     "tests/mpi/test_trace.py",                 # waits named by peer, the critical path across locales
     "tests/mpi/test_ablation.py",              # the ablation switches: same results, their counts

@@ -23,7 +23,7 @@ import numpy as np
 from .. import comm
 from ..comm import check
 from . import engine as _engine  # noqa: F401 - loads expr and view in the order their imports need
-from .expr import Affine, Expr, Ref, probe, probe_errors
+from .expr import Affine, Expr, IndirectRef, Ref, probe, probe_errors
 
 
 def ident(a) -> tuple:
@@ -174,6 +174,8 @@ class _Sig:
             return (name, tuple(self.key(a) for a in x.args), repr(sorted(x.kwargs.items())))
         if isinstance(x, Ref):
             return ("ref", self.slot(x.base), x.M, x.c)
+        if isinstance(x, IndirectRef):
+            return ("iref", self.slot(x.base), tuple(self.key(s) for s in x.subs))
         if isinstance(x, Affine):
             return ("aff", x.coefs, x.const)
         if hasattr(x, "base") and hasattr(x, "M"):                        # a View

@@ -86,8 +86,8 @@ def assign(target, value, casting: str = "unsafe") -> None:
         return capturing[-1].assign(target, value, casting)
     if not isinstance(value, (np.ndarray, _expr.Lazy, _expr.Affine)) and not is_array(value):
         value = _python_value(target, value)           # Python and NumPy scalars, lists
-    if isinstance(target, _expr.Ref):
-        if isinstance(value, _expr.Ref) and target.same(value):
+    if isinstance(target, (_expr.Ref, _expr.IndirectRef)):
+        if isinstance(value, (_expr.Ref, _expr.IndirectRef)) and target.same(value):
             return
         _record(target, as_operand(value), None, None)
         return
@@ -134,8 +134,8 @@ def ufunc(uf, method, inputs, out, kwargs):
     target = out[0] if isinstance(out, tuple) else out
     if is_array(target):
         target = _view.View.whole(target)
-    if isinstance(target, _expr.Ref):
-        other = [a for a in value.args if not (isinstance(a, _expr.Ref) and a.same(target))]
+    if isinstance(target, (_expr.Ref, _expr.IndirectRef)):
+        other = [a for a in value.args if not (isinstance(a, (_expr.Ref, _expr.IndirectRef)) and a.same(target))]
         _record(target, value, uf, other[0] if len(other) == 1 and len(value.args) == 2 else None)
         return out[0] if isinstance(out, tuple) else out
     if not isinstance(target, _view.View):
@@ -275,6 +275,12 @@ def trace_push(tracer) -> None:
 
 def trace_pop() -> None:
     _tracers.pop()
+
+
+def decide(cond) -> bool:
+    """The branch a Python ``if`` on traced condition ``cond`` takes in this trace of a
+    forall body (the tracer runs the body once per path, :mod:`pgas.array.branches`)."""
+    return _tracers[-1].decide(cond)
 
 
 def _record(target, value, uf, other) -> None:

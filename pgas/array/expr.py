@@ -88,6 +88,8 @@ class Lazy(NDArrayOperatorsMixin):
     __float__ = __int__ = __complex__ = _no_scalar
 
     def __bool__(self):
+        if self.shape is None and engine.tracing():       # a condition inside a forall body: both branches traced
+            return engine.decide(self)
         raise TraceError("the truth value of a distributed expression is not known while building it: "
                          "use pg.where(cond, x, y) for element-wise choices, or reduce first (e.g. .any(), .sum())")
 
@@ -275,7 +277,7 @@ def _broadcast_shape(args):
             viewed = True
             shapes.append(a.shape)
             continue
-        if isinstance(a, (Ref, Affine)) or (isinstance(a, Expr) and a.shape is None):
+        if isinstance(a, (Ref, Affine, IndirectRef)) or (isinstance(a, Expr) and a.shape is None):
             traced = True
         elif isinstance(a, Lazy):
             viewed = True
@@ -323,11 +325,15 @@ def probe_errors(func, args) -> None:
                 func(np.ones(1, np.result_type(b)), exp)
 
 
-def _not_affine(what):
-    def method(self, other):
-        raise TraceError(f"{what} of a loop variable is not affine: subscripts must be integer "
-                         "combinations like 2*i + j - 1 (for a value, compute it with arrays or pg.where)")
-    return method
+def _value_op(uf):
+    """``__op__`` and ``__rop__`` of :class:`Affine` for an operation that is not affine:
+    the element-wise value (``i % 3``, ``i * i``, ``i < j``) as an :class:`Expr`."""
+    def op(self, other):
+        return Expr(uf, [self, engine.as_operand(other)])
+
+    def rop(self, other):
+        return Expr(uf, [engine.as_operand(other), self])
+    return op, rop
 
 
 class Affine:
@@ -384,26 +390,24 @@ class Affine:
 
     __rmul__ = __mul__
 
-    __floordiv__ = __rfloordiv__ = _not_affine("floor division")
-    __mod__ = __rmod__ = _not_affine("modulo")
-    __truediv__ = __rtruediv__ = _not_affine("division")
-    __pow__ = __rpow__ = _not_affine("a power")
-
-    def _compare(self, *_):
-        raise TraceError("comparing loop variables gives no Python bool while tracing: "
-                         "use pg.where(cond, x, y) on values, or split the domain into ranges")
-
-    __lt__ = __le__ = __gt__ = __ge__ = _compare
-
-    def __eq__(self, other):
-        self._compare()
-
-    __ne__ = __eq__
+    # not affine: a value (an Expr), which as a subscript makes an IndirectRef
+    __floordiv__, __rfloordiv__ = _value_op(np.floor_divide)
+    __mod__, __rmod__ = _value_op(np.remainder)
+    __truediv__, __rtruediv__ = _value_op(np.true_divide)
+    __pow__, __rpow__ = _value_op(np.power)
+    # comparisons: a symbolic condition (a Python `if` on it traces both branches)
+    __lt__, _ = _value_op(np.less)
+    __le__, _ = _value_op(np.less_equal)
+    __gt__, _ = _value_op(np.greater)
+    __ge__, _ = _value_op(np.greater_equal)
+    __eq__, _ = _value_op(np.equal)
+    __ne__, _ = _value_op(np.not_equal)
     __hash__ = None
 
     def __bool__(self):
-        raise TraceError("a Python `if` or `while` on a loop variable cannot be traced: write the branch as "
-                         "pg.where(cond, x, y) or split the loop domain into separate ranges")
+        if engine.tracing():                  # `if i:` is `if i != 0:`
+            return engine.decide(Expr(np.not_equal, [self, 0]))
+        raise TraceError("a loop variable is only symbolic inside a pg.forall body")
 
     def __index__(self):
         raise TraceError("a loop variable is symbolic inside pg.forall: use it in subscripts (A[i + 1]) "
@@ -448,7 +452,58 @@ class Ref(Lazy):
         return f"Ref({self.base!r}, M={self.M}, c={self.c})"
 
 
+class IndirectRef(Lazy):
+    """An access ``base[e_0, e_1, ...]`` inside ``forall`` whose subscripts are not all affine
+    (``A[i * i]``, ``A[idx[i]]``, ``A[i % 3]``): ``subs`` holds each base dimension's global
+    index as an int, an :class:`Affine` or an integer :class:`Expr`.  A statement with one
+    runs through gathers (:mod:`pgas.array.indirect`), correct but not planned."""
+
+    __slots__ = ("base", "subs")
+
+    shape = None
+
+    def __init__(self, base, subs) -> None:
+        self.base = base
+        self.subs = tuple(subs)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.base.dtype
+
+    def same(self, other) -> bool:
+        return other is self or (isinstance(other, IndirectRef) and other.base is self.base
+                                 and len(other.subs) == len(self.subs)
+                                 and all(same_tree(a, b) for a, b in zip(self.subs, other.subs)))
+
+    def __setitem__(self, key, value):
+        raise TraceError("assign through the array: A[idx[i]] = value")
+
+    __float__ = __int__ = __complex__ = __len__ = __round__ = Ref._symbolic
+
+    def __repr__(self) -> str:
+        return f"IndirectRef({self.base.label}, {self.subs})"
+
+
+def same_tree(a, b) -> bool:
+    """True if traced operands ``a`` and ``b`` are the same expression (same arrays, accesses,
+    functions and constants)."""
+    if a is b:
+        return True
+    if isinstance(a, Affine) or isinstance(b, Affine):
+        return (isinstance(a, Affine) and isinstance(b, Affine) and a.coefs == b.coefs
+                and a.const == b.const)
+    if isinstance(a, (Ref, IndirectRef)):
+        return a.same(b)
+    if isinstance(a, Expr):
+        return (isinstance(b, Expr) and a.func is b.func and a.kwargs == b.kwargs and len(a.args) == len(b.args)
+                and all(same_tree(x, y) for x, y in zip(a.args, b.args)))
+    if isinstance(a, Lazy) or isinstance(b, Lazy) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return False
+    return type(a) is type(b) and bool(a == b)
+
+
 for _name in ("sum", "mean", "prod", "min", "max", "any", "all", "std", "var", "cumsum", "cumprod", "argmin",
               "argmax", "item", "tolist", "astype", "copy", "reshape", "to_numpy", "dot"):
     setattr(Ref, _name, Ref._symbolic)
+    setattr(IndirectRef, _name, Ref._symbolic)
 del _name

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..exec.lowered import Lowered, slot_name
 from ..plan import Access, Statement
-from .expr import Affine, Expr, Ref, TraceError
+from .expr import Affine, Expr, IndirectRef, Ref, TraceError
 from .view import View
 
 
@@ -148,6 +148,8 @@ def _key(node, bases: list):
         return (1, k, node.M, node.c, node.shape) if view else (2, k, node.M, node.c)
     if isinstance(node, Affine):
         return (3, node.coefs, node.const)
+    if isinstance(node, IndirectRef):
+        return (4, _key(View.whole(node.base), bases), tuple(_key(s, bases) for s in node.subs))
     return _const_key(node)
 
 

@@ -21,10 +21,10 @@ from ..exec.lowered import Lowered
 from ..exec.tasks import REDUCE_WITH
 from ..exec.statement import execute, explaining
 from ..plan import Access, PlanError, plan_local
-from . import collective, engine
+from . import branches, collective, engine, indirect
 from .creation import constructors
-from .expr import Affine, Expr, Ref, TraceError, probe
-from .lowering import lower_ref, lower_view, structure
+from .expr import Expr, IndirectRef, Ref, TraceError, probe
+from .lowering import _key, _Uncachable, lower_ref, lower_view, structure
 from .view import View
 
 #: The result dtype of an expression (:func:`pgas.array.expr.probe`, which also raises
@@ -172,34 +172,33 @@ def before_write(base, value) -> None:
 
 
 # -- forall ------------------------------------------------------------------
-class _Tracer:
-    def __init__(self) -> None:
-        self.records: list = []
-        self.errstates: list = []     # NumPy's error handling where each record was made
-
-    def record(self, target: Ref, value, uf, other) -> None:
-        self.records.append((target, value, uf, other))
-        self.errstates.append((np.geterr(), np.geterrcall()))
-
-
 def forall(domain, body) -> None:
     """Collective: run ``body(i, j, ...)`` over every point of ``domain`` (a ``range``,
     a tuple of ranges, or ranges whose bounds depend on outer loop variables) as
     aggregated owner-computes statements.
 
-    ``body`` is called ONCE with symbolic loop variables; each assignment it
-    makes through affine subscripts (``A[2*i + 1, j - 1] = B[i, j] * 0.5``)
-    becomes one statement over the whole domain, run in the order written
-    (the right side read in full before its left side is written).  A write
-    whose subscripts omit a loop variable reduces over it:
-    ``D[i, j] += A[i, k] * B[k, j]`` over ``(i, j, k)`` is a matrix product.
-    Python ``if`` on loop variables, non-affine subscripts (``A[i*j]``) and
-    the like raise ``pgas.array.expr.TraceError`` naming what to write.
+    ``body`` is called with symbolic loop variables (once, or once per path
+    through its conditions); each assignment it makes through affine subscripts
+    (``A[2*i + 1, j - 1] = B[i, j] * 0.5``) becomes one statement over the whole
+    domain, run in the order written (the right side read in full before its
+    left side is written).  A write whose subscripts omit a loop variable
+    reduces over it: ``D[i, j] += A[i, k] * B[k, j]`` over ``(i, j, k)`` is a
+    matrix product.
+
+    A Python ``if`` / ``elif`` / ``else`` (with ``and``, ``or``, ``not``) on loop
+    variables and array elements (``if i > 0 and A[i, j] > 0:``) traces every
+    branch: each statement runs where its branch is taken.  A comparison of
+    affine functions of the loop variables narrows the statement's domain (so
+    ``if i > 0: B[i] = A[i - 1]`` never reads ``A[-1]``); any other condition
+    is a mask (``where(cond, value, old)``), under which the statement's
+    affine subscripts must be in bounds on the whole domain.  Subscripts that
+    are not affine (``A[i * i]``, ``A[i % 3]``, ``A[idx[i]]``) run through the
+    inspector fallback (:mod:`pgas.array.indirect`): correct, not planned.
+    ``docs/concepts.md`` (forall) says what still raises ``TraceError``.
 
     A loop variable may also be used as a value: ``A[i, j] = 10 * i + j`` or
     ``B[i] = 0.5 * i + A[i]`` use the index itself (an integer operand, combined
-    with the others by NumPy's rules).  Only integer arithmetic keeps a variable
-    symbolic; ``i / 2``, ``i % 2`` and comparisons raise ``TraceError``.
+    with the others by NumPy's rules).
 
     An inner range may depend on outer variables: give a callable of the first
     ``k`` variables' values that returns the range, as in
@@ -216,8 +215,8 @@ def forall(domain, body) -> None:
         int ``n`` means ``range(n)``; a callable ``f(i, ...)`` of outer
         variables returns the range of an inner one).
     body : callable
-        Called once with one symbolic variable per range; it assigns to
-        distributed arrays through subscripts affine in the variables.
+        Called with one symbolic variable per range; it assigns to distributed
+        arrays through subscripts.
 
     Examples
     --------
@@ -227,6 +226,16 @@ def forall(domain, body) -> None:
     ...     B[i, j] = 0.25 * (A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1])
     >>> pg.forall((range(1, n - 1), range(1, n - 1)), body)      # doctest: +SKIP
     >>> pg.forall(range(n), lambda i: C.__setitem__(i, 2 * i))    # doctest: +SKIP
+
+    A branch on the loop variable and the data, and a histogram:
+
+    >>> def body(i):                                              # doctest: +SKIP
+    ...     if i > 0 and A[i] > 0:
+    ...         B[i] = A[i - 1]
+    ...     else:
+    ...         B[i] = 0.0
+    ...     H[keys[i]] += 1
+    >>> pg.forall(range(n), body)                                 # doctest: +SKIP
 
     The upper triangle of ``C = A @ A.T`` (``syrk``), a triangle times a range:
 
@@ -242,23 +251,52 @@ def forall(domain, body) -> None:
         raise TraceError("pg.forall inside a pg.forall body cannot be traced: write ONE forall over all the "
                          "loop variables, with inner ranges that depend on outer ones if needed: "
                          "pg.forall((range(n), lambda i: range(i + 1, n)), body)")
+    items = domain if isinstance(domain, tuple) else (domain,)
     dom = resolve(domain)
     m = dom.ndim
-    tracer = _Tracer()
-    engine.trace_push(tracer)
-    try:
-        body(*[Affine([int(v == w) for w in range(m)]) for v in range(m)])
-    finally:
-        engine.trace_pop()
-    collective.forall(dom, body, tracer.records)
+    tracer = branches.trace(body, m, engine.trace_push, engine.trace_pop)
+    stmts = branches.statements(tracer, _record_key)
+    collective.forall(dom, body, [rec for rec, _, _ in stmts])
     now = (np.geterr(), np.geterrcall())
     names = _var_names(body, m)
-    for (target, value, uf, other), state in zip(tracer.records, tracer.errstates):
-        if state == now:
-            _run_record(dom, target, value, uf, other, names)
-            continue
-        with np.errstate(call=state[1], **state[0]):      # an np.errstate inside the body applies
-            _run_record(dom, target, value, uf, other, names)
+    narrowed: dict = {}
+    for (target, value, uf, other), state, decisions in stmts:
+        alts, masks = branches.split(decisions, m) if decisions else ([[]], [])
+        for cons in alts:                                 # disjoint parts of the domain
+            d = dom
+            if cons:
+                key = tuple(cons)
+                d = narrowed.get(key)
+                if d is None:
+                    d = narrowed[key] = resolve(branches.narrow(items, cons))
+                if _empty(d):
+                    continue
+            if state == now:
+                _run_record(d, target, value, uf, other, names, masks)
+                continue
+            with np.errstate(call=state[1], **state[0]):  # an np.errstate inside the body applies
+                _run_record(d, target, value, uf, other, names, masks)
+
+
+def _empty(dom) -> bool:
+    """True if ``dom`` has no point."""
+    if dom.parts:
+        return not any(all(n for _, _, n in p) for p in dom.parts)
+    return dom.count == 0 or any(not n for _, _, n in dom.box)
+
+
+def _record_key(rec):
+    """A hashable structure of a traced assignment (as :func:`pgas.array.lowering.structure`
+    makes), or None where it has none (a replicated NumPy operand, a NaN)."""
+    target, value, uf, other = rec
+    bases: list = []
+    try:
+        key = (_key(target, bases), _key(value, bases), getattr(uf, "__name__", None),
+               None if other is None else _key(other, bases))
+        hash(key)
+    except (_Uncachable, TypeError):
+        return None
+    return key, tuple(id(b) for b in bases)
 
 
 def _var_names(body, m: int) -> list[str]:
@@ -286,25 +324,43 @@ def _check_write(target: Ref, names, m: int) -> None:
                     "element) or np.minimum/np.maximum(..., out=), or index each dim by one loop variable")
 
 
-def _run_record(dom, target: Ref, value, uf, other, names) -> None:
+def _run_record(dom, target, value, uf, other, names, masks=()) -> None:
+    """Run one traced assignment over ``dom`` where every condition of ``masks`` holds."""
     m = dom.ndim
-    cols = [any(len(row) > v and row[v] for row in target.M) for v in range(m)]
-    label = target.base.label
     if uf is not None:
         value.func(*[probe(a) for a in value.args], out=np.empty(0, target.dtype), **value.kwargs)
-    separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
-    if all(cols) and (separable or uf is None or other is None or uf.__name__ not in REDUCE_WITH):
-        _check_write(target, names, m)
-        before_write(target.base, value)                 # each iteration writes its own element
-        _run_forall_statement(lower_ref(dom, target, value, None), value)
+    reducible = uf is not None and other is not None and uf.__name__ in REDUCE_WITH
+    if isinstance(target, IndirectRef):
+        reduce = reducible                               # repeats accumulate, as in a sequential loop
+    else:
+        cols = [any(len(row) > v and row[v] for row in target.M) for v in range(m)]
+        separable = all(sum(1 for a in row if a) <= 1 for row in target.M)
+        reduce = not (all(cols) and (separable or not reducible))
+        if not reduce:
+            _check_write(target, names, m)
+        elif not reducible:
+            missing = ", ".join("ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m) if not cols[v])
+            raise TraceError(f"the write to {target.base.label} does not use loop variable(s) {missing}: to "
+                             "reduce over them write A[...] += expr (or -=, *=, |=, &=, ^=, or "
+                             "np.minimum/np.maximum(A[...], expr, out=A[...])); a plain = would overwrite the "
+                             "same element many times")
+    val = other if reduce else value
+    if isinstance(target, IndirectRef) or indirect.has_indirect(val, *masks):
+        indirect.check(target, uf, reduce)
+        if explaining:
+            indirect.explain(target, val, reduce, dom, masks)
+            return
+        before_write(target.base, val)
+        indirect.run(dom, target, val, uf, reduce, masks)
         return
-    if uf is None or other is None or uf.__name__ not in REDUCE_WITH:
-        missing = ", ".join("ijklmnpq"[v] if v < 8 else f"i{v}" for v in range(m) if not cols[v])
-        raise TraceError(f"the write to {label} does not use loop variable(s) {missing}: to reduce over them "
-                         "write A[...] += expr (or -=, *=, |=, &=, ^=, or np.minimum/np.maximum(A[...], expr, "
-                         "out=A[...])); a plain = would overwrite the same element many times")
-    before_write(target.base, value)
-    _run_forall_statement(lower_ref(dom, target, other, uf.__name__), other)
+    mask = branches.mask_of(masks)
+    if mask is not None:
+        if reduce:
+            val = Expr(np.where, [mask, val, branches.identity(REDUCE_WITH[uf.__name__], probe(val).dtype)])
+        else:
+            val = Expr(np.where, [mask, val, target])
+    before_write(target.base, val)
+    _run_forall_statement(lower_ref(dom, target, val, uf.__name__ if reduce else None), val)
 
 
 def _run_forall_statement(low, value) -> None:

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import engine, printing
-from .expr import _DIRECT, _VIEW, Affine, Lazy, Ref, TraceError
+from .expr import _DIRECT, _VIEW, Affine, IndirectRef, Lazy, Ref, TraceError, probe
 from .index import describe_key, name
 from .methods import ArrayMethods
 
@@ -238,6 +238,19 @@ def _mixed(base, shape, M, c, key):
     return v
 
 
+def _indirect(view: View, items) -> IndirectRef:
+    """Subscripts of ``view`` some of which are not affine: each base dimension's index as an
+    expression (``view.M @ items + view.c``)."""
+    subs = []
+    for row, c in zip(view.M, view.c):
+        total = c
+        for a, k in zip(row, items):
+            if a:
+                total = total + (k if a == 1 else a * k)
+        subs.append(total)
+    return IndirectRef(view.base, subs)
+
+
 @lru_cache(maxsize=64)
 def _diagonal(steps: tuple) -> tuple:
     return tuple(tuple(s if j == d else 0 for j in range(len(steps))) for d, s in enumerate(steps))
@@ -249,14 +262,20 @@ def _ref(view: View, items) -> Ref:
     if any(k is None or k is Ellipsis or isinstance(k, slice) for k in items):
         raise TraceError(f"{name(label)}: inside pg.forall subscript every dimension with an integer or an affine "
                          "index (A[i, j + 1]); slices, None and ... are for statements outside forall")
+    indirect = False
     for k in items:
-        if isinstance(k, Lazy):
-            raise TraceError(f"{name(label)}: subscript {k!r} is not affine in the loop variables: use integer "
-                             "combinations such as 2*i + j - 1 (i*j, i // 2 and A[B[i]] are not affine)")
-        if not (isinstance(k, Affine) or _is_int(k)):
-            raise TraceError(f"{name(label)}: subscript {k!r} must be an int or affine in the loop variables")
+        if isinstance(k, Lazy) and k.shape is None:       # traced but not affine: i * j, i % 3, idx[i]
+            if probe(k).dtype.kind not in "iu":
+                raise TraceError(f"{name(label)}: subscript {k!r} is a {probe(k).dtype} value: subscripts must be "
+                                 "integers (for a condition write `if cond:` or pg.where(cond, x, y))")
+            indirect = True
+        elif not (isinstance(k, Affine) or _is_int(k)):
+            raise TraceError(f"{name(label)}: subscript {k!r} must be an int or affine in the loop variables "
+                             "(2*i + j - 1), or an integer expression of them and of array elements (idx[i])")
     if len(items) != view.ndim:
         raise IndexError(f"{name(label)}: {len(items)} subscripts for {view.ndim} dimensions")
+    if indirect:
+        return _indirect(view, items)
     nv = max((len(k.coefs) for k in items if isinstance(k, Affine)), default=0)
     K = [list(k.coefs) if isinstance(k, Affine) else [0] * nv for k in items]
     k0 = [k.const if isinstance(k, Affine) else int(k) for k in items]

@@ -180,19 +180,17 @@ def test_clear_errors():
     b, B = dist_array((5, 8), pg.Cyclic())
     _raises(ValueError, lambda: A.__setitem__(slice(None), B), "(5, 8)", "(6, 8)")
     _raises(ValueError, lambda: A.__setitem__(slice(None), A[1:] + 1), "(5, 8)", "(6, 8)")
-    _raises(TypeError, lambda: pg.forall((range(3), range(3)), lambda i, j: A.__setitem__((i * j, j), 1.0)),
-            "not affine")
-    _raises(TypeError, lambda: pg.forall(range(3), lambda i: A.__setitem__((i // 2, 0), 1.0)), "not affine")
+    _raises(TypeError, lambda: pg.forall((range(3), range(3)), lambda i, j: A.__setitem__((i / 2, j), 1.0)),
+            "must be integers")
 
-    def branch_on_value(i):
-        if A[i, 0] > 0:
-            A[i, 0] = 1.0
+    def product_through_non_affine(i):
+        A[i // 2, 0] *= 2.0
+    _raises(TypeError, lambda: pg.forall(range(3), product_through_non_affine), "multiply reduction")
 
-    def branch_on_var(i):
-        if i > 0:
+    def loop_on_value(i):
+        while A[i, 0] > 0:
             A[i, 0] = 1.0
-    _raises(TypeError, lambda: pg.forall(range(3), branch_on_value), "pg.where")
-    _raises(TypeError, lambda: pg.forall(range(3), branch_on_var), "pg.where")
+    _raises(TypeError, lambda: pg.forall(range(3), loop_on_value), "while")
     _raises(IndexError, lambda: pg.forall(range(7), lambda i: A.__setitem__((i, 0), B[i, 0])), "(6, 8)")
     _raises(TypeError, lambda: pg.forall((range(3), range(3)), lambda i, j: A.__setitem__((i, 0), B[i, j])),
             "+=")
