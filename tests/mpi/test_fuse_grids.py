@@ -85,6 +85,7 @@ def test_stencils_on_grids_run_row_kernels_and_match_numpy_bit_for_bit(name, pro
         same = all(np.array_equal(bits(g), bits(w)) for g, w in zip(got, want))
         collective_verdict(same, lambda: f"{name} on {dist}: values differ from NumPy's")
         collective_verdict(rows == fused, lambda: f"{name} on {dist}: {fused} tasks fused, {rows} by row kernels")
-        if protocol == "auto" and not check.enabled and fused:
+        if protocol == "auto" and not check.enabled:     # (alike on every locale: a collective follows)
             # from the second repeat on, each statement's tasks are its last run's kernel calls
-            collective_verdict(calls > 0, lambda: f"{name} on {dist}: no repeat made its kept kernel calls")
+            # (a locale with no task here has none to keep)
+            collective_verdict(calls > 0 or not fused, lambda: f"{name} on {dist}: no repeat made its kept kernel calls")
