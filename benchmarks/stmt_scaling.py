@@ -43,20 +43,34 @@ import time
 #: The comm layer's collective operations (pgas/comm/runtime.py), counted as synchronisations.
 COLLECTIVES = ("barrier", "allreduce", "iallreduce", "allgather", "allgatherv", "agreement_allgather", "bcast",
                "bcast_value", "alltoallv_buffer", "bitwise_or", "allreduce_with", "agree", "exscan")
-#: What a wait calls while it polls: as many as the machine's load makes, so not counted.
+#: What a wait calls while it polls: as many as the machine's load makes, so not counted ...
 POLLING = ("sleep", "sched_yield", "_stalled", "pause")
+#: ... nor what these call (the test of the requests a wait's :func:`pgas.comm.runtime.poll`
+#: makes until they are complete), nor what those call in turn.
+POLLERS = ("poll",)
+
+
+def _bare(name: str) -> str:
+    return name.rsplit(" ", 1)[-1].rstrip("}>").rsplit(".", 1)[-1]
 
 
 def _counts(stats: pstats.Stats) -> tuple[int, int]:
-    """(Python calls but a wait's polling, collective calls) in a profile."""
+    """(Python calls but a wait's polling, collective calls) in a profile: the calls a
+    polling function makes (and theirs, and so on) are left out with it."""
+    polling = {f for f in stats.stats if _bare(f[2]) in POLLING}
+    pollers = {f for f in stats.stats if _bare(f[2]) in POLLERS}
+    while True:
+        left = {f: nc - sum(c[1] for g, c in callers.items() if g in polling or g in pollers)
+                for f, (_cc, nc, _tt, _ct, callers) in stats.stats.items() if f not in polling}
+        more = {f for f, n in left.items() if n <= 0 and stats.stats[f][1] > 0}
+        if not more:
+            break
+        polling |= more
     calls = colls = 0
-    for (file, _line, name), (_cc, nc, *_rest) in stats.stats.items():
-        bare = name.rsplit(" ", 1)[-1].rstrip("}>").rsplit(".", 1)[-1]
-        if bare in POLLING:
-            continue
-        calls += nc
+    for (file, _line, name), n in left.items():
+        calls += n
         if file.endswith("pgas/comm/runtime.py") and name in COLLECTIVES:
-            colls += nc
+            colls += n
     return calls, colls
 
 

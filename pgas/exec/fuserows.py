@@ -1,4 +1,4 @@
-"""Row kernels: a fused task as loops over rows with a contiguous inner loop.
+"""Row kernels: a fused task as loops over rows, the inner loop contiguous where it can be.
 
 A task's views come from the planner as 2 axes per loop variable (block and
 position in the block), most of them of length 1, and the arrays numba gets
@@ -7,21 +7,28 @@ out from runtime strides, and LLVM does not vectorise the loop.  This module
 first *canonicalises* the loop nest of a task (the written view and every
 operand view): axes of length 1 are dropped and neighbouring axes merged
 where every view steps through them as one (``stride[d] == stride[d+1] *
-shape[d+1]``).  When the innermost axis left is then contiguous in every view
-(stride = itemsize) or constant along it (stride 0, a broadcast operand), and
-every other stride is a non-negative multiple of the itemsize, the task runs
-as a *row kernel*: each view is passed as a flat one-dimensional C-contiguous
-array starting at its first element and its outer strides in elements; per
-row, the kernel takes contiguous slices (numba types them C-contiguous) and
-runs one simple loop over them, which LLVM vectorises.  An operand that is the
-written view itself (same first element and strides: ``x[s] = x[s] - ...``)
-is read through the output row, so the written and read rows are one array
-and the loop still vectorises.
+shape[d+1]``).  Every box task then runs as a *row kernel*, one compiled call:
+each view is passed as a flat one-dimensional C-contiguous array (its local
+storage or message buffer, else one made from its first element), the offset of
+its first element and its strides in elements.  Along the innermost axis a view
+is contiguous (``"c"``: stride 1), constant (``"s"``: stride 0, a broadcast
+operand) or strided (``"t"``: any other stride, as a border column of a 2-D
+locale grid has, or a reversed or transposed view).  Per row, the kernel takes
+the contiguous views' rows as slices (numba types them C-contiguous) and indexes
+the strided ones by their inner stride, in one simple loop that LLVM vectorises
+when every row is contiguous or constant.  An operand that is the written view
+itself (same first element and strides: ``x[s] = x[s] - ...``) is read through
+the output's row (``"o"``), so the written and read rows are one array and the
+loop still vectorises.  The kind of each view is part of the kernel's source, so
+a row-contiguous task's kernel is the same whatever strided tasks a statement
+also has.
 
 The loop body is the same expression as the generic kernel's (the same
 operations in the same order on every element), so the values are identical
-bit for bit.  Tasks whose views do not fit this shape keep the generic kernel
-(:mod:`pgas.exec.fuse`), on the canonical axes.
+bit for bit.  Tasks whose views do not fit (an operand with no flat buffer and
+strides that are negative or not a multiple of its itemsize, a written view that
+repeats elements along its row) keep the generic kernel (:mod:`pgas.exec.fuse`),
+on the canonical axes.
 """
 
 from __future__ import annotations
@@ -89,8 +96,9 @@ def layout(shape, specs, memo=None):
     """``(shape, kinds, specs)`` for a row kernel over ``specs`` (see :func:`spec`; the
     written elements first), or None when they do not fit one (see the module's
     docstring).  ``kinds[k]``: ``"c"`` contiguous inner axis, ``"s"`` constant along it,
-    ``"o"`` the written elements themselves (``k > 0``); the specs returned have the
-    outer strides of the canonical loop nest.  ``memo`` (a dict): what was found for
+    ``"t"`` strided along it, ``"o"`` the written elements themselves (``k > 0``); the
+    specs returned have the outer strides of the canonical loop nest (a ``"t"`` view's
+    inner stride after them).  ``memo`` (a dict): what was found for
     the same shape, offsets, strides and sharing of the output's buffer, reused."""
     if any(x is None for x in specs):
         return None
@@ -125,22 +133,28 @@ def _layout(shape, specs):
     kinds, out = [], []
     f0, o0 = specs[0][:2]
     for k, ((flat, off, _), s) in enumerate(zip(specs, strides)):
-        if s[-1] not in (0, 1) or (k == 0 and s[-1] == 0 < dims[-1] - 1):
+        if k == 0 and s[-1] == 0 < dims[-1] - 1:
             return None                 # (the written elements must not repeat along the row)
         if k and flat is f0 and off == o0 and s == strides[0]:
             kinds.append("o")
             out.append(None)
-        else:
+        elif s[-1] in (0, 1):
             kinds.append("c" if s[-1] else "s")
             out.append((flat, off, s[:-1]))
+        else:
+            kinds.append("t")           # a strided row: its inner stride after the outer ones
+            out.append((flat, off, s))
     return dims, tuple(kinds), out
 
 
 def source(code: str, params, kinds, nouter: int, helpers: str) -> str:
     """A row kernel's module source: ``kernel(dims, out, bo, so, c0, b0, s0, ...)``
-    (array leaves as flat array, offset and outer strides; constants alone).  ``code`` is the generic
+    (array leaves as flat array, offset and strides; constants alone).  ``code`` is the generic
     kernel's expression (leaves as ``cK[IDX]``), ``params`` its leaves' kinds
-    (``"arr"`` or ``"const"``), ``kinds`` the layout's kinds (written view first)."""
+    (``"arr"`` or ``"const"``), ``kinds`` the layout's kinds (written view first).  A
+    contiguous row (``"c"``) is a slice of its flat array, so the loop over it vectorises; a
+    strided one (``"t"``, its strides one longer: the inner stride last) is indexed
+    element by element."""
     arrays = [k for k, (p, _) in enumerate(params) if p == "arr"]
     kind = dict(zip(arrays, kinds[1:]))
     args = ["dims", "out", "bo", "so"]
@@ -149,25 +163,34 @@ def source(code: str, params, kinds, nouter: int, helpers: str) -> str:
     lines = [helpers, "", "@njit(cache=True, error_model='numpy', nogil=True)",
              f"def kernel({', '.join(args)}):", "    n = dims[-1]"]
     live = [k for k in arrays if kind[k] != "o"]
+    strided = kinds[0] == "t"
+    if strided:
+        lines.append(f"    to = so[{nouter}]")
+    lines += [f"    t{k} = s{k}[{nouter}]" for k in live if kind[k] == "t"]
     ind = "    "
     for d in range(nouter):
         lines.append(f"{ind}for i{d} in range(dims[{d}]):")
         ind += "    "
-        lines.append(f"{ind}bo{d} = bo{d - 1 if d else ''} + i{d} * so[{d}]")
-        for k in live:
-            prev = f"b{k}{d - 1}" if d else f"b{k}"
-            lines.append(f"{ind}b{k}{d} = {prev} + i{d} * s{k}[{d}]")
-    last = (lambda b: f"{b}{nouter - 1}") if nouter else (lambda b: b)
-    lines.append(f"{ind}ro = out[{last('bo')}:{last('bo')} + n]")
+        lines.append(f"{ind}bo_{d} = bo{f'_{d - 1}' if d else ''} + i{d} * so[{d}]")
+        for k in live:        # (b{k}_{d}: leaf 1's offset at depth 0 is not leaf 10's argument b10)
+            prev = f"b{k}_{d - 1}" if d else f"b{k}"
+            lines.append(f"{ind}b{k}_{d} = {prev} + i{d} * s{k}[{d}]")
+    last = (lambda b: f"{b}_{nouter - 1}") if nouter else (lambda b: b)
+    row = f"out[{last('bo')} + j * to]" if strided else "ro[j]"
+    if not strided:
+        lines.append(f"{ind}ro = out[{last('bo')}:{last('bo')} + n]")
     for k in live:
         b = last(f"b{k}")
-        lines.append(f"{ind}r{k} = c{k}[{b}:{b} + n]" if kind[k] == "c" else f"{ind}r{k} = c{k}[{b}]")
+        if kind[k] == "c":
+            lines.append(f"{ind}r{k} = c{k}[{b}:{b} + n]")
+        elif kind[k] == "s":
+            lines.append(f"{ind}r{k} = c{k}[{b}]")
     lines.append(f"{ind}for j in range(n):")
 
     def leaf(m):
         k = int(m.group(1))
-        return "ro[j]" if kind[k] == "o" else f"r{k}[j]" if kind[k] == "c" else f"r{k}"
-    lines.append(f"{ind}    ro[j] = {_LEAF.sub(leaf, code)}")
+        return {"o": row, "c": f"r{k}[j]", "s": f"r{k}", "t": f"c{k}[{last(f'b{k}')} + j * t{k}]"}[kind[k]]
+    lines.append(f"{ind}    {row} = {_LEAF.sub(leaf, code)}")
     return "\n".join(lines) + "\n"
 
 

@@ -1,8 +1,8 @@
-"""Row kernels (pgas.exec.fuserows): 2-D statements whose views have a contiguous
-inner axis run as rows of a vectorised loop, bit for bit like the NumPy path and
-NumPy itself: stencils, in-place updates that read the written view itself,
-broadcast and replicated operands, and views that keep the generic kernel
-(reversed, transposed, strided), on several distributions and dtypes."""
+"""Row kernels (pgas.exec.fuserows): 2-D statements run as rows of a loop (vectorised
+where the inner axis is contiguous), bit for bit like the NumPy path and NumPy itself:
+stencils, in-place updates that read the written view itself, broadcast and replicated
+operands, views with a strided inner axis (reversed, transposed, strided, single
+columns), and a dozen operands, on several distributions and dtypes."""
 
 import numpy as np
 import pytest
@@ -53,6 +53,11 @@ CASES = {
     "transposed": lambda A, B, T, v, w: T.__setitem__((slice(None, C), slice(None)), A[2:, :].T - B[:C, :]),
     "strided-write": lambda A, B, T, v, w: T.__setitem__((slice(None), slice(None, None, 2)),
                                                          A[:, ::2] + B[:, ::2] * 2),
+    "columns": lambda A, B, T, v, w: T.__setitem__((slice(None), slice(1, 2)), A[:, :1] - B[:, 2:3] * 3),
+    "twelve-leaves": lambda A, B, T, v, w: T.__setitem__(       # leaf 1's offset names are not leaf 10's
+        (slice(1, -1), slice(1, -1)),
+        A[:-2, :-2] + A[:-2, 1:-1] + A[:-2, 2:] + A[1:-1, :-2] + A[1:-1, 1:-1] + A[1:-1, 2:] + A[2:, :-2]
+        + A[2:, 1:-1] + A[2:, 2:] + B[:-2, 2:] * B[2:, :-2] + B[1:-1, 1:-1]),
 }
 
 
@@ -87,3 +92,13 @@ def test_row_kernels_are_used():
     run("self", np.float64, pg.Block(), True)
     rows = pg.comm.allreduce(fuse.stats["rows"], "sum")
     collective_verdict(rows >= 2, f"{fuse.stats}: no row kernel ran")
+
+
+def test_strided_inner_axes_run_row_kernels():
+    """Single columns, transposed and strided views: every fused task a row kernel."""
+    fuse.stats.update(rows=0, fused=0)
+    for case in ("columns", "transposed", "strided-write", "reversed"):
+        for dist in DISTS:
+            run(case, np.float64, dist, True)
+    got = pg.comm.allreduce(np.array([fuse.stats["fused"], fuse.stats["rows"]]), "sum")
+    collective_verdict(got[0] > 0 and got[0] == got[1], f"fused, rows: {got}")
