@@ -64,3 +64,15 @@ def test_a_pool_threads_floating_point_flags_reach_the_caller(threads):
     workers.run([(lambda: None, ()), (lambda: fperr.raise_flags(bits["divide"]), ())])
     assert test(sum(bits.values())) == bits["divide"]
     clear(sum(bits.values()))
+
+
+def test_a_split_float_sum_is_numpys_for_every_float_width():
+    import numpy as np
+
+    from pgas.array.reductions import threaded
+    rng = np.random.default_rng(1)
+    for dtype in (np.float16, np.float32, np.float64):
+        x = rng.standard_normal(1 << 19).astype(dtype)
+        for ways in (2, 4, 8):
+            got = threaded.local(np.sum, "sum", x, {}, ways)
+            assert got == np.sum(x) and got.dtype == np.sum(x).dtype, (dtype, ways)

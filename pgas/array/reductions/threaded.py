@@ -18,7 +18,8 @@ bit, at every thread count:
   NumPy adds them: equal to NumPy's pairwise sum exactly.
 
 Anything else is reduced by NumPy in one call, as at one thread: a float ``prod``
-(its result depends on the order of its multiplications), a float ``sum`` of a
+(its result depends on the order of its multiplications), a ``float16`` sum (NumPy
+adds its pairwise parts in float32 and rounds once, at the end), a float ``sum`` of a
 block that is not C-contiguous (NumPy's iterator then sums buffered chunks whose
 bounds depend on the layout), a ``dtype=`` that casts to float, complex data.
 """
@@ -56,7 +57,7 @@ def local(fn, op: str, x: np.ndarray, kw: dict, ways: int | None = None):
         return _any_order(fn, x, kw, ways)
     if op != "sum":
         return fn(x, **kw)
-    if x.flags.c_contiguous:
+    if x.flags.c_contiguous and x.dtype.itemsize >= 4:     # (float16: NumPy adds its parts in float32)
         return _pairwise(x.reshape(-1), ways)
     return fn(x, **kw)
 
