@@ -383,8 +383,8 @@ class _Bound:
 
     @classmethod
     def make(cls, P, ctx, direct: bool, lay, kernel, out) -> None:
-        if not ctx.aggregate or not all(n[0] == "acc" for n in P.arrays):
-            return
+        if not ctx.aggregate or ctx.copies or not all(n[0] == "acc" for n in P.arrays):
+            return                                    # (privatise=False's copies: laid out as copies, not slots)
         task, stmt = ctx.task, ctx.plan.stmt
         places = [("slot", stmt.accesses[stmt.write].slot) if direct else ("out", 0)]
         for n in P.arrays:
@@ -413,7 +413,8 @@ class _Bound:
 
     def arguments(self, ctx, out):
         """The kernel's arguments for this run, or None when the layout does not apply."""
-        if ctx.task is not self.task or ctx.plan.stmt is not self.stmt or self.shared is None or not ctx.aggregate:
+        if (ctx.task is not self.task or ctx.plan.stmt is not self.stmt or self.shared is None or not ctx.aggregate
+                or ctx.copies):
             return None
         flats = self._buffers(ctx, out)
         if flats is None or tuple(f is flats[0] for f in flats) != self.shared:

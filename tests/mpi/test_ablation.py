@@ -52,6 +52,21 @@ def test_privatise_off_reads_own_elements_through_the_window():
     collective_verdict(d1.affinity_tests == 0, "privatise=False ran affinity tests")
 
 
+@pytest.mark.parametrize("fuse", ["auto", True])
+def test_privatise_off_repeats_of_a_fused_statement_read_the_window_copies(fuse):
+    """A repeated fused task does not reuse a row layout made for its window copies on the storage."""
+    n = 64
+    G = np.random.default_rng(2).standard_normal((n, n))
+    pg.config(privatise=False, fuse=fuse)
+    A = pg.from_numpy(G)
+    W = G.copy()
+    for _ in range(3):
+        A[1:, :] = A[:-1, ::-1] * 2 + A[1:, :]
+        W[1:, :] = W[:-1, ::-1] * 2 + W[1:, :]
+    got = A.to_numpy()
+    collective_verdict(np.array_equal(got, W), lambda: f"rows differ: {sorted(set(np.argwhere(got != W)[:, 0]))[:5]}")
+
+
 def test_forall_off_tests_every_iteration_on_every_locale():
     n = 23
     want, d0 = _run_stencil()
