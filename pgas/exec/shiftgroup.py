@@ -289,6 +289,19 @@ class ShiftGroup:
         self.ok, self._built = False, True
 
 
+def _read_here(items, reader: int, me: int) -> dict:
+    """What locale ``reader`` fetches from ``me`` for planned items ``[(low, plan), ...]``
+    (the owner plans its readers' fetches as they do): ``{id of an array: (array,
+    [regions])}``, in order of each array's first fetch."""
+    out: dict = {}
+    for low, plan in items:
+        rp = plan_local(low.stmt, tuple(a.layout for a in low.arrays), plan.owning, reader)
+        for m in rp.fetches:
+            if m.peer == me:
+                out.setdefault(id(low.arrays[m.slot]), (low.arrays[m.slot], []))[1].extend(m.regions)
+    return out
+
+
 def transfers(items, me: int):
     """The messages of planned items ``[(low, plan), ...]`` on locale ``me`` as persistent
     two-sided transfers: ``(recvs, bufs, sends, types, xfer)``.  One receive per (array,
@@ -317,13 +330,7 @@ def transfers(items, me: int):
     readers = sorted({r for _, p in items for r in p.readers})
     sends, types = [], []
     for r in readers:
-        out: dict = {}
-        for low, plan in items:
-            rp = plan_local(low.stmt, tuple(a.layout for a in low.arrays), plan.owning, r)
-            for m in rp.fetches:
-                if m.peer == me:
-                    out.setdefault(id(low.arrays[m.slot]), (low.arrays[m.slot], []))[1].extend(m.regions)
-        for tag, (akey, (a, regions)) in enumerate(out.items()):
+        for tag, (akey, (a, regions)) in enumerate(_read_here(items, r, me).items()):
             t = RegionType(a.dtype, regions)
             types.append(t)
             sends.append((r, akey, t, tag))
@@ -362,14 +369,8 @@ def peer_transfers(items, me: int):
     readers = sorted({r for _, p in items for r in p.readers})
     sends, types = [], []
     for r in readers:
-        out: dict = {}
-        for low, plan in items:
-            rp = plan_local(low.stmt, tuple(a.layout for a in low.arrays), plan.owning, r)
-            for m in rp.fetches:
-                if m.peer == me:
-                    out.setdefault(id(low.arrays[m.slot]), (low.arrays[m.slot], []))[1].extend(m.regions)
         parts = []
-        for akey, (a, regions) in out.items():
+        for akey, (a, regions) in _read_here(items, r, me).items():
             t = RegionType(a.dtype, regions)
             types.append(t)
             parts.append((akey, t))

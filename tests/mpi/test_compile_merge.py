@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from test_compile import _fdtd, _jacobi
 from util import collective_verdict
 
 import pgas as pg
@@ -43,18 +44,6 @@ def _same(got, want, what: str) -> None:
 def _merging() -> bool:
     """Whether replays run by the persistent path here (strict checking runs each statement the usual way)."""
     return not check.enabled
-
-
-def _fdtd(ex, ey, hz, t):
-    ey[0, :] = t
-    ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
-    ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
-    hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
-
-
-def _jacobi(A, B, c):
-    B[1:-1, 1:-1] = c * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
-    A[1:-1, 1:-1] = c * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
 
 
 def _shared(A, B, C, c):
