@@ -159,6 +159,8 @@ def get(low, plan) -> "PersistentStatement":
     got = _cache.get(key)
     if got is not None and got.plan is plan:
         return got
+    if got is not None:                 # another plan at a reused id: free the old one's buffers and requests
+        _cache.pop(key).free()
     if len(_cache) >= CACHE:
         _cache.pop(next(iter(_cache))).free()
     got = _cache[key] = PersistentStatement(plan, key)
@@ -178,6 +180,8 @@ def _keep(fs) -> None:
     drops nothing: dropping every other statement for it would not bring the count within
     the budget, only rebuild them all on every step of a loop that runs it."""
     _kept[0] += fs.nbytes
+    if _cache.get(fs.key) is not fs:        # built outside the cache (evicted, then run by a merged exchange)
+        _outside[id(fs)] = fs
     if fs.nbytes > KEEP_BYTES:
         fs.transient = True
         return
@@ -186,12 +190,24 @@ def _keep(fs) -> None:
             break
         if _cache[key] is not fs:
             _cache.pop(key).free()
+    for other in list(_outside.values()):
+        if _kept[0] <= KEEP_BYTES:
+            break
+        if other is not fs:
+            other.free()
+
+
+#: Built compiled statements outside the cache (a merged exchange's own copies, see
+#: :mod:`pgas.exec.merged`, and cached ones evicted, then built again by a merged run), by id:
+#: their buffers count toward :data:`KEEP_BYTES`, the oldest are freed beyond it (a later run
+#: rebuilds them) and :func:`clear` frees them all.
+_outside: dict = {}
 
 
 def clear() -> None:
-    """Free every compiled statement (their MPI requests and datatypes) and forget the
-    recorded statements."""
-    for f in _cache.values():
+    """Free every compiled statement (their MPI requests and datatypes), the cache's and
+    those built outside it, and forget the recorded statements."""
+    for f in list(_cache.values()) + list(_outside.values()):
         f.free()
     _cache.clear()
     _replays.clear()
@@ -445,6 +461,7 @@ class PersistentStatement:
             b.free()
         self.bindings.clear()
         self.inflight = None
+        _outside.pop(id(self), None)
         if self.built:
             _kept[0] -= self.nbytes
             self.xfer.free()
