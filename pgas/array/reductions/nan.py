@@ -171,20 +171,22 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False):
     return _nanarg("argmax", a, axis, out, keepdims)
 
 
+def _nanscan(name: str, fill, a, axis, dtype, out):
+    """``np.nan<name>`` of ``a``: NumPy's for local ``a``, else the scan of ``a`` with NaNs as ``fill``."""
+    if not distributed(a):
+        return getattr(np, "nan" + name)(a, axis=axis, dtype=dtype, out=out)
+    r = _replaced(a, fill)
+    return getattr(functions, name)(r.eval() if r is not a else a, axis, dtype, out)
+
+
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Collective on distributed ``a``: NumPy's ``nancumsum`` (NaNs count as zero)."""
-    if not distributed(a):
-        return np.nancumsum(a, axis=axis, dtype=dtype, out=out)
-    r = _replaced(a, 0)
-    return functions.cumsum(r.eval() if r is not a else a, axis, dtype, out)
+    return _nanscan("cumsum", 0, a, axis, dtype, out)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
     """Collective on distributed ``a``: NumPy's ``nancumprod`` (NaNs count as one)."""
-    if not distributed(a):
-        return np.nancumprod(a, axis=axis, dtype=dtype, out=out)
-    r = _replaced(a, 1)
-    return functions.cumprod(r.eval() if r is not a else a, axis, dtype, out)
+    return _nanscan("cumprod", 1, a, axis, dtype, out)
 
 
 NUMPY_FUNCTIONS = {np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.nanargmin: nanargmin, np.nanargmax: nanargmax, np.nansum: nansum, np.nanprod: nanprod, np.nanmin: nanmin, np.nanmax: nanmax,
