@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import json
 import pstats
@@ -130,6 +131,17 @@ def fastest(f, reps: int) -> float:
     return best
 
 
+def back_to_back(f, reps: int) -> float:
+    """The mean time of ``reps`` runs of ``f`` one after the other with no barrier between
+    them (the slowest locale's), as a time-stepping loop runs them: one locale's delay
+    reaches the others through the messages, which a barrier before each run would hide."""
+    comm.barrier()
+    t = time.perf_counter()
+    for _ in range(reps):
+        f()
+    return comm.allreduce(time.perf_counter() - t, "max") / reps
+
+
 def kernel_alone(f, reps: int) -> float:
     """The statement's fused tasks alone: fuse.evaluate re-run with the arguments it got."""
     got, orig = [], fuse.evaluate
@@ -175,7 +187,10 @@ def main() -> None:
                         "the same job (switched without pg.config, which would drop the recorded statements)")
     p.add_argument("--compiled", action="store_true", help="time the steps plain and compiled by pg.compile")
     p.add_argument("--json", default=None, metavar="FILE", help="with --compiled: write the figures here")
+    p.add_argument("--no-gc", action="store_true", help="Python's cyclic garbage collector off while timing")
     args = p.parse_args()
+    if args.no_gc:
+        gc.disable()
     pg.config(fuse=True)
     if args.compiled:
         compare_compiled(args.n, args.m or args.n, args.reps, args.json)
@@ -219,10 +234,13 @@ def main() -> None:
     rows = []
     for name, f in stmts.items():
         t = fastest(f, args.reps)
+        b = back_to_back(f, args.reps)
         k = kernel_alone(f, args.reps) if args.kernel else float("nan")
-        rows.append(f"{name}: {t * 1e6:.0f} us" + (f" (kernels {k * 1e6:.0f} us)" if args.kernel else ""))
+        rows.append(f"{name}: {t * 1e6:.0f} us, back to back {b * 1e6:.0f} us"
+                    + (f" (kernels {k * 1e6:.0f} us)" if args.kernel else ""))
     if comm.here() == 0:
-        print(f"{pg.num_locales} locales, n={args.n}, m={args.m or args.n}, fastest of {args.reps} per statement: " + "; ".join(rows))
+        print(f"{pg.num_locales} locales, n={args.n}, m={args.m or args.n}, per statement the fastest of {args.reps} "
+              f"(each after a barrier), and the mean of {args.reps} run back to back: " + "; ".join(rows))
     if args.trace:
         with pg.trace(args.trace):
             for f in stmts.values():

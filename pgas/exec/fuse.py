@@ -28,8 +28,10 @@ by a kernel; the values are the same.
 ``pg.config(fuse=...)``: ``"auto"`` (default) fuses tasks of at least
 :data:`FUSE_MIN` elements of a program run at least :data:`FUSE_AFTER` times
 (numba's start-up, about 1-2 s per process even with every kernel cached on
-disk, and a compilation must pay for themselves), ``True`` fuses every task it
-can, ``False`` none.  Without numba every task takes the NumPy path.
+disk, and a compilation must pay for themselves), and a program's smaller tasks
+once it has a kernel or has put :data:`FUSE_MIN` elements through NumPy in them
+(a stencil's border tasks, a statement cut small over many locales);
+``True`` fuses every task it can, ``False`` none.  Without numba every task takes the NumPy path.
 
 Each kernel is kept as a :class:`pgas.exec.workers.Split`: with ``pg.config(threads=N)``
 a large call runs over blocks of its outermost loop on the locale's threads (the same
@@ -90,6 +92,7 @@ def reset() -> None:
     _kernels.clear()
     _seen.clear()
     _programs.clear()
+    _small_seen.clear()
     stats.update(fused=0, numpy=0, kernels=0, rows=0)
 
 
@@ -276,10 +279,33 @@ def _leaves(prog, ctx, out, lazy=False):
     return out
 
 
-def wanted(size: int) -> bool:
-    """True if a task of ``size`` elements may run as a kernel under the current setting."""
-    mode = settings.get("fuse")
-    return bool(mode) and (mode is True or size >= FUSE_MIN)
+#: Elements each program has put through the NumPy path in small tasks (``"auto"`` mode):
+#: ``key -> (program, elements)``, at most :data:`PROGRAM_CACHE` programs.
+_small_seen: dict = {}
+
+
+def _small(prog, dtypes, shape) -> bool:
+    """Whether a task of ``shape`` takes the NumPy path under ``fuse="auto"`` for its size
+    alone: it has fewer than :data:`FUSE_MIN` elements, its program has no kernel yet,
+    and the program's small tasks have not yet put :data:`FUSE_MIN` elements through
+    NumPy in this process.  So a stencil's border tasks use the kernels its interior
+    compiled, and a statement cut into small tasks on many locales (strong scaling)
+    is compiled once it has run often enough, while a short script compiles nothing."""
+    size = math.prod(shape)
+    if size >= FUSE_MIN:
+        return False
+    key = (id(prog), tuple(dtypes))
+    P = _programs.get(key)
+    if P is not None and P.prog is prog and P.kernels:
+        return False
+    seen = _small_seen.get(key)
+    total = size + (seen[1] if seen is not None and seen[0] is prog else 0)
+    if total >= FUSE_MIN:
+        return False
+    if seen is None and len(_small_seen) >= PROGRAM_CACHE:
+        del _small_seen[next(iter(_small_seen))]
+    _small_seen[key] = (prog, total)
+    return True
 
 
 #: What :func:`evaluate` returns when the kernel stored the values in the target itself.
@@ -311,14 +337,14 @@ def in_place(plan, dtypes, axes, structure_only: bool = False) -> bool:
 
 def evaluate(prog, ctx, shape, dtypes, target=None):
     """The value of ``prog`` on one task of ``shape`` computed by a kernel, or None
-    when the task is to take the NumPy path (see :func:`wanted`, :class:`Unfusable`).
+    when the task is to take the NumPy path (see :func:`_small`, :class:`Unfusable`).
     ``dtypes`` maps access numbers to dtypes.  With ``target`` (a view of the written
     elements, see :func:`in_place`) of the result's dtype the kernel stores there and
     :data:`WRITTEN` is returned.  What depends only on the program and the dtypes is
     worked out once (:class:`_Program`); a row kernel's loop shape is memoised by its
     operands' offsets and strides."""
     mode = settings.get("fuse")
-    if prog[0] != "call" or not mode or fperr.numpy_only or (mode is not True and math.prod(shape) < FUSE_MIN):
+    if prog[0] != "call" or not mode or fperr.numpy_only or (mode is not True and _small(prog, dtypes, shape)):
         stats["numpy"] += 1
         return None
     P = _program(prog, tuple(dtypes))
