@@ -12,7 +12,10 @@ statement (on a node with more locales than cores, the rest of the statement's t
 it was descheduled).
 Statements are grouped by call site.  Across locales, the k-th run of a call site on
 each locale is the same collective statement: the locale that entered it last is the
-one the others waited for (the critical path runs through it).
+one the others waited for (the critical path runs through it).  Comparing times across
+locales relies on the recorder having put them on one clock, locale 0's, to within the
+error bounds it wrote (``otherData["error_us"]``; the largest is in the summary's first
+line).
 
 Pure: no MPI, reads only the JSON.  ``--png`` needs matplotlib.
 """
@@ -32,6 +35,13 @@ EPS = 0.01
 def load(path: str) -> list[dict]:
     """The "X" events of a trace: ``DIR/trace.json`` (merged by locale 0), else
     ``DIR/locale-*.json`` (written by each locale after an error), or a file."""
+    return read(path)[0]
+
+
+def read(path: str) -> tuple[list[dict], dict]:
+    """The "X" events of a trace (as :func:`load`) and its clocks: ``{"offset_us": {locale:
+    its clock minus locale 0's}, "error_us": {locale: the bound on that offset's error}}``
+    (empty for a trace without them)."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"no trace at {path} (record one with PGAS_TRACE=DIR or pg.trace(DIR))")
     if os.path.isdir(path):
@@ -42,12 +52,17 @@ def load(path: str) -> list[dict]:
                                     "(record one with PGAS_TRACE=DIR or pg.trace(DIR))")
     else:
         files = [path]
-    events = []
+    events: list = []
+    clocks: dict = {}
     for f in files:
         with open(f) as fh:
             data = json.load(fh)
         events += [e for e in (data["traceEvents"] if isinstance(data, dict) else data) if e.get("ph") == "X"]
-    return events
+        other = data.get("otherData", {}) if isinstance(data, dict) else {}
+        for key in ("offset_us", "error_us"):
+            if isinstance(other.get(key), dict):
+                clocks.setdefault(key, {}).update({int(k): v for k, v in other[key].items()})
+    return events, clocks
 
 
 def _trees(events: list[dict]) -> dict:
@@ -83,12 +98,14 @@ def _split(node, parts: dict, waits: dict, top: bool = True) -> None:
         _split(c, parts, waits, False)
 
 
-def summarise(events: list[dict]) -> dict:
+def summarise(events: list[dict], clocks: dict | None = None) -> dict:
     """The summary of a trace's events: ``statements`` (by call site: runs, per locale
     the total and its parts in microseconds, the waits by what was waited for, and the
     locales the others waited for; ``per_run``: the total and parts of one run, averaged
     over runs and locales), ``outside`` (per locale, the time outside statements:
-    Python between them and the spans there, by call site) and ``locales``."""
+    Python between them and the spans there, by call site), ``locales`` and, given the
+    trace's ``clocks`` (:func:`read`), ``clock``: the largest error bound of the locales'
+    alignment to locale 0's clock (``max_error_us``) and the locale it is for."""
     trees = _trees(events)
     locales = sorted(trees)
     sites: dict = {}
@@ -136,7 +153,12 @@ def summarise(events: list[dict]) -> dict:
         rows = [r for r in s["locales"].values() if r["runs"]]
         s["per_run"] = {p: sum(r[p] / r["runs"] for r in rows) / len(rows) for p in ("total", *PARTS, "cpu")}
         s["locales"] = {str(k): v for k, v in sorted(s["locales"].items())}
-    return {"locales": locales, "statements": sites, "outside": {str(k): v for k, v in outside.items()}}
+    out = {"locales": locales, "statements": sites, "outside": {str(k): v for k, v in outside.items()}}
+    errors = (clocks or {}).get("error_us")
+    if errors:
+        worst = max(errors, key=lambda k: errors[k])
+        out["clock"] = {"max_error_us": errors[worst], "locale": worst}
+    return out
 
 
 def _ms(us: float) -> str:
@@ -146,6 +168,11 @@ def _ms(us: float) -> str:
 def report(summary: dict, top: int = 3) -> str:
     """The summary as text: a table per call site, one row per locale (milliseconds)."""
     lines = []
+    clock = summary.get("clock")
+    if clock and len(summary["locales"]) > 1:
+        lines.append(f"{len(summary['locales'])} locales on locale 0's clock, to within "
+                     f"{clock['max_error_us'] / 1e3:.3f} ms (the largest error bound, locale {clock['locale']})")
+        lines.append("")
     stmts = sorted(summary["statements"].items(),
                    key=lambda kv: -max(r["total"] for r in kv[1]["locales"].values()))
     head = (f"{'locale':>6} {'runs':>5} {'total ms':>9} " + " ".join(f"{p:>9}" for p in PARTS)
@@ -220,11 +247,11 @@ def main(argv, Parser) -> int:
     p.add_argument("--top", type=int, default=3, help="waits and spans listed per row (default 3)")
     args = p.parse_args(argv)
     try:
-        events = load(args.dir)
+        events, clocks = read(args.dir)
     except (FileNotFoundError, json.JSONDecodeError, KeyError) as e:
         print(f"pgas trace: {e}")
         return 1
-    summary = summarise(events)
+    summary = summarise(events, clocks)
     print(json.dumps(summary, indent=1) if args.json else report(summary, args.top))
     if args.png:
         from pgas.plan.draw import MissingMatplotlib

@@ -1,10 +1,13 @@
 """Timelines (``pg.trace``, :mod:`pgas.comm.trace`): the trace file is valid Chrome trace-event
 JSON with spans for every locale and statement, ``pgas trace``'s parts add up to each
-statement's time, and blocks repeated, nested or left by an error leave tracing off and
-their files written.  No timing is asserted."""
+statement's time, blocks repeated, nested or left by an error leave tracing off and
+their files written, and the locales' clocks are aligned to locale 0's by measurement (a
+message's receipt never ends before its send started, even with clocks skewed on purpose).
+No timing is asserted beyond such causality and sanity bounds."""
 
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -13,7 +16,7 @@ from util import collective_verdict
 import pgas as pg
 from pgas import comm
 from pgas.comm import trace
-from pgas.tools.trace import PARTS, load, summarise
+from pgas.tools.trace import PARTS, load, read, summarise
 
 P = pg.num_locales
 me = pg.here
@@ -151,3 +154,72 @@ def test_bad_directory_argument_raises_alike():
     A, _ = _arrays(4)
     with pytest.raises(TypeError, match="np.trace"):
         pg.trace(A)
+
+
+_TAG = 99                                             # a notice tag no statement uses
+
+
+@pytest.mark.parametrize("skew", [0.0, 2.5], ids=["own clocks", "clocks skewed on purpose"])
+def test_clocks_aligned_a_receipt_ends_after_its_send_started(where, monkeypatch, skew):
+    """Locale 0 sleeps 20 ms, then sends locale 1 one notice that locale 1 waits for: on the
+    written timeline (locale 0's clock) the wait ends after the send started, to within the
+    error bound; with each locale's clock set ``skew * locale`` seconds ahead, the offsets
+    written are those skews."""
+    ahead = skew * me
+    monkeypatch.setattr(trace, "now", lambda: time.perf_counter() + ahead)
+    with pg.trace(where):
+        if P > 1 and me == 0:
+            time.sleep(0.02)
+            comm.wait(comm.notify([1], _TAG))
+        elif P > 1 and me == 1:
+            comm.wait(comm.expect([0], _TAG))
+    why = ""
+    if me == 0:
+        with open(_file(where)) as f:
+            data = json.load(f)
+        other = data["otherData"]
+        one_node = len({e["args"]["name"].split(" (", 1)[1] for e in data["traceEvents"]
+                        if e["ph"] == "M" and e["name"] == "thread_name"}) == 1
+        offsets = {int(k): v for k, v in other["offset_us"].items()}
+        errors = {int(k): v for k, v in other["error_us"].items()}
+        if set(offsets) != set(range(P)) or set(errors) != set(range(P)) or offsets[0] != 0 or errors[0] != 0:
+            why = f"offsets {offsets}, error bounds {errors}"
+        for k in range(P):
+            if not (0 <= errors.get(k, -1) < 5e3):
+                why = why or f"locale {k}: error bound {errors.get(k)} us"
+            # on one node every locale's perf_counter is the node's monotonic clock: the
+            # offset is the skew set here, to within the bound (and the file's rounding)
+            if one_node and not why and abs(offsets[k] - 1e6 * skew * k) > errors[k] + 1e-2:
+                why = f"locale {k}: offset {offsets[k]} us, skewed {1e6 * skew * k} us, bound {errors[k]} us"
+        events, clocks = read(where)
+        if clocks.get("error_us") != errors:
+            why = why or f"pgas trace read the error bounds {clocks}"
+        if P > 1 and not why:
+            send = [e for e in events if e["pid"] == 0 and e["name"] == "MPI_Isend notice (tag 99)"]
+            recv = [e for e in events if e["pid"] == 1 and e["name"] == "recv from 0 (tag 99)"]
+            if len(send) != 1 or len(recv) != 1:
+                why = f"sends {send}, receipts {recv}"
+            else:
+                send_start, recv_end = send[0]["ts"], recv[0]["ts"] + recv[0]["dur"]
+                if recv_end < send_start - errors[1]:
+                    why = (f"the receipt ended at {recv_end} us, before the send started at {send_start} us "
+                           f"(error bound {errors[1]} us)")
+                if min(e["ts"] for e in events) < -max(errors.values()) - 1e-2:
+                    why = why or f"a span starts at {min(e['ts'] for e in events)} us, before locale 0's zero"
+    collective_verdict(not why, why)
+
+
+def test_clock_error_bounds_are_small_and_in_the_summary(where):
+    A, B = _arrays()
+    with pg.trace(where):
+        _sweeps(A, B, 1)
+    why = ""
+    if me == 0:
+        events, clocks = read(where)
+        errors = clocks.get("error_us", {})
+        if sorted(errors) != list(range(P)) or not all(0 <= v < 5e3 for v in errors.values()):
+            why = f"error bounds {errors} us"
+        s = summarise(events, clocks)
+        if not why and s["clock"]["max_error_us"] != max(errors.values()):
+            why = f"summary's clock {s['clock']}, error bounds {errors}"
+    collective_verdict(not why, why)

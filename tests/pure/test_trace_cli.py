@@ -18,7 +18,8 @@ PGAS = [sys.executable, "-m", "pgas.tools.cli"]
 
 
 def _row(k, shift):
-    """Locale ``k``'s spans (seconds): two runs of one statement, then a reduction outside."""
+    """Locale ``k``'s spans (seconds, on locale 0's clock): two runs of one statement, then a
+    reduction outside; its clock's offset to locale 0's and that offset's error bound."""
     ev = []
     for r in range(2):
         t = 0.01 * r + shift
@@ -29,7 +30,7 @@ def _row(k, shift):
                ("wait", f"recv from {1 - k} (data)", t + 0.0010, t + 0.0030, {"peers": [1 - k], "what": ["data"]}),
                ("stmt", "job.py:7 B[1:-1] = A[:-2] + A[2:]", t, t + 0.0035, {"kind": "assign"})]
     ev.append(("mpi", "MPI_Allreduce (sum)", 0.03, 0.031, {"site": "job.py:9 s = A.sum()"}))
-    return {"locale": k, "events": ev, "wtime": 0.0, "host": "here"}
+    return {"locale": k, "events": ev, "offset": 0.25 * k, "error": 3e-5 * k, "host": "here"}
 
 
 @pytest.fixture
@@ -48,12 +49,16 @@ def test_summary_parts_add_up_and_name_the_critical_path(recorded):
         assert r["kernel"] == pytest.approx(1200.0) and r["python"] == pytest.approx(2 * 650.0)
     assert st["last_to_arrive"] == {"1": 2}                    # locale 1 entered 0.5 ms later, twice
     assert "job.py:9 s = A.sum(): MPI_Allreduce (sum)" in s["outside"]["0"]["spans"]
+    events, clocks = trace.read(str(recorded))
+    assert clocks == {"offset_us": {0: 0.0, 1: 250000.0}, "error_us": {0: 0.0, 1: 30.0}}
+    assert trace.summarise(events, clocks)["clock"] == {"max_error_us": 30.0, "locale": 1}
 
 
 def test_cli_text_json_and_png(recorded, tmp_path, capsys):
     assert main(["trace", str(recorded)]) == 0
     text = capsys.readouterr().out
     assert "job.py:7" in text and "critical path" in text and "recv from 1 (data)" in text
+    assert text.startswith("2 locales on locale 0's clock, to within 0.030 ms (the largest error bound, locale 1)")
     assert main(["trace", str(recorded), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["locales"] == [0, 1]
