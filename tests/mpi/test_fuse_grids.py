@@ -89,3 +89,26 @@ def test_stencils_on_grids_run_row_kernels_and_match_numpy_bit_for_bit(name, pro
             # from the second repeat on, each statement's tasks are its last run's kernel calls
             # (a locale with no task here has none to keep)
             collective_verdict(calls > 0 or not fused, lambda: f"{name} on {dist}: no repeat made its kept kernel calls")
+
+
+@pytest.mark.parametrize("grid", ["default", "columns"])
+def test_auto_mode_runs_a_stencils_border_tasks_by_its_kernels(grid):
+    """Under "auto", once the interior (a large task) has a kernel, the border tasks
+    (small, reading the neighbours' rows) use kernels too: no task of the hot
+    statement goes to NumPy, and the values are NumPy's bit for bit."""
+    n = 600 * max(P, 2)                               # each locale's interior well over FUSE_MIN elements
+    G = np.random.default_rng(5).standard_normal((n, n // 2))
+    dist = pg.Block() if grid == "default" else pg.Block(grid=(1, P))
+    A, B = pg.from_numpy(G, dist=dist), pg.zeros((n, n // 2), dist=dist)
+    want = np.zeros_like(G)
+    want[1:-1, 1:-1] = 0.2 * (G[1:-1, 1:-1] + G[1:-1, :-2] + G[1:-1, 2:] + G[2:, 1:-1] + G[:-2, 1:-1])
+
+    def step():
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+    for _ in range(fuse.FUSE_AFTER + 1):
+        step()
+    fuse.stats.update(fused=0, numpy=0)
+    step()
+    collective_verdict(fuse.stats["numpy"] == 0 and fuse.stats["fused"] >= 1, f"{fuse.stats}")
+    got = B.to_numpy()
+    collective_verdict(np.array_equal(bits(got), bits(want)), "values differ from NumPy's")
