@@ -33,6 +33,12 @@ from . import fperr, threads
 #: Elements a task needs before its loop is split over the locale's threads (see the
 #: module's docstring); each block then has at least half of it.
 SPLIT_MIN = 1 << 18
+#: The most blocks a call is split into, whatever the thread count: each block is handed
+#: to a pool thread through the GIL, one after another.  Measured on 16 cores
+#: (``benchmarks/threads.py --n 1300``, one locale), a Jacobi step took 0.65, 0.51 and
+#: 0.74 of one thread's time at 2, 4 and 16 threads (12 blocks), a sum 0.67, 0.59 and
+#: 1.24: past 4 blocks the hand-overs cost more than the threads save.
+MAX_BLOCKS = 4
 
 _pool: list = [None, 0]               # the executor, and its number of threads
 #: Calls split (:class:`Split`, and reductions), and the blocks they were split into.
@@ -47,12 +53,12 @@ def count() -> int:
 
 def ways(size: int, rows: int) -> int:
     """Blocks a task of ``size`` elements over ``rows`` outer iterations is split into:
-    1 at one thread or below :data:`SPLIT_MIN`, else up to the thread count, each block
-    at least ``SPLIT_MIN // 2`` elements and one row."""
+    1 at one thread or below :data:`SPLIT_MIN`, else up to the thread count and
+    :data:`MAX_BLOCKS`, each block at least ``SPLIT_MIN // 2`` elements and one row."""
     n = count()
     if n < 2 or size < SPLIT_MIN:
         return 1
-    return max(1, min(n, rows, size // (SPLIT_MIN // 2)))
+    return max(1, min(n, MAX_BLOCKS, rows, size // (SPLIT_MIN // 2)))
 
 
 def bounds(n: int, k: int) -> list[tuple[int, int]]:

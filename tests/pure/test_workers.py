@@ -33,6 +33,8 @@ def test_ways_split_only_large_tasks(threads):
     assert workers.ways(workers.SPLIT_MIN, 1000) == 2            # blocks of at least SPLIT_MIN / 2
     assert workers.ways(1 << 30, 1000) == 4
     assert workers.ways(1 << 30, 3) == 3                          # at least a row each
+    threads(16)
+    assert workers.ways(1 << 30, 1000) == workers.MAX_BLOCKS      # past it, the hand-overs cost more
 
 
 def test_run_returns_in_order_and_uses_the_pool(threads):
