@@ -101,13 +101,15 @@ def add_wait(t0: float, sources: list) -> None:
 
 # -- statements -----------------------------------------------------------------------
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_BENCH = os.path.join(_PKG, "tools", "bench") + os.sep
 _sites: dict = {}
 
 
 def site() -> str:
-    """``file:line text`` of the innermost caller outside the pgas package."""
+    """``file:line text`` of the innermost caller outside the pgas package, pgas's own
+    benchmarks (``pgas/tools/bench``: programs written with pgas) counting as callers."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG):
+    while f is not None and f.f_code.co_filename.startswith(_PKG) and not f.f_code.co_filename.startswith(_BENCH):
         f = f.f_back
     if f is None:
         return "?"

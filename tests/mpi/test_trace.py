@@ -82,6 +82,24 @@ def test_every_locale_and_statement_has_spans(where):
     collective_verdict(not why, why)
 
 
+def test_statements_in_pgas_benchmarks_are_named_by_the_benchmarks_line(where):
+    """pgas's own benchmarks (pgas/tools/bench) are programs written with pgas: a statement
+    they run is named by their line, not by the frame that started them (runpy's, under
+    ``pgas bench``)."""
+    from pgas.tools.bench.polybench import jacobi_step
+    A, B = _arrays()
+    with pg.trace(where):
+        jacobi_step(A, B)
+    why = ""
+    if me == 0:
+        with open(_file(where)) as f:
+            xs = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X" and e["cat"] == "stmt"]
+        names = sorted({e["name"].split(" ", 1)[0] for e in xs})
+        if len(xs) != 2 * P or not all(n.startswith("polybench.py:") for n in names):
+            why = f"statements named {names}"
+    collective_verdict(not why, why)
+
+
 def test_parts_add_up_to_each_statement(where):
     A, B = _arrays()
     with pg.trace(where):
