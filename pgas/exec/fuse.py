@@ -279,8 +279,10 @@ def _leaves(prog, ctx, out, lazy=False):
     return out
 
 
-#: Elements each program has put through the NumPy path in small tasks (``"auto"`` mode):
-#: ``key -> (program, elements)``, at most :data:`PROGRAM_CACHE` programs.
+#: Elements each program has put through the NumPy path in small tasks (``"auto"`` mode), by
+#: ``(id(program), dtypes)``, at most :data:`PROGRAM_CACHE` programs.  The programs themselves
+#: are not kept (one may hold a replicated NumPy array): a program made later at a freed one's
+#: id goes on from its count, which can only make it compiled sooner (the same values).
 _small_seen: dict = {}
 
 
@@ -299,12 +301,12 @@ def _small(prog, dtypes, shape) -> bool:
     if P is not None and P.prog is prog and P.kernels:
         return False
     seen = _small_seen.get(key)
-    total = size + (seen[1] if seen is not None and seen[0] is prog else 0)
+    total = size + (seen or 0)
     if total >= FUSE_MIN:
         return False
     if seen is None and len(_small_seen) >= PROGRAM_CACHE:
         del _small_seen[next(iter(_small_seen))]
-    _small_seen[key] = (prog, total)
+    _small_seen[key] = total
     return True
 
 
