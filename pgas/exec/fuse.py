@@ -280,7 +280,8 @@ def _leaves(prog, ctx, out, lazy=False):
 
 
 #: Elements each program has put through the NumPy path in small tasks (``"auto"`` mode):
-#: ``key -> (program, elements)``, at most :data:`PROGRAM_CACHE` programs.
+#: ``key -> (program, elements)``, at most :data:`PROGRAM_CACHE` programs, only those that
+#: :func:`_keeps` (one lowered afresh on every run has nothing to count, and would be held).
 _small_seen: dict = {}
 
 
@@ -290,7 +291,9 @@ def _small(prog, dtypes, shape) -> bool:
     and the program's small tasks have not yet put :data:`FUSE_MIN` elements through
     NumPy in this process.  So a stencil's border tasks use the kernels its interior
     compiled, and a statement cut into small tasks on many locales (strong scaling)
-    is compiled once it has run often enough, while a short script compiles nothing."""
+    is compiled once it has run often enough, while a short script compiles nothing.
+    A program that is not kept (:func:`_keeps`: a replicated NumPy operand) keeps its
+    small tasks on NumPy."""
     size = math.prod(shape)
     if size >= FUSE_MIN:
         return False
@@ -299,7 +302,12 @@ def _small(prog, dtypes, shape) -> bool:
     if P is not None and P.prog is prog and P.kernels:
         return False
     seen = _small_seen.get(key)
-    total = size + (seen[1] if seen is not None and seen[0] is prog else 0)
+    if seen is not None and seen[0] is prog:
+        total = size + seen[1]
+    elif not _keeps(prog):
+        return True          # lowered afresh on every run: held here, it would keep its NumPy operands alive
+    else:
+        total = size
     if total >= FUSE_MIN:
         return False
     if seen is None and len(_small_seen) >= PROGRAM_CACHE:
@@ -478,6 +486,14 @@ def _program(prog, dtypes: tuple) -> "_Program":
 _IMMUTABLE = (bool, int, float, np.generic)
 
 
+def _keeps(prog) -> bool:
+    """Whether ``prog`` may be held between runs: it has no replicated NumPy array and no
+    0-d array constant (such a program is lowered afresh on every run, the front end's
+    lowering memo skips it: held, it would only keep those arrays alive)."""
+    return all(n[0] in ("acc", "aff") or (n[0] == "const" and isinstance(n[1], _IMMUTABLE))
+               for n in _nodes(prog, []))
+
+
 class _Program:
     """One program over given access dtypes, analysed once (a pure function of them):
     the kernel expression (``code`` None: unfusable), its parameters, its array leaves,
@@ -489,8 +505,7 @@ class _Program:
         self.prog, self.code, self.kernels, self.layouts, self.bound = prog, None, {}, {}, {}
         # a program with a replicated NumPy array or a 0-d array constant is lowered afresh on
         # every run (the front end's lowering memo skips it): kept here it would only keep those arrays alive
-        self.keep = all(n[0] in ("acc", "aff") or (n[0] == "const" and isinstance(n[1], _IMMUTABLE))
-                        for n in _nodes(prog, []))
+        self.keep = _keeps(prog)
         try:
             a = _Analysis(dtypes)
             code, self.dtype = a.node(prog)
