@@ -21,9 +21,10 @@ bitwise operations, ``minimum``/``maximum`` on integers, and ``where``, on
 bool, integer, float32 and float64 data.  Anything else (transcendental
 functions, whose NumPy SIMD loops round differently from libm; float ``//``,
 ``%``, ``minimum`` and ``maximum`` with their signed-zero rules; complex and
-float16 data; ufunc keyword arguments) leaves the task on the NumPy path.  The
-NumPy path's floating-point warnings (divide by zero, overflow) are not issued
-by a kernel; the values are the same.
+float16 data; ufunc keyword arguments) leaves the task on the NumPy path.  A
+kernel's floating-point errors are reported from the processor's flags
+(:func:`pgas.exec.fperr.compiled`): by category, not naming the ufunc, and an
+integer division by zero or ``MIN // -1`` sets none; the values are the same.
 
 ``pg.config(fuse=...)``: ``"auto"`` (default) fuses tasks of at least
 :data:`FUSE_MIN` elements of a program run at least :data:`FUSE_AFTER` times
