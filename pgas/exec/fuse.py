@@ -157,7 +157,7 @@ class _Analysis:
         if template is None:
             raise Unfusable(f"{name} on {loop[0]}")
         codes = [self.bind(c, d, loop[0]) for c, d in ins]
-        return _cast(template.format(*codes), _result(name, loop[0]), loop[-1]), loop[-1]
+        return _cast(template.format(*codes, t=loop[0].name), _result(name, loop[0]), loop[-1]), loop[-1]
 
     def where(self, args):
         self.key.append(("call", "where"))
