@@ -21,16 +21,18 @@ bitwise operations, ``minimum``/``maximum`` on integers, and ``where``, on
 bool, integer, float32 and float64 data.  Anything else (transcendental
 functions, whose NumPy SIMD loops round differently from libm; float ``//``,
 ``%``, ``minimum`` and ``maximum`` with their signed-zero rules; complex and
-float16 data; ufunc keyword arguments) leaves the task on the NumPy path.  The
-NumPy path's floating-point warnings (divide by zero, overflow) are not issued
-by a kernel; the values are the same.
+float16 data; ufunc keyword arguments) leaves the task on the NumPy path.  A
+kernel's floating-point errors are reported from the processor's flags
+(:func:`pgas.exec.fperr.compiled`): by category, not naming the ufunc, and an
+integer division by zero or ``MIN // -1`` sets none; the values are the same.
 
 ``pg.config(fuse=...)``: ``"auto"`` (default) fuses tasks of at least
 :data:`FUSE_MIN` elements of a program run at least :data:`FUSE_AFTER` times
 (numba's start-up, about 1-2 s per process even with every kernel cached on
 disk, and a compilation must pay for themselves), and a program's smaller tasks
 once it has a kernel or has put :data:`FUSE_MIN` elements through NumPy in them
-(a stencil's border tasks, a statement cut small over many locales);
+(a stencil's border tasks, a statement cut small over many locales), unless it
+divides integers (:func:`_small`);
 ``True`` fuses every task it can, ``False`` none.  Without numba every task takes the NumPy path.
 
 Each kernel is kept as a :class:`pgas.exec.workers.Split`: with ``pg.config(threads=N)``
@@ -156,7 +158,7 @@ class _Analysis:
         if template is None:
             raise Unfusable(f"{name} on {loop[0]}")
         codes = [self.bind(c, d, loop[0]) for c, d in ins]
-        return _cast(template.format(*codes), _result(name, loop[0]), loop[-1]), loop[-1]
+        return _cast(template.format(*codes, t=loop[0].name), _result(name, loop[0]), loop[-1]), loop[-1]
 
     def where(self, args):
         self.key.append(("call", "where"))
@@ -279,10 +281,9 @@ def _leaves(prog, ctx, out, lazy=False):
     return out
 
 
-#: Elements each program has put through the NumPy path in small tasks (``"auto"`` mode), by
-#: ``(id(program), dtypes)``, at most :data:`PROGRAM_CACHE` programs.  The programs themselves
-#: are not kept (one may hold a replicated NumPy array): a program made later at a freed one's
-#: id goes on from its count, which can only make it compiled sooner (the same values).
+#: Elements each program has put through the NumPy path in small tasks (``"auto"`` mode):
+#: ``key -> (program, elements)``, at most :data:`PROGRAM_CACHE` programs, only those that
+#: :func:`_keeps` (one lowered afresh on every run has nothing to count, and would be held).
 _small_seen: dict = {}
 
 
@@ -292,22 +293,49 @@ def _small(prog, dtypes, shape) -> bool:
     and the program's small tasks have not yet put :data:`FUSE_MIN` elements through
     NumPy in this process.  So a stencil's border tasks use the kernels its interior
     compiled, and a statement cut into small tasks on many locales (strong scaling)
-    is compiled once it has run often enough, while a short script compiles nothing."""
+    is compiled once it has run often enough, while a short script compiles nothing.
+    A program that is not kept (:func:`_keeps`: a replicated NumPy operand), or that
+    divides integers (:data:`_DIVIDES`: NumPy warns of a division by zero, a kernel
+    cannot), keeps its small tasks on NumPy."""
     size = math.prod(shape)
     if size >= FUSE_MIN:
         return False
     key = (id(prog), tuple(dtypes))
+    seen = _small_seen.get(key)
+    if seen is not None and seen[0] is prog:
+        if seen[1] < 0:
+            return True
+        total = size + seen[1]
+    elif not _keeps(prog):
+        return True          # lowered afresh on every run: held here, it would keep its NumPy operands alive
+    elif _divides(prog):
+        _remember(key, prog, -1)
+        return True
+    else:
+        total = size
     P = _programs.get(key)
     if P is not None and P.prog is prog and P.kernels:
         return False
-    seen = _small_seen.get(key)
-    total = size + (seen or 0)
-    if total >= FUSE_MIN:
-        return False
-    if seen is None and len(_small_seen) >= PROGRAM_CACHE:
+    _remember(key, prog, min(total, FUSE_MIN))
+    return total < FUSE_MIN
+
+
+def _remember(key, prog, total: int) -> None:
+    if key not in _small_seen and len(_small_seen) >= PROGRAM_CACHE:
         del _small_seen[next(iter(_small_seen))]
-    _small_seen[key] = total
-    return True
+    _small_seen[key] = (prog, total)
+
+
+#: Ufuncs whose errors a kernel does not report (an integer division by zero, or ``MIN // -1``,
+#: sets no processor flag): a program calling one keeps its small tasks on NumPy, which warns.
+_DIVIDES = frozenset({"floor_divide", "remainder", "fmod", "divmod"})
+
+
+def _divides(prog) -> bool:
+    """Whether ``prog`` calls one of :data:`_DIVIDES`."""
+    if prog[0] != "call":
+        return False
+    return getattr(prog[1], "__name__", None) in _DIVIDES or any(_divides(a) for a in prog[2])
 
 
 #: What :func:`evaluate` returns when the kernel stored the values in the target itself.
@@ -480,6 +508,14 @@ def _program(prog, dtypes: tuple) -> "_Program":
 _IMMUTABLE = (bool, int, float, np.generic)
 
 
+def _keeps(prog) -> bool:
+    """Whether ``prog`` may be held between runs: it has no replicated NumPy array and no
+    0-d array constant (such a program is lowered afresh on every run, the front end's
+    lowering memo skips it: held, it would only keep those arrays alive)."""
+    return all(n[0] in ("acc", "aff") or (n[0] == "const" and isinstance(n[1], _IMMUTABLE))
+               for n in _nodes(prog, []))
+
+
 class _Program:
     """One program over given access dtypes, analysed once (a pure function of them):
     the kernel expression (``code`` None: unfusable), its parameters, its array leaves,
@@ -491,8 +527,7 @@ class _Program:
         self.prog, self.code, self.kernels, self.layouts, self.bound = prog, None, {}, {}, {}
         # a program with a replicated NumPy array or a 0-d array constant is lowered afresh on
         # every run (the front end's lowering memo skips it): kept here it would only keep those arrays alive
-        self.keep = all(n[0] in ("acc", "aff") or (n[0] == "const" and isinstance(n[1], _IMMUTABLE))
-                        for n in _nodes(prog, []))
+        self.keep = _keeps(prog)
         try:
             a = _Analysis(dtypes)
             code, self.dtype = a.node(prog)

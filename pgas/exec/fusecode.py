@@ -23,8 +23,10 @@ BIN = {"add": {"iuf": "({0} + {1})", "b": "({0} | {1})"},
         "floor_divide": {"i": "_fdiv_s({0}, {1})", "u": "_fdiv_u({0}, {1})"},
         "remainder": {"i": "_mod_s({0}, {1})", "u": "_mod_u({0}, {1})"},
         "equal": {"iufb": "({0} == {1})"}, "not_equal": {"iufb": "({0} != {1})"},
-        "less": {"iufb": "({0} < {1})"}, "less_equal": {"iufb": "({0} <= {1})"},
-        "greater": {"iufb": "({0} > {1})"}, "greater_equal": {"iufb": "({0} >= {1})"},
+        "less": {"iub": "({0} < {1})", "f": "_lt({0}, {1}, {t}(0))"},
+        "less_equal": {"iub": "({0} <= {1})", "f": "_lt_eq({0}, {1}, {t}(0))"},
+        "greater": {"iub": "({0} > {1})", "f": "_lt({1}, {0}, {t}(0))"},
+        "greater_equal": {"iub": "({0} >= {1})", "f": "_lt_eq({1}, {0}, {t}(0))"},
         "logical_and": {"iufb": "(({0} != 0) & ({1} != 0))"},
         "logical_or": {"iufb": "(({0} != 0) | ({1} != 0))"},
         "logical_xor": {"iufb": "(({0} != 0) != ({1} != 0))"},
@@ -74,6 +76,14 @@ def _min(a, b):
 @_jit
 def _max(a, b):
     return a if a >= b else b
+@_jit
+def _lt(a, b, z):
+    # an ordered comparison vectorised raises "invalid" on NaN (x86 CMPLTPD), NumPy's is quiet:
+    # NaNs are replaced by z, a zero of their dtype (by == and a select, both quiet), before it
+    return (a == a) & (b == b) & ((a if a == a else z) < (b if b == b else z))
+@_jit
+def _lt_eq(a, b, z):
+    return (a == a) & (b == b) & ((a if a == a else z) <= (b if b == b else z))
 @_jit
 def _sq(a):
     return a * a
