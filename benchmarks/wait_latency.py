@@ -77,15 +77,15 @@ def main() -> None:
     if n > 1:
         res["pingpong_us"] = _mean(ping, reps) / 2 * 1e6
 
-    left, right = (me - 1) % n, (me + 1) % n
-    out_l, out_r, in_l, in_r = (np.zeros(1024) for _ in range(4))
-    reqs = [c.Send_init(out_l, dest=left, tag=1), c.Send_init(out_r, dest=right, tag=2),
-            c.Recv_init(in_l, source=left, tag=2), c.Recv_init(in_r, source=right, tag=1)]
-
-    def swap():
-        MPI.Prequest.Startall(reqs)
-        runtime.yielding_wait(reqs)
     if n > 1:
+        left, right = (me - 1) % n, (me + 1) % n
+        out_l, out_r, in_l, in_r = (np.zeros(1024) for _ in range(4))
+        reqs = [c.Send_init(out_l, dest=left, tag=1), c.Send_init(out_r, dest=right, tag=2),
+                c.Recv_init(in_l, source=left, tag=2), c.Recv_init(in_r, source=right, tag=1)]
+
+        def swap():
+            MPI.Prequest.Startall(reqs)
+            runtime.yielding_wait(reqs)
         c.Barrier()
         ring = _each(swap, reps)
         res["ring_mean_us"] = c.allreduce(float(ring.mean()), op=MPI.MAX) * 1e6
