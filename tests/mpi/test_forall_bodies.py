@@ -6,6 +6,7 @@ import pytest
 from util import assert_matches, collective_verdict
 
 import pgas as pg
+from pgas import comm
 
 
 @pytest.fixture
@@ -86,14 +87,24 @@ def test_fused_forall_in_place_on_domains_with_parts_and_clips(owner):
 
 @pytest.mark.usefixtures("_defaults")
 def test_forall_scalar_from_reduction_captured():
-    n = 10
-    a = np.arange(1.0, n + 1)
-    A = pg.from_numpy(a.copy(), dist=pg.Cyclic())
-    for _ in range(3):
-        s = A.sum()
-        pg.forall(range(n), lambda i: A.__setitem__(i, A[i] / s))
-        a = a / a.sum()
-        _exact(A, a)
+    """A body dividing by a sum it captured gives NumPy's ``x / s`` bit for bit, for the ``s``
+    that ``A.sum()`` returned.  That ``s`` is the same on every locale and close to NumPy's
+    ``a.sum()``, not always equal to it: at several locales the locales' partial sums are
+    added in another order than NumPy's pairwise summation (here 1 / 55 + ... + 10 / 55 is
+    0.9999999999999999 at 4 locales with folded checking, 1.0 in NumPy).  At n=13 the first
+    sum, 91, is exact at any locale count, and ``x * (1 / 91)`` differs from ``x / 91`` for
+    five of the elements, so a body that multiplied by ``1 / s`` instead of dividing would fail."""
+    for n in (10, 13):
+        a = np.arange(1.0, n + 1)
+        A = pg.from_numpy(a.copy(), dist=pg.Cyclic())
+        for _ in range(3):
+            s = A.sum()
+            bits = np.asarray(s, dtype=np.float64).view(np.int64)
+            collective_verdict(comm.allreduce(bits, "min") == comm.allreduce(bits, "max"), "sums differ over locales")
+            collective_verdict(abs(s - a.sum()) <= 4 * np.spacing(a.sum()), lambda: f"sum {s!r}, NumPy {a.sum()!r}")
+            pg.forall(range(n), lambda i: A.__setitem__(i, A[i] / s))
+            a = a / s
+            _exact(A, a)
 
 
 @pytest.mark.usefixtures("_defaults")
