@@ -96,7 +96,7 @@ def test_auto_mode_runs_a_stencils_border_tasks_by_its_kernels(grid):
     """Under "auto", once the interior (a large task) has a kernel, the border tasks
     (small, reading the neighbours' rows) use kernels too: no task of the hot
     statement goes to NumPy, and the values are NumPy's bit for bit."""
-    n = 600 * max(P, 2)                               # each locale's interior well over FUSE_MIN elements
+    n = 300 * max(P, 2)                               # each locale's interior well over FUSE_MIN elements
     G = np.random.default_rng(5).standard_normal((n, n // 2))
     dist = pg.Block() if grid == "default" else pg.Block(grid=(1, P))
     A, B = pg.from_numpy(G, dist=dist), pg.zeros((n, n // 2), dist=dist)
