@@ -655,6 +655,8 @@ class _Program:
         self.fn, self.stmts, self.watch, self.reason = fn, stmts, watch, reason
         self.fixed: list = []
         self.bound: tuple | None = None                 # the arrays of the last binding
+        #: ``(settings key, per statement its Kept repeat or None)`` (:meth:`_keep`), or None.
+        self.kept = None
         #: Runs of consecutive statements whose transfers travel together (:meth:`_group`):
         #: ``[first, end, Replays or None, exchange, why the run ends]``, made for
         #: ``merge_key`` (the settings' version and calibrated model), None until made.
@@ -705,6 +707,7 @@ class _Program:
                 self.bound = None
                 return False
             s.bases = bases
+        self.kept = None
         self.bound = tuple(a for a in args if engine.is_array(a))
         return True
 
@@ -760,9 +763,13 @@ class _Program:
             self.free_groups()                           # made under other settings: made again below
             groups = None
         if groups is None or not fast or not MERGE or not self.merging:
+            if fast and self._again(args, stats):
+                return True
             self._each(stmts, args, stats, fast)
             if groups is None and fast and MERGE:
                 self._group()                            # (collective: one reduction)
+            if fast:
+                self._keep()
             return True
         valid = persistent.valid_everywhere
         for g in groups:
@@ -784,6 +791,38 @@ class _Program:
                 g[3] = merged.Group()
             g[3].run(items, engine_statement.compute_tasks, engine_statement.write_results, engine.before_write)
             stats["fast"] += len(items)
+        return True
+
+    def _keep(self) -> None:
+        """After statements ran one by one: hold each statement's repeat by its kept kernel
+        calls (:func:`pgas.exec.persistent.kept`, None where there is none) for the next
+        replay, if any statement has one."""
+        kept = [None if s.r is None or s.fill or s.params else persistent.kept(s.r, s.bases) for s in self.stmts]
+        self.kept = (persistent.settings_key(), kept) if any(kept) else None
+
+    def _again(self, args, stats) -> bool:
+        """Replay by the repeats :meth:`_keep` holds, statements without one the usual way
+        (all or nothing: False, nothing run, where the settings or any repeat changed)."""
+        kept = self.kept
+        if kept is None:
+            return False
+        if kept[0] != persistent.settings_key() or not all([k is None or k.valid() for k in kept[1]]):
+            self.kept = None
+            return False
+        before = engine.before_write
+        mask = fperr.cleared()                     # the kernels' flags read once (around statements
+        try:                                       # run the usual way, which read their own)
+            for s, k in zip(self.stmts, kept[1]):
+                if k is None:
+                    fperr.reported(mask)
+                    self._each((s,), args, stats, True)
+                    mask = fperr.cleared()
+                else:
+                    before(s.bases[0], None)
+                    k.run(False)
+                    stats["fast"] += 1
+        finally:
+            fperr.reported(mask)
         return True
 
     def _each(self, stmts, args, stats, fast) -> None:

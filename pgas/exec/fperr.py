@@ -305,6 +305,51 @@ _MAKE = {"divide": lambda: np.divide(np.float64(1.0), np.float64(0.0)),
          "invalid": lambda: np.subtract(np.float64(np.inf), np.float64(np.inf))}
 
 
+def cleared() -> int:
+    """Start compiled calls made directly (no :func:`compiled` each): the flags of the
+    categories to report cleared; the mask for :func:`reported` (0: nothing to report,
+    or their bits are not known, or a trace is on: then call :func:`compiled` for each)."""
+    if trace.on:
+        return 0
+    mask = _state()[2]
+    if mask:
+        _fenv()[0](mask)
+    return mask
+
+
+def reported(mask: int) -> None:
+    """After the calls since :func:`cleared` returned ``mask``: each category that any of
+    them met reported once, as one NumPy call that met it reports it."""
+    if mask:
+        clear, test, bits = _fenv()
+        _report(test(mask), clear, bits)
+
+
+def compiled_calls(calls) -> None:
+    """Each ``kernel(*args)`` of ``calls`` in turn, as :func:`compiled` makes them, with the
+    flags cleared before the first and read after the last (two C calls in all, none for
+    no calls): each category that any of them met is reported once."""
+    if not calls:
+        return
+    if trace.on:
+        for kernel, args in calls:
+            compiled(kernel, args)
+        return
+    mask = cleared()
+    for kernel, args in calls:
+        kernel(*args)
+    reported(mask)
+
+
+def _report(got: int, clear, bits) -> None:
+    """Report the categories of flags ``got`` as NumPy would (then clear them)."""
+    if got:
+        clear(got)
+        for cat, bit in bits.items():
+            if got & bit:
+                _MAKE[cat]()
+
+
 def compiled(kernel, args) -> None:
     """``kernel(*args)``, a compiled (numba) kernel, with the floating-point errors it met
     reported as NumPy reports a ufunc's under the current ``np.errstate`` (a
@@ -325,8 +370,4 @@ def compiled(kernel, args) -> None:
     got = test(mask)
     if t0:
         trace.add("kernel", "fused kernel", t0)
-    if got:
-        clear(mask)
-        for cat, bit in bits.items():
-            if got & bit:
-                _MAKE[cat]()
+    _report(got, clear, bits)

@@ -69,7 +69,7 @@ from .. import comm
 from ..comm import trace
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import calibration as calibrate
-from . import fperr, fuse, group, interior, settings, shiftgroup
+from . import fperr, fuse, group, interior, settings, shiftgroup, workers
 from .lowered import Lowered
 from .tasks import strided
 
@@ -349,6 +349,33 @@ class PersistentStatement:
         """Run the statement on ``low``'s arrays (``compute``, ``write``: the generic
         path's :func:`pgas.exec.run.compute_tasks` and ``write_results``)."""
         b = self.begin(low)
+        self.start(b)
+        self.finish(low, b, compute, write, [b.recvs] if b.recvs else [])
+
+    def begin(self, low) -> "_Binding":
+        """Build if need be, bind ``low``'s arrays, and make this locale's stores visible
+        to its peers' transfers (step 1's preparation): the binding."""
+        if not self.built:
+            self._build(low)
+        b = self._bind(low.arrays)
+        if self.peers:
+            self.sync(b)
+        return b
+
+    @staticmethod
+    def sync(b: "_Binding") -> None:
+        """Make this locale's stores into ``b``'s arrays visible to its peers' transfers (its
+        one-way updates completed first)."""
+        t0 = trace.on and trace.now()
+        for w in b.wins:
+            if w.pending:
+                w.complete()
+            w.win.Sync()
+        if t0:
+            trace.add("mpi", "MPI_Win_sync", t0)
+
+    def start(self, b: "_Binding") -> None:
+        """Steps 1-2 on binding ``b``: pack what each reader fetches, start every transfer."""
         sends = b.sends
         if sends.packs:
             last = self.inflight
@@ -359,23 +386,6 @@ class PersistentStatement:
         if b.requests:
             start_all(b.requests, b.counts)
             sends.started()
-        self.finish(low, b, compute, write, [b.recvs] if b.recvs else [])
-
-    def begin(self, low) -> "_Binding":
-        """Build if need be, bind ``low``'s arrays, and make this locale's stores visible
-        to its peers' transfers (step 1's preparation): the binding."""
-        if not self.built:
-            self._build(low)
-        b = self._bind(low.arrays)
-        if self.peers:
-            t0 = trace.on and trace.now()
-            for w in b.wins:                          # my async updates done, my stores visible
-                if w.pending:
-                    w.complete()
-                w.win.Sync()
-            if t0:
-                trace.add("mpi", "MPI_Win_sync", t0)
-        return b
 
     def finish(self, low, b, compute, write, waits) -> None:
         """Steps 3-5 of a run on binding ``b`` whose transfers were started: the tasks;
@@ -419,15 +429,7 @@ class PersistentStatement:
                                   or fperr.numpy_only):
             calls = None                              # another program (its constants), or settings
         if calls is not None:                         # a repeat: the kernel calls its last run made
-            for kernel, args in calls[1]:
-                fperr.compiled(kernel, args)
-            if waits:
-                wait(waits.pop())
-            for kernel, args in calls[2]:
-                fperr.compiled(kernel, args)
-            fuse.stats["fused"] += calls[3]
-            fuse.stats["rows"] += calls[3]
-            stats["calls"] += 1
+            _calls(calls[1], calls[2], calls[3], waits)
         else:
             results = [None] * len(plan.tasks)
             inplace = self.inplace
@@ -472,6 +474,101 @@ class PersistentStatement:
             # and would otherwise hold them beyond KEEP_BYTES; a run rebuilds
             self.recvs = self.bufs = self.sends = self.types = self.xfer = self.packed = None
             self.nbytes = 0
+
+
+def _calls(early, late, count: int, waits, flags: bool = True) -> None:
+    """A repeat's kept kernel calls: ``early`` (reading no message buffer), the wait for
+    ``waits`` (emptied once waited for), then ``late``; ``count`` tasks.  The processor's
+    flags are read once after them all (:func:`pgas.exec.fperr.cleared`), or (``flags``
+    false) by the caller, who cleared them before."""
+    if trace.on:
+        fperr.compiled_calls(early)
+        if waits:
+            wait(waits.pop())
+        fperr.compiled_calls(late)
+    else:
+        mask = fperr.cleared() if flags else 0
+        for kernel, args in early:
+            kernel(*args)
+        if waits:
+            wait(waits.pop())
+        for kernel, args in late:
+            kernel(*args)
+        if mask:
+            fperr.reported(mask)
+    fuse.stats["fused"] += count
+    fuse.stats["rows"] += count
+    stats["calls"] += 1
+
+
+class Kept:
+    """A recorded statement's repeat with nothing looked up (for a compiled step, which holds
+    one per statement between its replays, :mod:`pgas.array.compiled`): its compiled
+    statement, the binding of its arrays and the kernel calls the binding keeps
+    (``b.calls``), the kernels taken out of their thread splitter where this locale runs
+    one thread.  Made by :func:`kept` when they apply; :meth:`valid` while they still do
+    (the caller checks the settings, :func:`settings_key`)."""
+
+    __slots__ = ("fs", "b", "calls", "early", "late", "count")
+
+    def valid(self) -> bool:
+        """Whether the compiled statement and the binding are still kept, with these calls."""
+        fs, b = self.fs, self.b
+        return fs.built and not fs.transient and b.flats is not None and b.calls is self.calls
+
+    def run(self, flags: bool = True) -> None:
+        """Steps 1-5 of a run by the kept kernel calls (:meth:`PersistentStatement.run`'s
+        on the same binding with the same program); :meth:`valid` checked by the caller.
+        ``flags`` false: the caller cleared the processor's flags and reads them after
+        (:func:`pgas.exec.fperr.cleared`), once for several statements."""
+        fs, b = self.fs, self.b
+        waits = []
+        try:
+            if fs.peers:
+                fs.sync(b)
+                fs.start(b)
+                if b.recvs:
+                    waits.append(b.recvs)
+            _calls(self.early, self.late, self.count, waits, flags)
+        finally:
+            if waits:               # (see PersistentStatement.finish)
+                wait(waits.pop())
+            stats["runs"] += 1
+            comm.statement_done()
+            stats["reruns"] += 1
+
+
+def settings_key() -> tuple:
+    """What a :class:`Kept` depends on beyond its own objects, compared by the holder before
+    each use: the settings' version, the fuse generation, the calibrated model, the switches
+    and the locale's thread count."""
+    return (settings.version[0], fuse.generation[0], calibrate.current(), ENABLED, interior.MODE,
+            workers.count())
+
+
+def kept(r: Replay, bases) -> "Kept | None":
+    """The :class:`Kept` repeat of recorded statement ``r`` on ``bases`` (the arrays it last
+    ran on) where its binding keeps kernel calls of ``r``'s own program made under the
+    current settings (it last ran every task by a kernel stored in place), else None."""
+    if not valid(r):
+        return None
+    fs = r.fs
+    b = fs.bindings.get(tuple(map(id, bases)))
+    calls = None if b is None or not b.same(bases) else b.calls
+    if calls is None or calls[0] is not r.prog or calls[4] != (settings.version[0], fuse.generation[0]):
+        return None
+    k = Kept()
+    k.fs, k.b, k.calls, k.count = fs, b, calls, calls[3]
+    k.early, k.late = ([(_unsplit(kernel, args), args) for kernel, args in part] for part in (calls[1], calls[2]))
+    return k
+
+
+def _unsplit(kernel, args):
+    """``kernel`` itself, not its thread splitter (:class:`pgas.exec.workers.Split`), where
+    the splitter would call it as it is at this thread count (part of :func:`settings_key`)."""
+    if type(kernel) is workers.Split and workers.ways(*kernel.measure(args)) < 2:
+        return kernel.kernel
+    return kernel
 
 
 class _Binding:

@@ -8,6 +8,7 @@ import functools
 import random
 import time
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -80,6 +81,92 @@ def test_stencils_replay_bit_identical(protocol, fuse):
     _same(got, want, "jacobi, swapped")
     assert jac.stats["records"] == 1
     assert "2 statements recorded" in pg.explain(jac)
+
+
+def _jacobi_fixed(A, B):
+    B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+    A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+
+
+def _kept(step):
+    """Per recorded statement, whether the step holds its repeat by kept kernel calls."""
+    prog = next(iter(step.programs.values()))
+    return None if prog.kept is None else [k is not None for k in prog.kept[1]]
+
+
+def test_kept_kernel_calls_replay_and_step_aside():
+    """A step whose statements' kernel calls are kept replays by them (nothing looked up per
+    statement), bit-identical to plain runs; it steps aside to the usual way, with the same
+    values, when the settings, the kernels, the thread count, a statement's binding or its
+    compiled form change, and holds the calls again after."""
+    from pgas.exec import fuse, persistent, threads
+    pg.config(fuse=True, protocol="auto")         # (the suite's default protocol, packed, is the generic path)
+    _, got = _arrays(11, 2)
+    _, want = _arrays(11, 2)
+    step = pg.compile(_jacobi_fixed)
+
+    def run(k=3):
+        for _ in range(k):
+            step(*got)
+            _jacobi_fixed(*want)
+        _same(got, want, "jacobi by kept kernel calls")
+    run()
+    if check.enabled:                              # strict checking: every statement the usual way
+        assert _kept(step) is None
+        return
+    assert _kept(step) == [True, True]
+    calls, fast = persistent.stats["calls"], step.stats["fast"]
+    step(*got)
+    step(*got)
+    _jacobi_fixed(*want)
+    _jacobi_fixed(*want)
+    _same(got, want, "jacobi by kept kernel calls, twice")
+    assert persistent.stats["calls"] - calls == step.stats["fast"] - fast + 4 == 8   # (4 by the plain repeats)
+    others = [pg.from_numpy(np.ones((N, N))) for _ in range(2 * persistent.BINDINGS)]
+    changes = [lambda: pg.config(fuse=True, protocol="auto"),       # the settings' version
+               fuse.reset,                                           # kernels forgotten
+               lambda: threads.apply((threads.limit() or 1) + 1),   # another thread count
+               lambda: [_jacobi_fixed(others[2 * j], others[2 * j + 1]) for j in range(persistent.BINDINGS)],
+               persistent.clear]                                    # bindings evicted; compiled forms freed
+    limit = threads.limit()
+    try:
+        for change in changes:
+            change()
+            run(1)
+            run(3)
+            assert _kept(step) == [True, True]
+    finally:
+        if limit is not None:
+            threads.apply(limit)
+    step(got[1], got[0])                           # the arrays swapped: bound again
+    _jacobi_fixed(want[1], want[0])
+    _same(got, want, "jacobi swapped")
+
+
+def test_kept_kernel_calls_report_errors_as_numpy():
+    """A floating-point error met by a kept kernel call is reported as NumPy reports it: a
+    RuntimeWarning by default, nothing when ignored, FloatingPointError on every locale
+    alike under "raise"."""
+    pg.config(fuse=True, protocol="auto")
+    _, (A, B) = _arrays(12, 2)
+    step = pg.compile(_jacobi_fixed)
+    for _ in range(3):
+        step(A, B)
+
+    def signs():                                   # rows of inf and -inf: inf + -inf on every locale
+        A[::2, :] = np.inf
+        A[1::2, :] = -np.inf
+    signs()
+    with pytest.warns(RuntimeWarning, match="invalid"):
+        step(A, B)
+    collective_verdict(np.isnan(B.to_numpy()[1:-1, 1:-1]).all(), "inf + -inf is NaN")
+    signs()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        step(A, B)
+    signs()
+    with np.errstate(invalid="raise"):
+        raises_alike(FloatingPointError, lambda: step(A, B), "inf + -inf in a kept kernel call")
 
 
 # -- random statement sequences ------------------------------------------------------
