@@ -18,10 +18,12 @@ summarise it with ``pgas trace DIR``); ``--only`` picks statements by name.
     pgas run -n 2 benchmarks/stencil_overhead.py --n 64 --compiled   (steps plain and by pg.compile)
 
 ``--compiled`` times jacobi-2d's step (2 statements) and fdtd-2d's (4) called plainly,
-compiled by ``pg.compile`` (recorded once, then replayed) and compiled with every replayed
+compiled by ``pg.compile`` (recorded once, then replayed), compiled with every replayed
 statement exchanging its own messages (``unmerged``: ``pgas.array.compiled.MERGE`` off),
+and the kernel calls the compiled step keeps alone (``kernels``: nothing but the calls),
 in rotating order, and reports per statement the median and the fastest of each, with the
-median of each round's ratios (compiled / plain, unmerged / plain, compiled / unmerged);
+median of each round's ratios (compiled / plain, unmerged / plain, compiled / unmerged)
+and of its compiled - kernels difference (the step's Python and messages per statement);
 ``--json FILE`` writes the figures.
 
 Run the same command from two checkouts (``PYTHONPATH=OTHER``) one after the
@@ -82,8 +84,8 @@ def compare_compiled(n: int, m: int, reps: int, out: str | None) -> None:
     A, B = _dist(GA), _dist(GB)
     ex, ey, hz = [_dist(G) for G in fdtd_init(m, n, 2)[:3]]
     cases = {"jacobi-2d step": (jacobi_step, (A, B), 2), "fdtd-2d step": (fdtd_step, (ex, ey, hz, 0.5), 4)}
-    hows = ("plain", "compiled", "unmerged")
-    times = {}
+    hows = ("plain", "compiled", "unmerged", "kernels")
+    times, kept = {}, {}
     for name, (fn, args, _) in cases.items():
         step, own = pg.compile(fn), pg.compile(fn)
 
@@ -97,28 +99,48 @@ def compare_compiled(n: int, m: int, reps: int, out: str | None) -> None:
         for _ in range(5):
             for f in runs.values():
                 f(*args)
+        runs["kernels"], kept[name] = kernel_calls(step)
         for r in range(reps):
-            for how in hows[r % 3:] + hows[:r % 3]:
+            for how in hows[r % 4:] + hows[:r % 4]:
                 times.setdefault((name, how), []).append(fastest(lambda: runs[how](*args), 1))
     res = {}
     for name, (_, _, k) in cases.items():
-        x = res[name] = {"statements": k}
+        x = res[name] = {"statements": k, "statements_by_kept_calls": kept[name]}
         for how in hows:
             t = sorted(times[name, how])
             x[f"{how}_median_us"], x[f"{how}_fastest_us"] = t[len(t) // 2] / k * 1e6, t[0] / k * 1e6
         for a, b in (("compiled", "plain"), ("unmerged", "plain"), ("compiled", "unmerged")):
             x[f"{a}_over_{b}"] = float(np.median([p / q for p, q in zip(times[name, a], times[name, b])]))
+        x["compiled_minus_kernels_median_us"] = float(np.median(
+            [p - q for p, q in zip(times[name, "compiled"], times[name, "kernels"])])) / k * 1e6
     if comm.here() == 0:
-        print(f"{pg.num_locales} locales, n={n}, m={m}, {reps} rounds (plain, compiled, compiled unmerged in "
-              "rotating order), per statement median / fastest; ratios: median of each round's")
+        print(f"{pg.num_locales} locales, n={n}, m={m}, {reps} rounds (plain, compiled, compiled unmerged and the "
+              "compiled step's kept kernel calls alone, in rotating order), per statement median / fastest; "
+              "ratios and differences: median of each round's")
         for name, x in res.items():
             print(f"  {name}: " + ", ".join(f"{h} {x[h + '_median_us']:.1f} / {x[h + '_fastest_us']:.1f} us"
                                             for h in hows))
             print(f"    compiled / plain {x['compiled_over_plain']:.3f}, unmerged / plain "
-                  f"{x['unmerged_over_plain']:.3f}, compiled / unmerged {x['compiled_over_unmerged']:.3f}")
+                  f"{x['unmerged_over_plain']:.3f}, compiled / unmerged {x['compiled_over_unmerged']:.3f}; "
+                  f"compiled - kernels {x['compiled_minus_kernels_median_us']:.1f} us per statement "
+                  f"({x['statements_by_kept_calls']} of {x['statements']} statements by kept kernel calls)")
         if out:
             with open(out, "w") as f:
                 json.dump({"locales": pg.num_locales, "n": n, "m": m, "reps": reps, "steps": res}, f, indent=1)
+
+
+def kernel_calls(step):
+    """A function making the kernel calls that ``step``'s replays keep (its statements' kept
+    repeats, :class:`pgas.exec.persistent.Kept`), nothing else; and how many statements have
+    them (0: the function does nothing)."""
+    prog = next(iter(step.programs.values()))
+    kept = [] if prog.kept is None else [k for k in prog.kept[1] if k is not None]
+    calls = [c for k in kept for c in k.early + k.late]
+
+    def run(*_):
+        for kernel, args in calls:
+            kernel(*args)
+    return run, len(kept)
 
 
 def fastest(f, reps: int) -> float:

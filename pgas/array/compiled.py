@@ -797,7 +797,8 @@ class _Program:
         """After statements ran one by one: hold each statement's repeat by its kept kernel
         calls (:func:`pgas.exec.persistent.kept`, None where there is none) for the next
         replay, if any statement has one."""
-        kept = [None if s.r is None or s.fill or s.params else persistent.kept(s.r, s.bases) for s in self.stmts]
+        kept = [None if s.r is None else persistent.kept_fill(s.r, s.bases) if s.fill
+                else None if s.params else persistent.kept(s.r, s.bases) for s in self.stmts]
         self.kept = (persistent.settings_key(), kept) if any(kept) else None
 
     def _again(self, args, stats) -> bool:
@@ -813,6 +814,14 @@ class _Program:
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
         try:                                       # run the usual way, which read their own)
             for s, k in zip(self.stmts, kept[1]):
+                if k is not None and s.fill:
+                    prog = self._program(s, s.r, args)
+                    if prog is not None and k.takes(prog[1]):
+                        before(s.bases[0], None)
+                        k.run(prog[1])
+                        stats["fast"] += 1
+                        continue
+                    k = None                       # (the usual way: it raises as a plain run does)
                 if k is None:
                     fperr.reported(mask)
                     self._each((s,), args, stats, True)

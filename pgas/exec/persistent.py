@@ -538,6 +538,49 @@ class Kept:
             stats["reruns"] += 1
 
 
+class KeptFill:
+    """A recorded scalar fill's repeat with nothing looked up: the views of its tasks in its
+    binding's storage (``b.fills``, made by the fill's last run there, with no peers).
+    Made by :func:`kept_fill`; :meth:`valid` while they are still kept."""
+
+    __slots__ = ("fs", "b", "views", "dtype")
+
+    def valid(self) -> bool:
+        fs, b = self.fs, self.b
+        return fs.built and not fs.transient and b.flats is not None and b.fills is self.views
+
+    def takes(self, value) -> bool:
+        """Whether :meth:`run` stores ``value``: a NumPy scalar of the target's dtype (else the
+        statement runs the usual way)."""
+        return isinstance(value, np.generic) and value.dtype == self.dtype
+
+    def run(self, value) -> None:
+        """Store ``value`` (:meth:`takes` it) into every task's view, as
+        :meth:`PersistentStatement.finish`'s fill path does."""
+        try:
+            for view in self.views:
+                view[...] = value
+        finally:
+            stats["fills"] += 1
+            stats["runs"] += 1
+            comm.statement_done()
+            stats["reruns"] += 1
+
+
+def kept_fill(r: Replay, bases) -> "KeptFill | None":
+    """The :class:`KeptFill` repeat of recorded fill ``r`` on ``bases`` where its binding keeps
+    its tasks' views, else None."""
+    if not valid(r) or r.fs.peers:
+        return None
+    fs = r.fs
+    b = fs.bindings.get(tuple(map(id, bases)))
+    if b is None or not b.same(bases) or b.fills is None:
+        return None
+    k = KeptFill()
+    k.fs, k.b, k.views, k.dtype = fs, b, b.fills, fs.dtypes[fs.plan.stmt.write]
+    return k
+
+
 def settings_key() -> tuple:
     """What a :class:`Kept` depends on beyond its own objects, compared by the holder before
     each use: the settings' version, the fuse generation, the calibrated model, the switches

@@ -141,6 +141,15 @@ def test_kept_kernel_calls_replay_and_step_aside():
     step(got[1], got[0])                           # the arrays swapped: bound again
     _jacobi_fixed(want[1], want[0])
     _same(got, want, "jacobi swapped")
+    _, got = _arrays(13)
+    _, want = _arrays(13)
+    fdtd = pg.compile(_fdtd)                       # a fill of a parameter, then three stencils
+    for t in range(5):
+        fdtd(*got, float(t))
+        _fdtd(*want, float(t))
+    _same(got, want, "fdtd by kept kernel calls and fill views")
+    if not next(iter(fdtd.programs.values())).merging:      # (merged exchanges run their own way)
+        assert _kept(fdtd) == [True] * 4
 
 
 def test_kept_kernel_calls_report_errors_as_numpy():
@@ -362,6 +371,7 @@ def test_errors_in_replay_raised_alike(protocol):
     fill = pg.compile(lambda X, v: X.__setitem__((0, slice(None)), v))
     fill(I, 1)
     fill(I, 2)
+    fill(I, 2)                                        # (by its kept fill views, with protocol="auto")
     raises_alike(OverflowError, lambda: fill(I, 1000), "a parameter that does not fit the target")
     collective_verdict(np.all(I.to_numpy()[0] == 2), "the fill before the error")
 
