@@ -139,7 +139,8 @@ class Compiled:
             prog = self._record(sig, args)
             if prog is None:
                 return None                     # recorded and run
-        self.last = (tuple([type(a) if isinstance(a, _SCALARS) else a for a in args]), prog)
+        if sig is not None or self.last is None:
+            self.last = (tuple([type(a) if isinstance(a, _SCALARS) else a for a in args]), prog)
         if prog.reason is not None:
             self.stats["plain"] += 1
             return self.fn(*args)
