@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import trace
-from .counters import record, record_sync
+from . import check, trace
+from .counters import record, record_collective, record_sync
 from .p2p import live, start_all
-from .runtime import _notices, comm, here, mpi, num_locales, pause, raise_agreed, yielding_wait
+from .runtime import _notices, comm, here, mpi, mpi_type, num_locales, pause, raise_agreed, yielding_wait
 
 #: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
 #: of known-size exchanges (statements' notices use 11-14, ghost exchanges 21-22).
@@ -78,9 +78,10 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
             raise_agreed(error)
         return [np.asarray(send[0], dtype=dtype).reshape(-1)]
     t0 = trace.on and trace.now()
-    raw, failed = (_dense if P <= DENSE_MAX else _sparse)(send, dtype, error, me, P)
+    raw, failed, differ = (_dense if P <= DENSE_MAX else _sparse)(send, dtype, error, me, P, check.carried())
     if t0:
         trace.add("mpi", "exchange (all to all)" if P <= DENSE_MAX else "exchange (NBX)", t0)
+    check.exchanged(differ)
     if failed:
         raise_agreed(error)
     empty = np.empty(0, dtype)
@@ -88,25 +89,33 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
             else raw[r].view(dtype) if r in raw else empty for r in range(P)]
 
 
-def _dense(send, dtype, error, me: int, P: int):
-    """One message to and from every other locale, a status byte at the end of each:
-    ``(payloads by source, whether any locale failed)``."""
+#: The bytes after the payload of a dense exchange's message: the sender's record of folded
+#: calls (:func:`pgas.comm.check.carried`, 16 bytes) and its status byte.
+TRAILER = 17
+
+
+def _dense(send, dtype, error, me: int, P: int, words: bytes):
+    """One message to and from every other locale, ``words`` and a status byte at the end of
+    each: ``(payloads by source, whether any locale failed, whether any locale's words
+    differ from another's)``.  Every locale sees every locale's words, so each finds a
+    difference alike."""
     c, MPI = _notices(), mpi()
     reqs, keep = [], []
+    tail = np.frombuffer(words + bytes([error is not None]), dtype=np.uint8)
     for r in range(P):
         if r == me:
             continue
         payload = np.ascontiguousarray(send[r], dtype=dtype).reshape(-1).view(np.uint8)
-        msg = np.empty(payload.size + 1, dtype=np.uint8)
-        msg[:-1] = payload
-        msg[-1] = error is not None
+        msg = np.empty(payload.size + TRAILER, dtype=np.uint8)
+        msg[:payload.size] = payload
+        msg[payload.size:] = tail
         keep.append(msg)
         reqs.append(c.Isend([msg, MPI.BYTE], r, TAG))
         if payload.size:
             record(r, payload.size)
         else:
             record_sync()
-    raw, failed, status = {}, error is not None, MPI.Status()
+    raw, failed, differ, status = {}, error is not None, False, MPI.Status()
     waiting = [r for r in range(P) if r != me]
     while waiting:
         rest = []
@@ -118,18 +127,21 @@ def _dense(send, dtype, error, me: int, P: int):
             buf = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
             msg.Recv([buf, MPI.BYTE])
             failed = failed or bool(buf[-1])
-            if buf.size > 1:
-                raw[r] = buf[:-1]
+            differ = differ or buf[-TRAILER:-1].tobytes() != words
+            if buf.size > TRAILER:
+                raw[r] = buf[:-TRAILER]
         if rest:
             pause()
         waiting = rest
     yielding_wait(reqs)
-    return raw, failed
+    return raw, failed, differ
 
 
-def _sparse(send, dtype, error, me: int, P: int):
-    """Messages to the non-empty parts' locales only, ended by NBX (see :func:`exchange`):
-    ``(payloads by source, whether any locale failed)``."""
+def _sparse(send, dtype, error, me: int, P: int, words: bytes):
+    """Messages to the non-empty parts' locales only, ended by NBX (see :func:`exchange`),
+    whose reduction ors ``words`` (each with its complement, so that a difference shows)
+    and the status: ``(payloads by source, whether any locale failed, whether any
+    locale's words differ from another's)``."""
     global _round
     c, MPI = _notices(), mpi()
     # Exchanges alternate between two tags: a locale that has left exchange k (its
@@ -145,7 +157,9 @@ def _sparse(send, dtype, error, me: int, P: int):
                 reqs.append(c.Issend([msg, MPI.BYTE], r, tag))
                 record(r, msg.size)
     raw: dict[int, np.ndarray] = {}
-    status, flag, first = MPI.Status(), np.array([me if error is not None else P], np.int64), np.empty(1, np.int64)
+    mine = np.frombuffer(words, dtype=np.uint64)
+    flag = np.array([mine[0], ~mine[0], mine[1], ~mine[1], error is not None], dtype=np.uint64)
+    status, got, u64 = MPI.Status(), np.empty_like(flag), mpi_type(np.dtype(np.uint64))
     done = None
     while True:
         msg = c.Improbe(MPI.ANY_SOURCE, tag, status)
@@ -155,11 +169,12 @@ def _sparse(send, dtype, error, me: int, P: int):
             raw[status.Get_source()] = buf
             continue
         if done is None and MPI.Request.Testall(reqs):
-            done = c.Iallreduce(flag, first, op=MPI.MIN)
+            record_collective()
+            done = c.Iallreduce([flag, u64], [got, u64], op=MPI.BOR)
         if done is not None and done.Test():
             break
         pause()
-    return raw, int(first[0]) < P
+    return raw, bool(got[4]), bool(got[0] & got[1] or got[2] & got[3])
 
 
 def exchange_known(sends, recvs, local=None) -> None:
