@@ -431,7 +431,11 @@ def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None
     No barrier at the end: one-sided operations towards a locale wait for its updates
     to be applied (``comm.statement_done``), as after a statement.  ``broadcast``:
     ``indices`` and ``values`` are ``ufunc.at``'s (:func:`at_operands`)."""
-    _, bad = _attempt(lambda: check_op(A, op))
+    try:
+        check_op(A, op)
+        bad = None
+    except (ValueError, TypeError) as e:
+        bad = e
     if isinstance(indices, IndexPlan):
         bad = bad if bad is not None else _attempt(lambda: indices.check(A))[1]
         pattern = indices.pattern

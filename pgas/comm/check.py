@@ -22,8 +22,10 @@ neighbours at most or not at all (a statement, a ghost update, a ``forall``)
 is only *folded* into a running 64-bit hash of the calls made since the locales
 last agreed (:func:`fold`, a few integer operations), and the locales compare
 that hash inside the next call that reaches every locale anyway (a reduction,
-``A[i]``, a print, a constructor, ``pg.barrier()``, or at the latest every
-:data:`PERIOD` folded calls and at the end of the program).  Only on a mismatch
+``A[i]``, a print, a constructor, ``pg.barrier()``, the exchange of an ``update``
+(:func:`pgas.comm.exchange` carries the hash and count in its own messages,
+:func:`carried` / :func:`exchanged`: no reduction of its own), or at the latest
+every :data:`PERIOD` folded calls and at the end of the program).  Only on a mismatch
 do they exchange the calls they made since, and every locale raises the same
 :class:`CollectiveMismatch` naming the first call that differs::
 

@@ -13,7 +13,11 @@ between polls, unless every locale has a core of its own and ``PGAS_WAIT=spin``)
   status byte ("this locale failed"); beyond, only non-empty parts travel and the
   end is found by a non-blocking consensus (NBX) whose one O(log P) reduction
   carries the status.  Either way the callers' errors are agreed on in the same
-  exchange (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`), and a
+  exchange (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`), and so,
+  in the folding mode of collective call checking, are the calls folded since the
+  last agreement (:func:`pgas.comm.check.carried`: a mismatch raises
+  :class:`~pgas.comm.check.CollectiveMismatch` on every locale), so a call whose
+  synchronisation is an exchange (``update``) needs no agreement of its own; and a
   locale's cost beyond :data:`DENSE_MAX` locales grows with the locales it sends
   to, not with the locale count.
 - :func:`exchange_known`: senders and sizes known to the receiver (an index
@@ -37,7 +41,7 @@ import numpy as np
 from . import check, trace
 from .counters import record, record_collective, record_sync
 from .p2p import live, start_all
-from .runtime import _notices, comm, here, mpi, mpi_type, num_locales, pause, raise_agreed, yielding_wait
+from .runtime import _notices, comm, here, mpi, mpi_type, num_locales, pause, raise_agreed, stall_probe, yielding_wait
 
 #: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
 #: of known-size exchanges (statements' notices use 11-14, ghost exchanges 21-22).
@@ -62,8 +66,12 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
     received enters a non-blocking reduction and keeps receiving until that
     reduction completes, which it can do only once every locale's sends have been
     received.  A locale's cost is then its messages plus one O(log P) reduction,
-    never a message to every locale.  The reduction carries the first failing
-    locale, so errors are agreed on in it.
+    never a message to every locale.  The reduction carries whether some locale
+    failed, so errors are agreed on in it.
+
+    Either way every locale's record of folded collective calls travels with it (dense:
+    in each message; sparse: in the reduction), and if two differ every locale raises
+    :class:`~pgas.comm.check.CollectiveMismatch` (before any ``error``).
 
     ``error``: this locale's error, if its part could not be made (it sends nothing
     then).  If any locale passes one, every locale raises (this locale's own error,
@@ -117,6 +125,7 @@ def _dense(send, dtype, error, me: int, P: int, words: bytes):
             record_sync()
     raw, failed, differ, status = {}, error is not None, False, MPI.Status()
     waiting = [r for r in range(P) if r != me]
+    polls, since = 0, None
     while waiting:
         rest = []
         for r in waiting:
@@ -132,6 +141,8 @@ def _dense(send, dtype, error, me: int, P: int, words: bytes):
                 raw[r] = buf[:-TRAILER]
         if rest:
             pause()
+            polls += 1
+            since = stall_probe(polls, since)
         waiting = rest
     yielding_wait(reqs)
     return raw, failed, differ
@@ -160,7 +171,7 @@ def _sparse(send, dtype, error, me: int, P: int, words: bytes):
     mine = np.frombuffer(words, dtype=np.uint64)
     flag = np.array([mine[0], ~mine[0], mine[1], ~mine[1], error is not None], dtype=np.uint64)
     status, got, u64 = MPI.Status(), np.empty_like(flag), mpi_type(np.dtype(np.uint64))
-    done = None
+    done, polls, since = None, 0, None
     while True:
         msg = c.Improbe(MPI.ANY_SOURCE, tag, status)
         if msg is not None:
@@ -174,6 +185,8 @@ def _sparse(send, dtype, error, me: int, P: int, words: bytes):
         if done is not None and done.Test():
             break
         pause()
+        polls += 1
+        since = stall_probe(polls, since)
     return raw, bool(got[4]), bool(got[0] & got[1] or got[2] & got[3])
 
 

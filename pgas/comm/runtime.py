@@ -700,6 +700,13 @@ def _stalled(since: float | None) -> float:
     return since
 
 
+def stall_probe(polls: int, since: float | None) -> float | None:
+    """For a waiting loop of its own (an exchange's, which receives as it polls): call after
+    each poll with the polls so far and what the last call returned (None at first), as
+    :func:`poll` does, so that its wait runs the :func:`on_stall` hooks too."""
+    return since if polls % STALL_POLLS else _stalled(since)
+
+
 def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None:
     """Wait for ``requests``, polling as the node's wait policy says (:func:`set_wait`,
     :mod:`pgas.comm.node`).  ``"yield"`` and ``"nap"`` give the core away between polls:
