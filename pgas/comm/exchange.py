@@ -41,7 +41,8 @@ import numpy as np
 from . import check, trace
 from .counters import record, record_collective, record_sync
 from .p2p import live, start_all
-from .runtime import _notices, comm, here, mpi, mpi_type, num_locales, pause, raise_agreed, stall_probe, yielding_wait
+from .runtime import (STALL_POLLS, _notices, comm, here, mpi, mpi_type, num_locales, pause, raise_agreed, stall_probe,
+                      yielding_wait)
 
 #: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
 #: of known-size exchanges (statements' notices use 11-14, ghost exchanges 21-22).
@@ -142,7 +143,8 @@ def _dense(send, dtype, error, me: int, P: int, words: bytes):
         if rest:
             pause()
             polls += 1
-            since = stall_probe(polls, since)
+            if not polls % STALL_POLLS:
+                since = stall_probe(since)
         waiting = rest
     yielding_wait(reqs)
     return raw, failed, differ
@@ -186,7 +188,8 @@ def _sparse(send, dtype, error, me: int, P: int, words: bytes):
             break
         pause()
         polls += 1
-        since = stall_probe(polls, since)
+        if not polls % STALL_POLLS:
+            since = stall_probe(since)
     return raw, bool(got[4]), bool(got[0] & got[1] or got[2] & got[3])
 
 

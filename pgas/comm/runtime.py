@@ -700,11 +700,11 @@ def _stalled(since: float | None) -> float:
     return since
 
 
-def stall_probe(polls: int, since: float | None) -> float | None:
-    """For a waiting loop of its own (an exchange's, which receives as it polls): call after
-    each poll with the polls so far and what the last call returned (None at first), as
+def stall_probe(since: float | None) -> float | None:
+    """For a waiting loop of its own (an exchange's, which receives as it polls): call every
+    :data:`STALL_POLLS` polls with what the last call returned (None at first), as
     :func:`poll` does, so that its wait runs the :func:`on_stall` hooks too."""
-    return since if polls % STALL_POLLS else _stalled(since)
+    return _stalled(since)
 
 
 def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None:
