@@ -10,17 +10,20 @@ most 1024 updates per locale one collective ``T.update(indices, values, "xor")``
   ``Isend``, ``Improbe``...), per block and locale: the global synchronisations are
   the collective ones (reductions, barriers, gathers), whichever checkout counts them;
 - under cProfile on every locale: Python function calls per block (the C functions
-  that cProfile sees included);
+  that cProfile sees included), all of them and less those a wait makes once per poll
+  (:data:`POLLING`, ``pause``: how many polls a wait takes depends on the load; so does
+  the count of ``Improbe`` calls);
 - timed: seconds per block (the slowest locale; a secondary figure, load-dependent).
 
-Counts do not depend on the machine's load: compare two checkouts by running the
-same command with ``PYTHONPATH`` set to each, at 1, 2, 4, 8, 16 locales
+The other counts do not depend on the machine's load: compare two checkouts by running
+this script from each checkout's root with ``PYTHONPATH`` set to it (``python -m pgas``
+imports the package of the current directory first), at 1, 2, 4, 8, 16 locales
 (oversubscribed locales count the same as real ones)::
 
-    PYTHONPATH=. pgas run -n 4 benchmarks/randomaccess_sync.py --json /tmp/ra4.json
-    PYTHONPATH=/path/to/other pgas run -n 4 benchmarks/randomaccess_sync.py --json /tmp/ra4-other.json
+    PYTHONPATH=$PWD python -m pgas run -n 4 benchmarks/randomaccess_sync.py --json /tmp/ra4.json
+    cd OTHER && PYTHONPATH=$PWD python -m pgas run -n 4 THIS/benchmarks/randomaccess_sync.py --json /tmp/ra4-other.json
 
-``--profile`` prints locale 0's cProfile of the blocks (the 25 costliest functions).
+``--profile`` prints locale 0's cProfile of the blocks (the 40 first by ``--sort``).
 """
 
 from __future__ import annotations
