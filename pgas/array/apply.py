@@ -113,7 +113,14 @@ def combine(pattern, values: np.ndarray, op: str) -> np.ndarray:
 
 def apply(flat: np.ndarray, offsets: list[np.ndarray], values: list[np.ndarray], op: str) -> None:
     """Apply each locale's records to ``flat``, in locale order, each locale's in order (offsets
-    may repeat within a locale's, except for ``replace``: see :func:`pgas.array.irregular._bucket_1d`)."""
+    may repeat within a locale's, except for ``replace``: see :func:`pgas.array.irregular._bucket_1d`).
+    Several locales' records (but ``replace``'s, where the last locale's value of an offset
+    must win) are applied as one, joined in locale order: the same order, one kernel call."""
+    if op != "replace" and len(offsets) > 1:
+        some = [k for k in range(len(offsets)) if len(offsets[k])]
+        if len(some) > 1:
+            offsets = [np.concatenate([offsets[k] for k in some])]
+            values = [np.concatenate([values[k] for k in some])]
     for offs, vals in zip(offsets, values):
         if not len(offs):
             continue

@@ -79,7 +79,9 @@ def allocating(layout, dtype) -> None:
 
 def folded(op: str, *arrays, args=()) -> None:
     """Like :func:`checked`, for a call that communicates with some locales at most (a ghost
-    update): in the folding mode only folded, agreed at the next :func:`checked` call."""
+    update), or whose next step is a :func:`pgas.comm.exchange` (``update``), which
+    agrees on the folded calls in its own messages: in the folding mode only folded,
+    agreed at the next :func:`checked` call or exchange."""
     if check.enabled:
         check.collective(op, tuple(ident(a) for a in arrays), args)
     elif check.folding:

@@ -393,7 +393,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         ``maximum``, the bitwise and logical ufuncs) runs as
         this update: each locale passes its own ``idx`` and ``v``, and every locale's
         contributions are applied once (the PGAS meaning, unlike a global-view statement)."""
-        collective.checked(f"{{0}}.update(..., op={op!r})", self)
+        collective.folded(f"{{0}}.update(..., op={op!r})", self)     # agreed in update's exchange
         engine.before_write(self, None)
         irregular.update(self, indices, values, op)
 

@@ -423,19 +423,26 @@ def _values(A, values, n: int) -> np.ndarray:
 def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None:
     """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
     ``indices`` may be an :class:`IndexPlan`.  One message to each owner the indices
-    name (:func:`pgas.comm.exchange`), ended by one non-blocking reduction that also
-    agrees on errors, so bad input raises on every locale alike.  No barrier at the
-    end: one-sided operations towards a locale wait for its updates to be applied
-    (``comm.statement_done``), as after a statement.  ``broadcast``: ``indices`` and
-    ``values`` are ``ufunc.at``'s (:func:`at_operands`)."""
-    check_op(A, op)
+    name (:func:`pgas.comm.exchange`), which also agrees on errors, so bad input raises
+    on every locale alike, and (in the folding mode of collective checking) on the calls
+    folded since the last agreement, this one among them (:func:`pgas.array.collective.folded`):
+    no synchronisation of its own.  A bad ``op`` (or a plan made for another array) is
+    such an error too, raised once the exchange has found the call the same everywhere.
+    No barrier at the end: one-sided operations towards a locale wait for its updates
+    to be applied (``comm.statement_done``), as after a statement.  ``broadcast``:
+    ``indices`` and ``values`` are ``ufunc.at``'s (:func:`at_operands`)."""
+    try:
+        check_op(A, op)
+        bad = None
+    except (ValueError, TypeError) as e:
+        bad = e
     if isinstance(indices, IndexPlan):
-        indices.check(A)
+        bad = bad if bad is not None else _attempt(lambda: indices.check(A))[1]
         pattern = indices.pattern
-        vals, err = _attempt(lambda: _values(A, values, pattern.n))
+        vals, err = (None, bad) if bad is not None else _attempt(lambda: _values(A, values, pattern.n))
         send = pattern.split(apply.combine(pattern, vals, op)) if err is None else _nothing(A.dtype)
         if not (settings.get("oneway") and settings.get("aggregate")):   # round trips or a message per record
-            comm.agree(err)
+            comm.check.agree_history(error=err)      # (the call was only folded)
             ablated.update(A, pattern.split(pattern.offsets), send, op, _mpi_op(A, op))
             comm.statement_done()
             return
@@ -444,10 +451,11 @@ def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None
         served = indices.served
     else:
         rec = _record_dtype(A.dtype)
-        records, err = _attempt(lambda: _records(A, *(at_operands(A, indices, values) if broadcast
-                                                      else (indices, values)), op, rec))
+        records, err = (None, bad) if bad is not None else \
+            _attempt(lambda: _records(A, *(at_operands(A, indices, values) if broadcast else (indices, values)),
+                                      op, rec))
         if not (settings.get("oneway") and settings.get("aggregate")):   # round trips or a message per record
-            comm.agree(err)
+            comm.check.agree_history(error=err)
             ablated.update(A, [r["off"] for r in records], [r["val"] for r in records], op, _mpi_op(A, op))
             comm.statement_done()
             return

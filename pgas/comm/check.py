@@ -22,8 +22,10 @@ neighbours at most or not at all (a statement, a ghost update, a ``forall``)
 is only *folded* into a running 64-bit hash of the calls made since the locales
 last agreed (:func:`fold`, a few integer operations), and the locales compare
 that hash inside the next call that reaches every locale anyway (a reduction,
-``A[i]``, a print, a constructor, ``pg.barrier()``, or at the latest every
-:data:`PERIOD` folded calls and at the end of the program).  Only on a mismatch
+``A[i]``, a print, a constructor, ``pg.barrier()``, the exchange of an ``update``
+(:func:`pgas.comm.exchange` carries the hash and count in its own messages,
+:func:`carried` / :func:`exchanged`: no reduction of its own), or at the latest
+every :data:`PERIOD` folded calls and at the end of the program).  Only on a mismatch
 do they exchange the calls they made since, and every locale raises the same
 :class:`CollectiveMismatch` naming the first call that differs::
 
@@ -300,10 +302,23 @@ def agree_history(op: str = "", arrays=(), args=(), frame=None, error: BaseExcep
         runtime.raise_agreed(error)
 
 
+_SIGNATURES: dict = {}      # (op, arrays' numbers, shapes and dtypes) -> the hash of a call without args
+SIGNATURES = 4096
+
+
 def fold_call(op: str, arrays=(), args=(), frame=None) -> None:
     """:func:`fold` a call by its signature (``op``, the arrays' numbers, shapes and dtypes,
-    ``args``): what strict checking compares, less the call site."""
-    fold(_hash((op, tuple(a[:3] for a in arrays), stable_repr(args))), op, arrays, args, site_of(frame))
+    ``args``): what strict checking compares, less the call site.  The hash of a call
+    without ``args`` is made once per signature (a call repeated in a loop: ``update``)."""
+    sig = (op, tuple([a[:3] for a in arrays]))
+    h = _SIGNATURES.get(sig) if not args else None
+    if h is None:
+        h = _hash((op, sig[1], stable_repr(args)))
+        if not args:
+            if len(_SIGNATURES) >= SIGNATURES:
+                _SIGNATURES.clear()
+            _SIGNATURES[sig] = h
+    fold(h, op, arrays, args, site_of(frame))
 
 
 #: Signatures of the calls :func:`fold_known` has seen agreed (at most :data:`KNOWN`; then
@@ -395,6 +410,24 @@ runtime.on_stall(_on_stall)
 def history_words() -> tuple:
     """The running hash and call count (for a collective that carries them itself)."""
     return _acc, _count
+
+
+def carried() -> bytes:
+    """What a collective that agrees on the folded calls in its own messages carries (a
+    :func:`pgas.comm.exchange`): the running hash and count as 16 bytes, zeros when not
+    folding (so every locale's messages have one shape whatever its mode)."""
+    return np.array((_acc, _count) if folding else (0, 0), dtype=np.uint64).tobytes()
+
+
+def exchanged(differ: bool, frame=None) -> None:
+    """Collective, after a call that carried every locale's :func:`carried` words to every
+    locale (``differ``: whether any two differed, the same on every locale): raise
+    :class:`CollectiveMismatch` on every locale naming the first call that differs, else
+    start a new record (the locales have just agreed on this one)."""
+    if differ:
+        history_mismatch(frame)
+    if folding:
+        reset()
 
 
 def history_mismatch(frame=None) -> None:

@@ -10,6 +10,7 @@ _msgs: np.ndarray | None = None
 _bytes: np.ndarray | None = None
 _syncs = 0
 _barriers = 0
+_collectives = 0
 _largest = 0
 _local = 0
 _tests = 0
@@ -51,6 +52,19 @@ def record_barrier() -> None:
         _barriers += 1
 
 
+def record_collective() -> None:
+    """Count one global collective operation other than a barrier entered here (a reduction,
+    an agreement of collective calls, a gather, a broadcast, an exchange's consensus)."""
+    global _collectives
+    if _on:
+        _collectives += 1
+
+
+def collectives() -> int:
+    """Global collective operations other than barriers this locale entered since :func:`start`."""
+    return _collectives
+
+
 def record_local(count: int = 1) -> None:
     """Count ``count`` one-sided operations a locale made on its own memory through its
     window (``pg.config(privatise=False)``; never messages)."""
@@ -79,8 +93,8 @@ def enabled() -> bool:
 
 def start(num_locales: int) -> None:
     """Start counting from zero."""
-    global _on, _msgs, _bytes, _syncs, _barriers, _largest, _local, _tests, _affine
-    _syncs = _barriers = _largest = _local = _tests = _affine = 0
+    global _on, _msgs, _bytes, _syncs, _barriers, _collectives, _largest, _local, _tests, _affine
+    _syncs = _barriers = _collectives = _largest = _local = _tests = _affine = 0
     _msgs = np.zeros(num_locales, dtype=np.int64)
     _bytes = np.zeros(num_locales, dtype=np.int64)
     _on = True

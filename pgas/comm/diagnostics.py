@@ -9,7 +9,10 @@ exchanges of ``update``/``gather``/``scatter``.  Synchronisation and scalar
 reductions (barriers, ``sum``, ``max``, the agreement on errors) are not
 messages.  Synchronisation is counted apart: ``syncs`` are the point-to-point
 notices a statement exchanges with its peers (zero-byte messages), ``barriers``
-the global barriers entered (per locale: the same on every locale).  Under the
+the global barriers entered (per locale: the same on every locale), ``collectives``
+the other global collective operations entered (reductions, agreements of
+collective calls, gathers, broadcasts, an exchange's consensus): with barriers,
+the points where every locale waits for the slowest.  Under the
 ablation switches of ``pg.config`` two more counts tell what they changed:
 ``local_window_accesses`` (``privatise=False``) and ``affinity_tests`` /
 ``affine_iterations`` (``forall=False``).  Counting
@@ -41,6 +44,7 @@ class CommDiagnostics:
         self.byte_matrix: np.ndarray | None = None
         self.sync_counts: np.ndarray | None = None
         self.barrier_counts: np.ndarray | None = None
+        self.collective_counts: np.ndarray | None = None
         self.largest_bytes = 0
         self.ablation_matrix: np.ndarray | None = None
 
@@ -57,6 +61,7 @@ class CommDiagnostics:
 
     def __exit__(self, *exc) -> None:
         msgs, nbytes, syncs, barriers = counters.stop()
+        collectives = counters.collectives()
         if exc[0] is not None:
             return
         if check.enabled:
@@ -64,13 +69,15 @@ class CommDiagnostics:
         elif check.folding:
             check.agree_history("end of a pg.comm_diagnostics() block", frame=check.call_site())
         runtime.barrier()
-        rows = runtime.allgather((msgs, nbytes, syncs, barriers, counters.largest(), counters.ablation_counts()))
+        rows = runtime.allgather((msgs, nbytes, syncs, barriers, counters.largest(), counters.ablation_counts(),
+                                  collectives))
         self.ablation_matrix = np.array([r[5] for r in rows], dtype=np.int64).reshape(len(rows), 3)
         self.largest_bytes = int(max(r[4] for r in rows))      # the largest single message, any locale
         self.matrix = np.array([r[0] for r in rows])
         self.byte_matrix = np.array([r[1] for r in rows])
         self.sync_counts = np.array([r[2] for r in rows])
         self.barrier_counts = np.array([r[3] for r in rows])
+        self.collective_counts = np.array([r[6] for r in rows])
 
     def _done(self) -> np.ndarray:
         if self.matrix is None:
@@ -99,6 +106,14 @@ class CommDiagnostics:
         """Global barriers entered, the most of any locale (a barrier is entered by all)."""
         self._done()
         return int(self.barrier_counts.max())
+
+    @property
+    def collectives(self) -> int:
+        """Global collective operations other than barriers entered, the most of any locale
+        (reductions, agreements of collective calls, gathers, broadcasts, the consensus
+        that ends a sparse exchange)."""
+        self._done()
+        return int(self.collective_counts.max())
 
     @property
     def local_window_accesses(self) -> int:

@@ -13,7 +13,11 @@ between polls, unless every locale has a core of its own and ``PGAS_WAIT=spin``)
   status byte ("this locale failed"); beyond, only non-empty parts travel and the
   end is found by a non-blocking consensus (NBX) whose one O(log P) reduction
   carries the status.  Either way the callers' errors are agreed on in the same
-  exchange (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`), and a
+  exchange (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`), and so,
+  in the folding mode of collective call checking, are the calls folded since the
+  last agreement (:func:`pgas.comm.check.carried`: a mismatch raises
+  :class:`~pgas.comm.check.CollectiveMismatch` on every locale), so a call whose
+  synchronisation is an exchange (``update``) needs no agreement of its own; and a
   locale's cost beyond :data:`DENSE_MAX` locales grows with the locales it sends
   to, not with the locale count.
 - :func:`exchange_known`: senders and sizes known to the receiver (an index
@@ -34,10 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import trace
-from .counters import record, record_sync
+from . import check, trace
+from .counters import record, record_collective, record_sync
 from .p2p import live, start_all
-from .runtime import _notices, comm, here, mpi, num_locales, pause, raise_agreed, yielding_wait
+from .runtime import (STALL_POLLS, _notices, comm, here, mpi, mpi_type, num_locales, pause, raise_agreed, stall_probe,
+                      yielding_wait)
 
 #: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
 #: of known-size exchanges (statements' notices use 11-14, ghost exchanges 21-22).
@@ -62,8 +67,12 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
     received enters a non-blocking reduction and keeps receiving until that
     reduction completes, which it can do only once every locale's sends have been
     received.  A locale's cost is then its messages plus one O(log P) reduction,
-    never a message to every locale.  The reduction carries the first failing
-    locale, so errors are agreed on in it.
+    never a message to every locale.  The reduction carries whether some locale
+    failed, so errors are agreed on in it.
+
+    Either way every locale's record of folded collective calls travels with it (dense:
+    in each message; sparse: in the reduction), and if two differ every locale raises
+    :class:`~pgas.comm.check.CollectiveMismatch` (before any ``error``).
 
     ``error``: this locale's error, if its part could not be made (it sends nothing
     then).  If any locale passes one, every locale raises (this locale's own error,
@@ -78,9 +87,10 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
             raise_agreed(error)
         return [np.asarray(send[0], dtype=dtype).reshape(-1)]
     t0 = trace.on and trace.now()
-    raw, failed = (_dense if P <= DENSE_MAX else _sparse)(send, dtype, error, me, P)
+    raw, failed, differ = (_dense if P <= DENSE_MAX else _sparse)(send, dtype, error, me, P, check.carried())
     if t0:
         trace.add("mpi", "exchange (all to all)" if P <= DENSE_MAX else "exchange (NBX)", t0)
+    check.exchanged(differ)
     if failed:
         raise_agreed(error)
     empty = np.empty(0, dtype)
@@ -88,26 +98,35 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
             else raw[r].view(dtype) if r in raw else empty for r in range(P)]
 
 
-def _dense(send, dtype, error, me: int, P: int):
-    """One message to and from every other locale, a status byte at the end of each:
-    ``(payloads by source, whether any locale failed)``."""
+#: The bytes after the payload of a dense exchange's message: the sender's record of folded
+#: calls (:func:`pgas.comm.check.carried`, 16 bytes) and its status byte.
+TRAILER = 17
+
+
+def _dense(send, dtype, error, me: int, P: int, words: bytes):
+    """One message to and from every other locale, ``words`` and a status byte at the end of
+    each: ``(payloads by source, whether any locale failed, whether any locale's words
+    differ from another's)``.  Every locale sees every locale's words, so each finds a
+    difference alike."""
     c, MPI = _notices(), mpi()
     reqs, keep = [], []
+    tail = np.frombuffer(words + bytes([error is not None]), dtype=np.uint8)
     for r in range(P):
         if r == me:
             continue
         payload = np.ascontiguousarray(send[r], dtype=dtype).reshape(-1).view(np.uint8)
-        msg = np.empty(payload.size + 1, dtype=np.uint8)
-        msg[:-1] = payload
-        msg[-1] = error is not None
+        msg = np.empty(payload.size + TRAILER, dtype=np.uint8)
+        msg[:payload.size] = payload
+        msg[payload.size:] = tail
         keep.append(msg)
         reqs.append(c.Isend([msg, MPI.BYTE], r, TAG))
         if payload.size:
             record(r, payload.size)
         else:
             record_sync()
-    raw, failed, status = {}, error is not None, MPI.Status()
+    raw, failed, differ, status = {}, error is not None, False, MPI.Status()
     waiting = [r for r in range(P) if r != me]
+    polls, since = 0, None
     while waiting:
         rest = []
         for r in waiting:
@@ -118,18 +137,24 @@ def _dense(send, dtype, error, me: int, P: int):
             buf = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
             msg.Recv([buf, MPI.BYTE])
             failed = failed or bool(buf[-1])
-            if buf.size > 1:
-                raw[r] = buf[:-1]
+            differ = differ or buf[-TRAILER:-1].tobytes() != words
+            if buf.size > TRAILER:
+                raw[r] = buf[:-TRAILER]
         if rest:
             pause()
+            polls += 1
+            if not polls % STALL_POLLS:
+                since = stall_probe(since)
         waiting = rest
     yielding_wait(reqs)
-    return raw, failed
+    return raw, failed, differ
 
 
-def _sparse(send, dtype, error, me: int, P: int):
-    """Messages to the non-empty parts' locales only, ended by NBX (see :func:`exchange`):
-    ``(payloads by source, whether any locale failed)``."""
+def _sparse(send, dtype, error, me: int, P: int, words: bytes):
+    """Messages to the non-empty parts' locales only, ended by NBX (see :func:`exchange`),
+    whose reduction ors ``words`` (each with its complement, so that a difference shows)
+    and the status: ``(payloads by source, whether any locale failed, whether any
+    locale's words differ from another's)``."""
     global _round
     c, MPI = _notices(), mpi()
     # Exchanges alternate between two tags: a locale that has left exchange k (its
@@ -145,8 +170,10 @@ def _sparse(send, dtype, error, me: int, P: int):
                 reqs.append(c.Issend([msg, MPI.BYTE], r, tag))
                 record(r, msg.size)
     raw: dict[int, np.ndarray] = {}
-    status, flag, first = MPI.Status(), np.array([me if error is not None else P], np.int64), np.empty(1, np.int64)
-    done = None
+    mine = np.frombuffer(words, dtype=np.uint64)
+    flag = np.array([mine[0], ~mine[0], mine[1], ~mine[1], error is not None], dtype=np.uint64)
+    status, got, u64 = MPI.Status(), np.empty_like(flag), mpi_type(np.dtype(np.uint64))
+    done, polls, since = None, 0, None
     while True:
         msg = c.Improbe(MPI.ANY_SOURCE, tag, status)
         if msg is not None:
@@ -155,11 +182,15 @@ def _sparse(send, dtype, error, me: int, P: int):
             raw[status.Get_source()] = buf
             continue
         if done is None and MPI.Request.Testall(reqs):
-            done = c.Iallreduce(flag, first, op=MPI.MIN)
+            record_collective()
+            done = c.Iallreduce([flag, u64], [got, u64], op=MPI.BOR)
         if done is not None and done.Test():
             break
         pause()
-    return raw, int(first[0]) < P
+        polls += 1
+        if not polls % STALL_POLLS:
+            since = stall_probe(since)
+    return raw, bool(got[4]), bool(got[0] & got[1] or got[2] & got[3])
 
 
 def exchange_known(sends, recvs, local=None) -> None:

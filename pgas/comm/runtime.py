@@ -30,7 +30,7 @@ import numpy as np
 
 from . import node as _nodes
 from . import trace
-from .counters import record, record_barrier, record_each, record_sync
+from .counters import record, record_barrier, record_collective, record_each, record_sync
 
 _MPI = None
 _comm = None
@@ -355,7 +355,7 @@ def barrier(windows=None, agree: bool = False, words: np.ndarray | None = None):
             _one_sided = 0
         if t0:
             trace.waiting = "barrier (pg.barrier)"
-        got = bitwise_or(mine)                 # a barrier, carrying the bits
+        got = bitwise_or(mine, counted=False)  # a barrier, carrying the bits
     else:
         if t0:
             trace.waiting = "barrier"
@@ -375,11 +375,14 @@ def barrier(windows=None, agree: bool = False, words: np.ndarray | None = None):
     return got[:head]
 
 
-def bitwise_or(words: np.ndarray) -> np.ndarray:
+def bitwise_or(words: np.ndarray, counted: bool = True) -> np.ndarray:
     """Collective: the bitwise or over locales of a uint64 array (one allreduce, waited
     for by the wait policy), on a communicator of its own: agreements of collective calls
     (:mod:`pgas.comm.check`) and ``pg.barrier()`` pair only with each other, never with a
-    collective made inside another call that some locale made instead."""
+    collective made inside another call that some locale made instead.  ``counted``: a
+    collective for :mod:`pgas.comm.counters` (``pg.barrier()``'s counts as its barrier)."""
+    if counted:
+        record_collective()
     if not _agree_type:
         _agree_type.extend((mpi_type(np.dtype(np.uint64)), mpi().BOR))
     t0 = trace.on and trace.now()
@@ -535,6 +538,7 @@ def waited(request):
     (:func:`yielding_wait`, which calls the :func:`on_stall` hooks when it goes on): what
     a blocking MPI call would do, except that a locale left waiting in it while the others
     are elsewhere is found."""
+    record_collective()
     if not request.Test():
         yielding_wait([request])
 
@@ -553,6 +557,7 @@ def allreduce(value, op: str = "sum"):
 def _collective_wait(req, waiting: str, label: str, t0) -> None:
     """Wait for collective ``req`` by the wait policy; under ``pg.trace`` (``t0`` its start) the
     wait is named ``waiting`` and the call recorded as an MPI span ``label``."""
+    record_collective()
     if t0:
         trace.waiting = waiting
     if not req.Test():
@@ -602,6 +607,7 @@ class PendingReduction:
         self._scalar = not _ndim(value)
         self._out = np.empty_like(self._in)
         t = mpi_type(self._in.dtype)
+        record_collective()
         self._req = comm().Iallreduce([self._in, t], [self._out, t], op=mop)
 
     def wait(self):
@@ -671,6 +677,7 @@ def agreement_allgather(obj) -> list:
     """Every locale's ``obj`` (pickled, small), on the communicator of agreements: what
     locales that found their calls differ tell each other (:mod:`pgas.comm.check`)."""
     comm()
+    record_collective()
     return _acomm.allgather(obj)
 
 
@@ -691,6 +698,13 @@ def _stalled(since: float | None) -> float:
         for hook in _stall_hook:
             hook()
     return since
+
+
+def stall_probe(since: float | None) -> float | None:
+    """For a waiting loop of its own (an exchange's, which receives as it polls): call every
+    :data:`STALL_POLLS` polls with what the last call returned (None at first), as
+    :func:`poll` does, so that its wait runs the :func:`on_stall` hooks too."""
+    return _stalled(since)
 
 
 def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None:
@@ -773,6 +787,7 @@ def allreduce_with(value, combine):
     pickled objects, for small values): a reduction tree of O(log P) steps, where an
     allgather would hand every locale all P values."""
     op = mpi().Op.Create(lambda a, b, datatype=None: combine(a, b), commute=False)
+    record_collective()
     try:
         return comm().allreduce(value, op=op)
     finally:

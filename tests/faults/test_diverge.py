@@ -37,3 +37,17 @@ def test_diverged_blocking_collective_ends_the_job(kind):
     assert "CollectiveMismatch" in r.stderr, r.stderr
     assert (f"called a statement writing B from A at prog_diverge_blocking.py:{statement}" in r.stderr
             and f"called a statement writing B at prog_diverge_blocking.py:{other}" in r.stderr), r.stderr
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_diverged_update_ends_the_job(kind):
+    """An update is agreed in its own exchange, not by a reduction that another locale's
+    reduction would meet: a locale updating while the others reduce waits in the exchange,
+    and the stall probe ends the job naming both calls."""
+    r = plain_job("prog_diverge_update.py", kind, env={"PGAS_STALL_SECONDS": "1", "PGAS_CHECK": ""}, bound=BOUND)
+    assert r.returncode == 1, r.stderr
+    assert "finished" not in r.stdout, r.stdout
+    update, reduction = line_of("prog_diverge_update.py", "update"), line_of("prog_diverge_update.py", "reduction")
+    assert "CollectiveMismatch" in r.stderr, r.stderr
+    assert (f"called A.update(..., op='xor') at prog_diverge_update.py:{update}" in r.stderr
+            and f"called A.sum() at prog_diverge_update.py:{reduction}" in r.stderr), r.stderr

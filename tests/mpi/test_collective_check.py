@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -553,6 +554,40 @@ def test_folded_collectives_differ(folding, case, tmp_path_factory):
             pg.save(str(tmp_path_factory.getbasetemp() / "folded.npy"), A)
 
     raised_everywhere(job)
+    assert A.sum() == A.sum()               # in step again
+
+
+@several
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("case", ["op", "array", "bad-op", "ufunc.at"])
+def test_folded_update_differs(folding, kind, case, monkeypatch):
+    """An update is only folded, then agreed in its own exchange (no agreement of its own):
+    called with another op, on another array or with an op that is no op on one locale, it
+    raises the same CollectiveMismatch on every locale, naming the calls, whether the
+    exchange messages every locale (dense) or ends by a consensus (sparse, as beyond
+    DENSE_MAX locales)."""
+    if kind == "sparse":
+        monkeypatch.setattr(sys.modules["pgas.comm.exchange"], "DENSE_MAX", 1)
+    A = pg.zeros(8, name="A")
+    B = pg.zeros(8, name="B")
+    first = pg.here == 0
+
+    def job():
+        B[:] = 1
+        idx = np.array([pg.here, 7 - pg.here])
+        if case == "op":
+            A.update(idx, 1.0, op="add" if first else "max")  # update-op
+        elif case == "array":
+            (A if first else B).update(idx, 1.0, op="add")  # update-array
+        elif case == "bad-op":
+            A.update(idx, 1.0, op="add" if first else "bogus")  # update-bad-op
+        else:
+            (np.add if first else np.maximum).at(A, idx, 1.0)  # update-ufunc.at
+        return A.sum()
+
+    text = raised_everywhere(job)
+    shown = "np.add.at(A, ...)" if case == "ufunc.at" else "A.update(..., op='add')"
+    expect(text, f"locale 0 called {shown} {at('update-' + case)}", "2nd collective call")
     assert A.sum() == A.sum()               # in step again
 
 

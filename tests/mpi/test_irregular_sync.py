@@ -2,7 +2,10 @@
 barrier (docs/memory-model.md, rule 8): what follows them on any locale still sees their
 results, and what preceded them is still what they read."""
 
+import sys
+
 import numpy as np
+import pytest
 
 import pgas as pg
 from util import assert_matches, collective_verdict
@@ -78,3 +81,46 @@ def test_scatter_then_update_then_to_numpy():
     want = np.array([j % P + 1 for j in range(N)], dtype=np.int32)
     want[0] += 3 * P
     assert_matches(A, want)
+
+
+@pytest.fixture(params=["dense", "sparse"])
+def exchange_kind(request, monkeypatch):
+    """Exchanges as they run at this locale count (``dense``: up to DENSE_MAX locales every pair
+    messages) or as beyond DENSE_MAX (``sparse``: only non-empty parts, ended by a consensus)."""
+    if request.param == "sparse":
+        monkeypatch.setattr(sys.modules["pgas.comm.exchange"], "DENSE_MAX", 1)
+    return request.param
+
+
+@pytest.mark.parametrize("form", ["indices", "plan", "ufunc.at"])
+def test_update_blocks_synchronise_once(exchange_kind, form):
+    """A loop of updates (RandomAccess's blocks) under the default, folded collective checking:
+    each update's exchange is its only synchronisation (no agreement of collective calls of
+    its own: the exchange carries it), so a block costs no global collective at all where every
+    pair of locales messages (dense) and one (the consensus) where only non-empty parts travel;
+    no barrier either way.  The results are NumPy's ``ufunc.at``'s, bit for bit."""
+    blocks = 6
+    pg.config(check="auto")
+    try:
+        A = pg.zeros(N, dtype=np.int64, dist=pg.Block())
+        plan = A.index_plan(_updates(0, ME)[0])
+        with pg.comm_diagnostics() as d:
+            for b in range(blocks):
+                idx, vals = _updates(b if form != "plan" else 0, ME)
+                if form == "plan":
+                    A.update(plan, vals, "xor")
+                elif form == "ufunc.at":
+                    np.bitwise_xor.at(A, idx, vals)
+                else:
+                    A.update(idx, vals, "xor")
+    finally:
+        pg.config()
+    want = np.zeros(N, dtype=np.int64)
+    for b in range(blocks):
+        for r in range(P):
+            idx, vals = _updates(b if form != "plan" else 0, r)
+            np.bitwise_xor.at(want, idx, vals)
+    assert_matches(A, want)
+    sparse = P > 1 and exchange_kind == "sparse"
+    collective_verdict(d.collectives == (blocks if sparse else 0) and d.barriers == 0,
+                       lambda: f"{d.collectives} collectives, {d.barriers} barriers in {blocks} updates")

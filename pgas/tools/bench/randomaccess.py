@@ -159,7 +159,8 @@ def measure(T, variant: str) -> dict:
     updates = 4 * T.size
     bad = errors(T)
     return {"seconds": seconds, "updates": updates, "gups": updates / seconds / 1e9,
-            "messages": d.messages, "bytes": d.bytes, "errors": bad, "error_fraction": bad / T.size,
+            "messages": d.messages, "bytes": d.bytes, "collectives": d.collectives, "barriers": d.barriers,
+            "errors": bad, "error_fraction": bad / T.size,
             "verified": bad <= 0.01 * T.size}
 
 
