@@ -167,6 +167,13 @@ def test_errors_on_every_locale():
     raises_alike(ValueError, lambda: xp.vecdot(A, xp.asarray(np.ones((3, 3))), axis=-1), "vecdot lengths")
 
 
+def test_linalg_shares_the_namespace_functions():
+    for name in ("matmul", "matrix_transpose", "tensordot", "vecdot"):
+        assert getattr(xp.linalg, name) is getattr(xp, name)
+    x = np.arange(6.0).reshape(2, 3)
+    same(xp.linalg.vecdot(xp.asarray(x), xp.asarray(x)), np.vecdot(x, x), "linalg.vecdot", 1e-12)
+
+
 def test_what_still_gathers():
     v = np.arange(5.0)
     with pytest.warns(pg.GatherWarning, match="unstack"):

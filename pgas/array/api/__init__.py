@@ -36,7 +36,7 @@ globals().update({n: getattr(_creation, n) for n in _CREATION})
 globals().update(_elementwise.FUNCTIONS)
 globals().update(_reductions.FUNCTIONS)
 globals().update(_functions.FUNCTIONS)
-linalg = _extensions.linalg(_functions.matmul)
+linalg = _extensions.linalg(_functions.FUNCTIONS)
 fft = _extensions.fft()
 lib = _extensions.lib()
 
