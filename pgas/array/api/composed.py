@@ -1,25 +1,26 @@
 """The standard's functions that pgas computes distributed by composing its own distributed operations.
 
-No function here moves data itself: each is built from statements (which broadcast), ``reshape``
-(a distributed copy), ``transpose`` and ``flip`` (views), the sample sort (``np.sort``,
-``np.argsort``), advanced indexing with distributed keys (``x[I]`` for a 1-D ``x`` and an integer
-DistArray ``I``, ``x[M]`` for a boolean DistArray ``M``), scans (``np.cumsum``), ``np.searchsorted``,
+No function here moves data itself: each is built from statements (which broadcast and take
+strided slices), views (``transpose``, ``flip``, ``expand_dims``, integer indices), ``reshape`` (a
+distributed copy), the sample sort (``np.sort``, ``np.argsort``), advanced indexing with
+distributed keys (``x[I]`` for a 1-D ``x`` and an integer DistArray ``I``, ``x[M]`` for a boolean
+DistArray ``M`` of ``x``'s shape), scans (``np.cumsum``), ``np.searchsorted``,
 ``np.concatenate``/``np.diff``, the axis reductions and 2-D ``matmul``.
 
 - ``broadcast_to``, ``broadcast_arrays``: a new array filled by one statement from the operand
   (statements broadcast as NumPy does).
-- ``repeat`` (an integer count), ``tile``: the operand copied into a 4-D array ``(before, n, 1,
-  after)`` or ``(before, 1, n, after)``, broadcast along the unit axis by one statement and
-  reshaped.  ``repeat`` with an array of counts: the source index of every result position is a
+- ``repeat`` (an integer count ``r``), ``tile``: ``r`` statements per axis, each writing the
+  operand into every ``r``-th position of the result's axis (``repeat``) or into one block of it
+  (``tile``).  ``repeat`` with an array of counts: the source index of every result position is a
   ``searchsorted`` of the counts' scan, then ``take``.
-- ``take``: the flat index of every result element, computed by one statement from the indices,
-  read from the flattened operand by a distributed gather (``x[I]``).
-- ``squeeze``: ``reshape``; ``unstack``: each slice copied to a new array.
-- ``nonzero``: the flat positions ``arange(n)[x != 0]`` (a distributed mask), then each
-  coordinate by integer division.
+- ``take``: the flat index of every result element, written by one statement (an ``arange`` per
+  axis and the indices, broadcast), read from the flattened operand by a distributed gather.
+- ``squeeze``: a view (integer indices); ``unstack``: each slice copied to a new array.
+- ``nonzero``: the flat positions (``arange`` or the flat-index array) selected by the
+  distributed mask ``x != 0``, then each coordinate by integer division.
 - ``sort``, ``argsort``: pgas's stable sort (the sample sort, or a sort along an axis), flipped for
   ``descending``; ``searchsorted``: pgas's (after ``take`` by ``sorter``).
-- ``unique_*``: the flattened operand sorted (argsort and a gather where indices are needed), the
+- ``unique_*``: the flattened operand sorted (with its argsort where indices are needed), the
   first element of every run of equal values marked by a statement comparing neighbours (each NaN
   is its own value, as the standard says), values and first positions selected by that mask,
   counts as the differences of the positions, the inverse as the runs' scan read through the
@@ -100,13 +101,35 @@ def broadcast_arrays(*arrays):
 
 def _spread(y, axis: int, r: int, inner: bool):
     """``y`` with each element (``inner``, NumPy's ``repeat``) or the whole axis (``tile``)
-    repeated ``r`` times along ``axis``: a copy into 4-D, one broadcasting statement, a reshape."""
+    repeated ``r`` times along ``axis``: ``r`` statements, each writing ``y`` into every ``r``-th
+    position (``inner``) or into one block of the result's axis."""
     shape = tuple(y.shape)
-    pre, n, post = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
-    src = np.reshape(y, (pre, n, 1, post) if inner else (pre, 1, n, post))
-    out = empty((pre, n, r, post) if inner else (pre, r, n, post), y.dtype)
-    out[...] = src
-    return np.reshape(out, shape[:axis] + (n * r,) + shape[axis + 1:])
+    n = shape[axis]
+    out = empty(shape[:axis] + (n * r,) + shape[axis + 1:], y.dtype)
+    before = (slice(None),) * axis
+    for j in range(r):
+        out[before + (slice(j, None, r) if inner else slice(j * n, (j + 1) * n),)] = y
+    return out
+
+
+def _placed(v, d: int, nd: int):
+    """The 1-D ``v`` as an operand of ``nd`` dimensions varying along axis ``d`` (statements
+    broadcast it along the others)."""
+    return v if d == nd - 1 else np.reshape(v, (-1,) + (1,) * (nd - 1 - d))
+
+
+def _flat_index(shape, of=None, axis=None, idx=None):
+    """A new int64 array of ``shape`` holding, for each element, the C-order flat index into an
+    array of shape ``of`` (``shape`` by default) of the element with the same indices, but the index
+    ``idx[i]`` along ``axis``: one statement summing an ``arange`` per axis, broadcast."""
+    of = tuple(shape if of is None else of)
+    nd = len(shape)
+    out = empty(shape, np.int64)
+    if math.prod(shape):
+        terms = [_placed(idx if d == axis else arange(shape[d], dtype=np.int64), d, nd) * math.prod(of[d + 1:])
+                 for d in range(nd)]
+        out[...] = sum(terms[1:], terms[0])
+    return out
 
 
 def _take(x, idx, axis: int):
@@ -114,15 +137,10 @@ def _take(x, idx, axis: int):
     if x.ndim == 1:
         return x[idx]
     shape = tuple(x.shape)
-    pre, n, post = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
-    m = idx.shape[0]
-    out_shape = shape[:axis] + (m,) + shape[axis + 1:]
+    out_shape = shape[:axis] + (idx.shape[0],) + shape[axis + 1:]
     if not math.prod(out_shape):
         return empty(out_shape, x.dtype)
-    flat = empty((pre, m, post), np.int64)
-    flat[...] = (np.reshape(arange(pre, dtype=np.int64), (pre, 1, 1)) * (n * post)
-                 + np.reshape(idx, (1, m, 1)) * post + arange(post, dtype=np.int64))
-    return np.reshape(_flat(x)[flat], out_shape)
+    return _flat(x)[_flat_index(out_shape, shape, axis, idx)]
 
 
 def _indices(indices, n: int, what: str):
@@ -200,8 +218,8 @@ def tile(x, repetitions, /):
     if not math.prod(out_shape):
         return empty(out_shape, x.dtype)
     y = dist(x)
-    if shape != tuple(x.shape):
-        y = np.reshape(y, shape)
+    for _ in range(nd - x.ndim):
+        y = np.expand_dims(y, 0)                        # a view
     for axis, r in enumerate(reps):
         if r != 1:
             y = _spread(y, axis, r, inner=False)
@@ -209,7 +227,7 @@ def tile(x, repetitions, /):
 
 
 def squeeze(x, /, axis):
-    """``x`` without the axes ``axis`` (each of length 1): a reshape."""
+    """``x`` without the axes ``axis`` (each of length 1): a view."""
     if not is_dist(x):
         return None
     axes = normalize_axis_tuple(axis, x.ndim)
@@ -221,7 +239,9 @@ def squeeze(x, /, axis):
         return np.asarray(to_numpy(x)).reshape(())       # one element, read on every locale
     if shape == tuple(x.shape):
         return dist(x)
-    return np.reshape(dist(x), shape) if x.size else empty(shape, x.dtype)
+    if not x.size:
+        return empty(shape, x.dtype)
+    return dist(x)[tuple(0 if d in axes else slice(None) for d in range(x.ndim))]     # a view
 
 
 def unstack(x, /, *, axis=0):
@@ -243,7 +263,7 @@ def nonzero(x, /):
     x = dist(x)
     if not x.size:
         return tuple(empty((0,), np.int64) for _ in x.shape)
-    pos = arange(x.size, dtype=np.int64)[_flat(x) != 0]
+    pos = (arange(x.size, dtype=np.int64) if x.ndim == 1 else _flat_index(tuple(x.shape)))[x != 0]
     coords, stride = [], x.size
     for d, n in enumerate(x.shape):
         stride //= n
@@ -299,9 +319,9 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
 def _runs(x, perm: bool):
     """The flattened ``x`` sorted (with its permutation if ``perm``) and the mask of the first element
     of each run of equal values (NaNs unequal)."""
-    flat = _materialised(_flat(dist(x)))
-    p = np.argsort(flat) if perm else None
-    s = flat[p] if perm else np.sort(flat)
+    x = _materialised(x)
+    p = np.argsort(x, axis=None) if perm else None
+    s = x[p] if perm and x.ndim == 1 else np.sort(x, axis=None)
     first = empty(s.shape, bool)
     first[0] = True
     if s.size > 1:
