@@ -1,5 +1,6 @@
 """``pgas.array_api``'s manipulation, searching, set, sorting and linear algebra functions that pgas
-composes from its distributed operations (``pgas/array/api/composed.py``), against NumPy on the
+composes from its distributed operations (``pgas/array/api/composed.py``), and its element-wise
+functions and ``where`` on operands that broadcast, against NumPy on the
 global arrays over random shapes and data types: no :class:`pgas.GatherWarning` where they run
 distributed, one where they still gather, and the standard's errors on every locale alike."""
 
@@ -155,6 +156,20 @@ def test_vecdot_tensordot(shape, dtype, d):
     w = data(shape[-1:] + (2,), dtype, seed=3)
     same(xp.tensordot(xp.asarray(x), xp.asarray(w), axes=pairs), np.tensordot(x, w, axes=pairs), "tensordot pairs",
          tol)
+
+
+@SETTINGS
+@given(shapes, st.sampled_from(DTYPES), st.data())
+def test_elementwise_and_where_broadcast(shape, dtype, d):
+    lead = d.draw(st.lists(st.integers(1, 3), max_size=4 - len(shape)).map(tuple), "lead")
+    ones = tuple(d.draw(st.sampled_from([1, n]), f"axis {k}") for k, n in enumerate(shape))
+    x, y = data(lead + ones, dtype), data(shape, dtype, seed=1)
+    same(xp.add(xp.asarray(x), xp.asarray(y)), np.add(x, y), "add broadcast")
+    same(xp.equal(xp.asarray(y), xp.asarray(x)), np.equal(y, x), "equal broadcast")
+    if np.dtype(dtype).kind == "i":
+        i8 = data(ones, np.int8)
+        same(xp.multiply(xp.asarray(y), xp.asarray(i8)), np.multiply(y, i8), "promotion within a kind")
+    same(xp.where(xp.asarray(x != 0), xp.asarray(y), xp.asarray(x)), np.where(x != 0, y, x), "where broadcast")
 
 
 def test_errors_on_every_locale():

@@ -74,6 +74,22 @@ def _tree(f, value):
     return f(value)
 
 
+def broadcast_distributed(args) -> bool:
+    """Whether element-wise work on ``args`` runs distributed: at least one distributed operand, the
+    others distributed or 0-d, all of one shape, or broadcasting to a non-empty shape of 1 to
+    :data:`MAX_NDIM` dimensions (pgas's statements and lazy expressions broadcast as NumPy does)."""
+    if not any(is_dist(a) for a in args) or not all(is_dist(a) or np.ndim(a) == 0 for a in args):
+        return False
+    shapes = {tuple(a.shape) for a in args if is_dist(a)}
+    if len(shapes) == 1:
+        return True
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False                     # NumPy's error, raised by the gathered path on every locale
+    return 1 <= len(shape) <= MAX_NDIM and math.prod(shape) > 0
+
+
 def wrap_all(value):
     """Collective: :func:`wrap` of a result or of each array in a tuple, list or named tuple of them."""
     return _tree(wrap, value)

@@ -2,8 +2,10 @@
 
 Those that are NumPy ufuncs run distributed: on distributed operands of one shape (or one
 distributed operand and scalars), each locale computes its own part, with no message between
-locales.  Operands of other shapes (broadcasting) are gathered, computed by NumPy on every locale
-and distributed again.  Operands are promoted by the standard's rules within a kind and NumPy's
+locales; operands that broadcast to a shape of 1 to 4 dimensions run as pgas's lazy expressions,
+which broadcast as NumPy does (each locale reads the broadcast operands' elements it needs).
+Other operands (NumPy arrays of some dimensions, results of more dimensions) are gathered,
+computed by NumPy on every locale and distributed again.  Operands are promoted by the standard's rules within a kind and NumPy's
 across kinds (:mod:`.dtypes`).
 """
 
@@ -15,7 +17,7 @@ import inspect
 import numpy as np
 
 from . import dtypes as _dtypes
-from .arrays import dist, gathered, is_array, is_dist, to_numpy, wrap
+from .arrays import broadcast_distributed, dist, gathered, is_array, to_numpy, wrap
 
 UNARY = ("abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_invert", "ceil", "conj", "cos",
          "cosh", "exp", "expm1", "floor", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10",
@@ -45,25 +47,21 @@ def _check(name: str, args) -> None:
             raise TypeError(f"{name}: {type(a).__name__} is not an array or a Python scalar")
 
 
-def _same_shape(args) -> bool:
-    shapes = {tuple(a.shape) for a in args if is_dist(a)}
-    return len(shapes) == 1 and all(is_dist(a) or np.ndim(a) == 0 for a in args)
-
-
 def elementwise(name: str):
     """The standard's element-wise function ``name`` (NumPy's function of that name)."""
     uf = getattr(np, name)
 
     def impl(*args):
         _check(name, args)
-        if any(is_dist(a) for a in args) and _same_shape(args):
+        if broadcast_distributed(args):
             return wrap(uf(*[_operand(a) for a in args]))
         return wrap(uf(*[to_numpy(a) for a in args]))
     impl.__name__ = impl.__qualname__ = name
     names = ("x",) if name in UNARY else ("x1", "x2")
     impl.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
     impl.__doc__ = (f"Collective: ``{name}`` element-wise (NumPy's ``np.{name}``): each locale computes its "
-                    "part of distributed operands of one shape; broadcast operands are gathered.")
+                    "part of distributed operands, broadcast included (results of 1-4 dimensions); NumPy "
+                    "array operands of some dimensions are gathered with them.")
     return impl
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import composed as _composed
-from .arrays import MAX_NDIM, dist, gathered, is_dist, wrap, wrap_all
+from .arrays import MAX_NDIM, broadcast_distributed, dist, gathered, is_dist, wrap, wrap_all
 
 
 def _promoting(name: str, npfunc, arrays_of):
@@ -125,14 +125,14 @@ _matmul_gathered = _promoting("matmul", lambda x1, x2, /: np.matmul(x1, x2), lam
 
 
 def where(condition, x1, x2, /):
-    """Collective: ``x1`` where ``condition`` is true, else ``x2``.  On distributed operands of one shape
-    (or scalars) each locale computes its part; broadcast operands are gathered to every locale."""
+    """Collective: ``x1`` where ``condition`` is true, else ``x2``.  On distributed operands (or
+    scalars), broadcast included, each locale computes its part; NumPy array operands of some
+    dimensions are gathered with them."""
     arrays = [a for a in (x1, x2) if not _dtypes.is_python_scalar(a)]
     if arrays:
         _dtypes.result_type(*arrays)
     ops = (condition, x1, x2)
-    shapes = {tuple(a.shape) for a in ops if is_dist(a)}
-    if len(shapes) == 1 and all(is_dist(a) or np.ndim(a) == 0 for a in ops):
+    if broadcast_distributed(ops):
         scal = [a[()] if isinstance(a, np.ndarray) else a for a in ops]
         return wrap(np.where(*[dist(a) for a in scal]))
     return _where_gathered(condition, x1, x2)
