@@ -170,6 +170,13 @@ def test_elementwise_and_where_broadcast(shape, dtype, d):
         i8 = data(ones, np.int8)
         same(xp.multiply(xp.asarray(y), xp.asarray(i8)), np.multiply(y, i8), "promotion within a kind")
     same(xp.where(xp.asarray(x != 0), xp.asarray(y), xp.asarray(x)), np.where(x != 0, y, x), "where broadcast")
+    if np.dtype(dtype).kind in "iuf":
+        lo = data(ones, dtype, seed=2)
+        same(xp.clip(xp.asarray(y), -1, 2), np.clip(y, -1, 2).astype(dtype), "clip by scalars")
+        same(xp.clip(xp.asarray(y), max=xp.asarray(lo)), np.minimum(y, lo), "clip by an array")
+    if np.dtype(dtype).kind in "iufc":
+        same(xp.round(xp.asarray(y / 2 if np.dtype(dtype).kind in "fc" else y)),
+             np.round(y / 2 if np.dtype(dtype).kind in "fc" else y), "round")
 
 
 def test_errors_on_every_locale():
