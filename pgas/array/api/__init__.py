@@ -3,8 +3,8 @@
 Libraries that dispatch on ``x.__array_namespace__()`` (scikit-learn, SciPy, einops, xarray) reach
 this namespace from a DistArray.  Its arrays are DistArrays (1 to 4 dimensions) and, for 0-d results
 and more dimensions, NumPy arrays that every locale holds alike (:mod:`.arrays`).  Every function is
-collective: call it on every locale in the same order.  Element-wise functions on operands of one
-shape, reductions, creation, 2-D floating-point ``matmul`` and the manipulation, searching, set,
+collective: call it on every locale in the same order.  Element-wise functions (broadcasting
+included), reductions, creation, 2-D floating-point ``matmul`` and the manipulation, searching, set,
 sorting and indexing functions (:mod:`.functions`, :mod:`.composed`) run distributed; the rest gather
 their operands to every locale, compute with NumPy there and distribute the result (each function's
 docstring says which).  Type promotion follows the standard (:mod:`.dtypes`); the device is the locale grid
