@@ -75,7 +75,7 @@ def test_elementwise():
     same(xp.atan2(A, B), np.arctan2(G, H))
     same(xp.pow(xp.abs(A), 0.5), np.abs(G) ** 0.5)
     same(xp.less(A, B), G < H)
-    same(xp.add(A, xp.asarray(H[0])), G + H[0])        # broadcast (gathered)
+    same(xp.add(A, xp.asarray(H[0])), G + H[0])        # broadcast (distributed: a lazy expression)
     same(xp.add(A, xp.asarray(2.0)), G + 2.0)          # a 0-d operand
     same(xp.clip(A, -0.5, 0.5), np.clip(G, -0.5, 0.5))
     same(xp.round(A), np.round(G))

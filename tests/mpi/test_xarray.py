@@ -97,10 +97,11 @@ def test_namespace_manipulation_does_not_gather():
         same_as_numpy(xp.concat([A, A], axis=1), np.concat([g, g], axis=1), "concat")
         same_as_numpy(xp.concat([A, A], axis=None), np.concat([g, g], axis=None), "concat flat")
         same_as_numpy(xp.stack([A, A], axis=0), np.stack([g, g]), "stack")
+        same_as_numpy(xp.tile(A, (1, 2)), np.tile(g, (1, 2)), "tile")
     with pytest.raises(ValueError, match="copy=False"):
         xp.reshape(A, (5, 6), copy=False)
-    with pytest.warns(pg.GatherWarning, match="tile"):
-        same_as_numpy(xp.tile(A, (1, 2)), np.tile(g, (1, 2)), "tile (gathered)")
+    with pytest.warns(pg.GatherWarning, match="tile"):      # 5 dimensions: a NumPy array on every locale
+        same_as_numpy(xp.tile(A, (2, 1, 1, 1, 1)), np.tile(g, (2, 1, 1, 1, 1)), "tile (gathered)")
 
 
 def _field(g):

@@ -3,10 +3,11 @@
 Libraries that dispatch on ``x.__array_namespace__()`` (scikit-learn, SciPy, einops, xarray) reach
 this namespace from a DistArray.  Its arrays are DistArrays (1 to 4 dimensions) and, for 0-d results
 and more dimensions, NumPy arrays that every locale holds alike (:mod:`.arrays`).  Every function is
-collective: call it on every locale in the same order.  Element-wise functions, reductions over all
-elements, creation and 2-D floating-point ``matmul`` run distributed; the rest gather their operands
-to every locale, compute with NumPy there and distribute the result (each function's docstring says
-which).  Type promotion follows the standard (:mod:`.dtypes`); the device is the locale grid
+collective: call it on every locale in the same order.  Element-wise functions (broadcasting
+included), reductions, creation, 2-D floating-point ``matmul`` and the manipulation, searching, set,
+sorting and indexing functions (:mod:`.functions`, :mod:`.composed`) run distributed; the rest gather
+their operands to every locale, compute with NumPy there and distribute the result (each function's
+docstring says which).  Type promotion follows the standard (:mod:`.dtypes`); the device is the locale grid
 (:mod:`.device`).  See ``docs/array_api.md``.
 """
 
@@ -35,7 +36,7 @@ globals().update({n: getattr(_creation, n) for n in _CREATION})
 globals().update(_elementwise.FUNCTIONS)
 globals().update(_reductions.FUNCTIONS)
 globals().update(_functions.FUNCTIONS)
-linalg = _extensions.linalg(_functions.matmul)
+linalg = _extensions.linalg(_functions.FUNCTIONS)
 fft = _extensions.fft()
 lib = _extensions.lib()
 

@@ -9,6 +9,7 @@ distributed operand to every locale (collective), :func:`wrap` distributes a glo
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
@@ -73,25 +74,48 @@ def _tree(f, value):
     return f(value)
 
 
-def _any_dist(value) -> bool:
+def broadcast_distributed(args) -> bool:
+    """Whether element-wise work on ``args`` runs distributed: at least one distributed operand, the
+    others distributed or 0-d, all of one shape, or broadcasting to a non-empty shape of 1 to
+    :data:`MAX_NDIM` dimensions (pgas's statements and lazy expressions broadcast as NumPy does)."""
+    if not any(is_dist(a) for a in args) or not all(is_dist(a) or np.ndim(a) == 0 for a in args):
+        return False
+    shapes = {tuple(a.shape) for a in args if is_dist(a)}
+    if len(shapes) == 1:
+        return True
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False                     # NumPy's error, raised by the gathered path on every locale
+    return 1 <= len(shape) <= MAX_NDIM and math.prod(shape) > 0
+
+
+def wrap_all(value):
+    """Collective: :func:`wrap` of a result or of each array in a tuple, list or named tuple of them."""
+    return _tree(wrap, value)
+
+
+def _any_data(value) -> bool:
+    """Whether ``value`` (or a dict, tuple or list of values) holds a distributed array with elements."""
     if isinstance(value, dict):
-        return any(_any_dist(v) for v in value.values())
+        return any(_any_data(v) for v in value.values())
     if isinstance(value, (tuple, list)):
-        return any(_any_dist(v) for v in value)
-    return is_dist(value)
+        return any(_any_data(v) for v in value)
+    return is_dist(value) and math.prod(value.shape) > 0
 
 
 def gathered(npfunc, name: str, doc: str = ""):
     """The namespace function ``name`` computed by ``npfunc`` on gathered operands.
 
     Every distributed operand is gathered to every locale (``to_numpy``), NumPy computes the
-    result on each locale alike, and the result is distributed again (:func:`wrap`)."""
+    result on each locale alike, and the result is distributed again (:func:`wrap`).  A
+    :class:`pgas.GatherWarning` says so, unless the distributed operands are all empty."""
     def impl(*args, **kwargs):
-        if _any_dist((args, kwargs)):
+        if _any_data((args, kwargs)):
             warn(f"pgas.array_api.{name} gathers its distributed operands to every locale and computes "
                  f"with NumPy there", GatherWarning)
         res = npfunc(*_tree(to_numpy, args), **{k: _tree(to_numpy, v) for k, v in kwargs.items()})
-        return _tree(wrap, res)
+        return wrap_all(res)
     impl.__name__ = impl.__qualname__ = name
     try:
         impl.__signature__ = inspect.signature(npfunc)

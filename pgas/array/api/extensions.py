@@ -1,7 +1,8 @@
 """The standard's optional extensions ``linalg`` and ``fft``, gathered.
 
-pgas distributes ``matmul`` (and, in the main namespace, the element-wise and reduction functions);
-the extensions' other functions gather their operands to every locale, compute NumPy's
+``linalg``'s ``matmul``, ``matrix_transpose``, ``tensordot`` and ``vecdot`` are the main namespace's
+(the standard defines them as the same functions), distributed as :mod:`.functions` says; the
+extensions' other functions gather their operands to every locale, compute NumPy's
 ``numpy.linalg`` / ``numpy.fft`` result there and distribute it again.
 """
 
@@ -31,9 +32,14 @@ def _extension(name: str, source, names, extra: dict) -> types.ModuleType:
     return mod
 
 
-def linalg(matmul) -> types.ModuleType:
-    """The ``linalg`` extension (its ``matmul`` is the namespace's, distributed for 2-D operands)."""
-    return _extension("linalg", np.linalg, LINALG, {"matmul": matmul})
+#: ``linalg`` functions that are the main namespace's own.
+SHARED = ("matmul", "matrix_transpose", "tensordot", "vecdot")
+
+
+def linalg(functions: dict) -> types.ModuleType:
+    """The ``linalg`` extension; :data:`SHARED` are the namespace's ``functions`` of those names."""
+    return _extension("linalg", np.linalg, [n for n in LINALG if n not in SHARED],
+                      {n: functions[n] for n in SHARED})
 
 
 def _frequencies(name: str):

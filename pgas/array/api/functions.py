@@ -2,10 +2,16 @@
 
 Those pgas distributes run on distributed operands without gathering: ``permute_dims``,
 ``matrix_transpose``, ``flip``, ``moveaxis``, ``expand_dims`` (views), ``roll``, ``reshape``,
-``concat``, ``stack``, ``where``, 2-D ``matmul``, ``astype`` and ``pad`` (results of at most 4
-dimensions).  The others gather their distributed operands to every locale (``to_numpy``,
-collective), compute NumPy's result there and distribute it again (:func:`.arrays.gathered`),
-with a :class:`pgas.GatherWarning`; each function's docstring says which it does.
+``concat``, ``stack``, ``where``, 2-D ``matmul``, ``astype`` and ``pad`` (pgas's own functions), and,
+composed from pgas's distributed operations (:mod:`.composed`), ``broadcast_to``,
+``broadcast_arrays``, ``repeat``, ``tile``, ``squeeze``, ``unstack`` (of 2-4 dimensions), ``take``,
+``nonzero``, ``sort``, ``argsort``, ``searchsorted``, ``unique_all``, ``unique_counts``,
+``unique_inverse``, ``unique_values``, ``vecdot`` (numeric) and ``tensordot`` (floating point),
+for results of 1 to 4 dimensions (and 0-d reductions).  Other operands (and those the functions do
+not cover: an ``unstack`` of a 1-D array into 0-d arrays, a result of more than 4 dimensions, an
+integer ``tensordot``) are gathered to every locale (``to_numpy``, collective), NumPy computes the
+result there and it is distributed again (:func:`.arrays.gathered`), with a
+:class:`pgas.GatherWarning`; each function's docstring says which it does.
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dtypes
-from .arrays import MAX_NDIM, dist, gathered, is_dist, wrap
+from . import composed as _composed
+from .arrays import MAX_NDIM, broadcast_distributed, dist, gathered, is_dist, wrap, wrap_all
 
 
 def _promoting(name: str, npfunc, arrays_of):
@@ -101,27 +108,31 @@ _GATHERED = {
 }
 
 FUNCTIONS = {name: gathered(f, name) for name, f in _GATHERED.items()}
+#: Functions whose operands the standard promotes: which arguments are the operands.
+_OPERANDS = {"concat": lambda a: a[0], "stack": lambda a: a[0], "searchsorted": lambda a: a[:2],
+             "tensordot": lambda a: a[:2], "vecdot": lambda a: a[:2]}
 FUNCTIONS.update({
-    "concat": _promoting("concat", lambda arrays, /, *, axis=0: np.concat(arrays, axis=axis), lambda a: a[0]),
-    "stack": _promoting("stack", lambda arrays, /, *, axis=0: np.stack(arrays, axis=axis), lambda a: a[0]),
-    "searchsorted": _promoting("searchsorted", _searchsorted, lambda a: a[:2]),
+    "concat": _promoting("concat", lambda arrays, /, *, axis=0: np.concat(arrays, axis=axis), _OPERANDS["concat"]),
+    "stack": _promoting("stack", lambda arrays, /, *, axis=0: np.stack(arrays, axis=axis), _OPERANDS["stack"]),
+    "searchsorted": _promoting("searchsorted", _searchsorted, _OPERANDS["searchsorted"]),
     "tensordot": _promoting("tensordot", lambda x1, x2, /, *, axes=2: np.tensordot(x1, x2, axes=axes),
-                            lambda a: a[:2]),
-    "vecdot": _promoting("vecdot", lambda x1, x2, /, *, axis=-1: np.vecdot(x1, x2, axis=axis), lambda a: a[:2]),
+                            _OPERANDS["tensordot"]),
+    "vecdot": _promoting("vecdot", lambda x1, x2, /, *, axis=-1: np.vecdot(x1, x2, axis=axis),
+                         _OPERANDS["vecdot"]),
 })
 _where_gathered = _promoting("where", _where, lambda a: a[1:3])
 _matmul_gathered = _promoting("matmul", lambda x1, x2, /: np.matmul(x1, x2), lambda a: a[:2])
 
 
 def where(condition, x1, x2, /):
-    """Collective: ``x1`` where ``condition`` is true, else ``x2``.  On distributed operands of one shape
-    (or scalars) each locale computes its part; broadcast operands are gathered to every locale."""
+    """Collective: ``x1`` where ``condition`` is true, else ``x2``.  On distributed operands (or
+    scalars), broadcast included, each locale computes its part; NumPy array operands of some
+    dimensions are gathered with them."""
     arrays = [a for a in (x1, x2) if not _dtypes.is_python_scalar(a)]
     if arrays:
         _dtypes.result_type(*arrays)
     ops = (condition, x1, x2)
-    shapes = {tuple(a.shape) for a in ops if is_dist(a)}
-    if len(shapes) == 1 and all(is_dist(a) or np.ndim(a) == 0 for a in ops):
+    if broadcast_distributed(ops):
         scal = [a[()] if isinstance(a, np.ndarray) else a for a in ops]
         return wrap(np.where(*[dist(a) for a in scal]))
     return _where_gathered(condition, x1, x2)
@@ -206,3 +217,27 @@ _DISTRIBUTED = {
               lambda a, k: a[0][0].ndim + 1),
 }
 FUNCTIONS.update({name: _distributing(name, run, nd) for name, (run, nd) in _DISTRIBUTED.items()})
+
+
+def _composing(name: str, run):
+    """The namespace function ``name``: ``run`` (:mod:`.composed`, distributed) where it applies, else
+    the gathered version.  ``tensordot`` and ``vecdot`` get the operands' promoted type as ``dtype``."""
+    fallback = FUNCTIONS[name]
+
+    def impl(*args, **kwargs):
+        extra = {}
+        if name in _OPERANDS:
+            dtype = _dtypes.result_type(*_OPERANDS[name](args))
+            if name in ("tensordot", "vecdot"):
+                extra["dtype"] = np.dtype(dtype)
+        res = run(*args, **kwargs, **extra)
+        return fallback(*args, **kwargs) if res is None else wrap_all(res)
+    impl.__name__ = impl.__qualname__ = name
+    summary = run.__doc__.split("\n\n")[0].strip()
+    impl.__doc__ = (f"Collective: ``{name}`` of the array API standard.  Distributed, no gathering, for "
+                    f"distributed operands: {summary}  Others gather (as :mod:`.functions` says).")
+    impl.__signature__ = getattr(fallback, "__signature__", None)
+    return impl
+
+
+FUNCTIONS.update({name: _composing(name, run) for name, run in _composed.FUNCTIONS.items()})
