@@ -273,7 +273,7 @@ class IndexPlan:
         run = self._runs.get(flat.dtype)
         if run is None:
             run = self._runs[flat.dtype] = _GatherRun(self.gathering(), flat.dtype)
-            weakref.finalize(self, run.free)
+            weakref.finalize(self, comm.free_handles, run.free)     # (on MPI's thread)
         return run(flat)
 
     def check(self, A) -> None:

@@ -23,6 +23,7 @@ from .runtime import (
     bcast_value,
     exscan,
     fence,  # a lock's memory ordering
+    free_handles,  # finalizers: MPI handles freed on MPI's thread
     expect,
     expect_values,
     here,
@@ -45,4 +46,5 @@ __all__ = ["check", "CollectiveMismatch", "CommDiagnostics", "comm_diagnostics",
            "allgatherv", "alltoallv", "alltoallv_buffer", "barrier", "bcast", "bcast_value", "here", "library_version", "mpi4py_version", "num_locales", "report_and_abort", "Window", "allocate",
            "notify", "expect", "wait", "statement_done", "await_target",
            "barrier_count", "notify_values", "expect_values", "exchange", "exchange_known", "KnownExchange",
-           "PendingReduction", "iallreduce", "exscan", "arrived", "mark_one_sided", "on_barrier", "fence", "poll"]
+           "PendingReduction", "iallreduce", "exscan", "arrived", "mark_one_sided", "on_barrier", "fence", "poll",
+           "free_handles"]

@@ -21,6 +21,7 @@ import atexit
 import os
 import pickle
 import sys
+import threading
 import time
 import traceback
 import weakref
@@ -34,6 +35,7 @@ from .counters import record, record_barrier, record_collective, record_each, re
 
 _MPI = None
 _comm = None
+_mpi_thread: list = [None]              # the thread that initialised MPI (see free_handles)
 _windows: "weakref.WeakSet" = weakref.WeakSet()
 
 
@@ -52,6 +54,7 @@ def mpi():
         from mpi4py import MPI
 
         _MPI = MPI
+        _mpi_thread[0] = threading.get_ident()
         _abort_on_uncaught_exception()
     return _MPI
 
@@ -723,12 +726,48 @@ def yielding_wait(requests, spins: int | None = None, nap: float = 5e-5) -> None
     poll(lambda: testall(requests), spins, nap)
 
 
+#: Frees of MPI handles that a finalizer asked for on another thread (:func:`free_handles`).
+_deferred: list = []
+
+
+def free_handles(free) -> None:
+    """Call ``free()``, which frees MPI handles (requests, datatypes: local calls, no message),
+    from a finalizer (``__del__``, a ``weakref`` callback): now on the thread that initialised
+    MPI, else at that thread's next wait (:func:`poll`).  MPI runs at ``MPI_THREAD_SINGLE``
+    (``mpi4py.rc.threads`` is off), so no other thread may call it; but a finalizer runs on
+    whichever thread the garbage collector runs on, that is any thread that allocates
+    (``pgas run``'s progress sampler, a timer), while the main thread may be inside MPI (a
+    wait releases the GIL).  An error of ``free()`` is dropped, as in a finalizer (a request
+    still active, after a run that raised)."""
+    if _mpi_thread[0] is None or threading.get_ident() == _mpi_thread[0]:
+        _free_quietly(free)
+    else:
+        _deferred.append(free)
+
+
+def free_deferred() -> None:
+    """Call the frees :func:`free_handles` deferred (on the thread that initialised MPI)."""
+    if threading.get_ident() != _mpi_thread[0]:
+        return
+    while _deferred:
+        _free_quietly(_deferred.pop(0))
+
+
+def _free_quietly(free) -> None:
+    try:
+        free()
+    except Exception:                   # noqa: BLE001 - a finalizer's free: nothing to report it to
+        pass
+
+
 def poll(ready, spins: int | None = None, nap: float = 5e-5) -> None:
     """Call ``ready()`` (a one-sided read of another locale's memory, a test of requests for
     :func:`yielding_wait`) until it returns true, giving the core away between calls as the
     wait policy says: ``"yield"`` yields, ``"nap"`` yields and,
     after ``spins`` calls, sleeps ``nap`` seconds between them, ``"spin"`` does neither.
     A poll that goes on for :data:`STALL` seconds calls the :func:`on_stall` hooks."""
+    if _deferred:
+        free_deferred()
     k, since = 0, None
     spins = spins if _wait == "nap" else None
     while not ready():
@@ -757,6 +796,8 @@ def _traced_wait(requests, spins, nap) -> None:
     """:func:`yielding_wait` while tracing: the same polling, by ``Testsome`` so that the span
     names the receives completed last (their sources and tags, :func:`pgas.comm.trace.add_wait`)."""
     MPI = mpi()
+    if _deferred:
+        free_deferred()
     t0 = trace.now()
     statuses = [MPI.Status() for _ in requests]
     left, last, k, since = len(requests), [], 0, None

@@ -61,21 +61,29 @@ def raising() -> bool:
     return _state()[1] or _warnings_raise()
 
 
-_filters_seen: list = [None, False]
+#: The filter list :func:`_warnings_raise` last read, its length and first filter, and its
+#: answer.  The list and the filter are held, not only their ids: the list of a
+#: ``warnings.catch_warnings()`` block, freed at its end, and the next block's list (its
+#: first filter too) are made at the same addresses, so a block under ``"ignore"`` got the
+#: answer of the block under ``"error"`` before it, and the other way round (a RuntimeWarning
+#: then raised on the locale meeting it alone, in the middle of the statement); and as each
+#: process reuses addresses in its own way, locales could answer differently.
+_filters_seen: list = [None, 0, None, False]
 
 
 def _warnings_raise() -> bool:
     """True if the warnings filters may turn NumPy's RuntimeWarning into an exception: the
     first filter for its category says ``"error"``, or one that names a message, module or
     line does (such a filter may match NumPy's warning).  Kept while the filter list is
-    the same (``simplefilter`` and ``filterwarnings`` insert at its head,
-    ``catch_warnings`` replaces it)."""
+    the same list, of the same length and with the same first filter (``simplefilter``
+    and ``filterwarnings`` insert at its head, ``catch_warnings`` replaces it)."""
     import warnings
 
     fl = warnings.filters
-    key = (id(fl), len(fl), id(fl[0]) if fl else None)
-    if _filters_seen[0] == key:
-        return _filters_seen[1]
+    first = fl[0] if fl else None
+    seen = _filters_seen
+    if seen[0] is fl and seen[1] == len(fl) and seen[2] is first:
+        return seen[3]
     got = False
     for action, msg, cat, mod, line in fl:
         if issubclass(RuntimeWarning, cat):
@@ -84,7 +92,7 @@ def _warnings_raise() -> bool:
                 break
             if msg is None and mod is None and not line:
                 break
-    _filters_seen[0], _filters_seen[1] = key, got
+    seen[:] = [fl, len(fl), first, got]
     return got
 
 

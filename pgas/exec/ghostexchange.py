@@ -191,11 +191,8 @@ class Compiled:
             t.free()
         self.types = []
 
-    def __del__(self) -> None:                   # the array is gone: its MPI handles too
-        try:
-            self.free()
-        except Exception:                        # an interrupted run's active request: leave it
-            pass
+    def __del__(self) -> None:                   # the array is gone: its MPI handles too (on MPI's thread)
+        comm.free_handles(self.free)
 
 
 def update_compiled(A, periodic: tuple, corners: bool) -> None:

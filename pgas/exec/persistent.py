@@ -624,7 +624,7 @@ class _Binding:
 
     def __init__(self, fs: PersistentStatement, arrays) -> None:
         me = weakref.ref(self)
-        gone = lambda _, me=me: (lambda b: b is not None and b.free())(me())     # noqa: E731
+        gone = lambda _, me=me: (lambda b: b is not None and comm.free_handles(b.free))(me())  # noqa: E731 (on MPI's thread)
         self.refs = [weakref.ref(a, gone) for a in arrays]
         self.flats = [a.store.storage for a in arrays]
         self.wins = list({id(a.store.window): a.store.window for a in arrays}.values())

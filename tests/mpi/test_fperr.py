@@ -678,6 +678,41 @@ def test_warnings_as_errors_on_every_locale(protocol, form):
 
 
 @pytest.mark.usefixtures("_defaults")
+@pytest.mark.parametrize("first", ["ignore", "error"])
+def test_warnings_filters_read_afresh_in_each_block(first):
+    """``warnings.catch_warnings()`` blocks in a row, ``first`` then the other filter in
+    turn, each with a statement dividing by zero on the last locale: every ``"error"`` block
+    raises RuntimeWarning on every locale, every ``"ignore"`` block nothing.  A block's
+    filter list is often made where the block before had its own, freed at its end, and an
+    answer kept by the list's id was then the block before's: under ``"error"`` the last
+    locale raised alone, in the middle of the statement; under ``"ignore"`` the locales
+    agreed for nothing (where only some of them took the stale answer, they hung)."""
+    pg.config(protocol="packed")
+    n = 4 * P + 2
+    g = np.arange(1.0, n + 1)
+    g[n - 3] = 0.0                                            # held by the last locale (Block)
+    A = pg.from_numpy(g, dist=pg.Block())
+    B = pg.zeros(n, dist=pg.Cyclic())
+    for action in [first, "error" if first == "ignore" else "ignore"] * 8:
+        err = None
+        with warnings.catch_warnings():
+            warnings.simplefilter(action)
+            try:
+                B[1:] = 1.0 / A[:-1]
+            except RuntimeWarning as e:
+                err = e
+        said = pg.comm.allgather(None if err is None else str(err))
+        want_error = action == "error"
+        collective_verdict(all((s is not None) == want_error for s in said) and len(set(said)) == 1,
+                           f"under {action!r}: {said}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.zeros(n)
+        want[1:] = 1.0 / g[:-1]
+    assert_matches(B, want)
+
+
+@pytest.mark.usefixtures("_defaults")
 @pytest.mark.parametrize("protocol", ["packed", "auto"])
 def test_error_on_one_locale_ends_the_statement(protocol):
     """An error no agreement foresees (the user's error callback raising) on the locale

@@ -377,3 +377,45 @@ def test_index_plan_gathers_message_only_owners_and_requesters():
     collective_verdict(np.array_equal(got, g[nxt]), f"{got}")
     peers = int(np.count_nonzero(d.matrix[me]))
     collective_verdict(peers == (P > 1) and d.syncs == 0, f"{peers} peers, {d.syncs} notices: {d.matrix[me]}")
+
+
+def test_finalizers_free_mpi_handles_on_mpis_thread(monkeypatch):
+    """MPI runs at MPI_THREAD_SINGLE, but a finalizer runs on whichever thread the garbage
+    collector runs on: any thread that allocates (``pgas run``'s progress sampler, measured
+    to collect about 20 times per locale in the 4-locale test stage), while the main thread
+    may be inside MPI.  An array with ghost cells, in a reference cycle, collected on another
+    thread: its compiled exchange's requests are freed on the main thread, at its next wait,
+    not on the collecting thread."""
+    import gc
+    import threading
+
+    from pgas.comm import p2p
+    from pgas.comm import runtime as rt
+
+    freed = []
+    free = p2p.Transfers.free
+
+    def spy(self):
+        freed.append(threading.current_thread().name)
+        free(self)
+    monkeypatch.setattr(p2p.Transfers, "free", spy)
+    enabled = gc.isenabled()
+    gc.disable()                              # nothing collected on this thread meanwhile
+    try:
+        A = pg.zeros((6, 8), dist=pg.Block(), ghosts=(1, 1))
+        A.update_ghosts()
+        collective_verdict(A.store.ghost.compiled is not None, "no compiled exchange")
+        cycle = [A]
+        cycle.append(cycle)
+        del A, cycle
+        collector = threading.Thread(target=gc.collect, name="collector")
+        collector.start()
+        collector.join()
+        on_collector = list(freed)
+        rt.poll(lambda: True)                 # a wait of the main thread: the deferred frees run
+    finally:
+        if enabled:
+            gc.enable()
+    main = threading.main_thread().name
+    collective_verdict(on_collector == [] and freed == [main],
+                       f"freed on {on_collector} by the collector, then on {freed} (main thread {main})")
