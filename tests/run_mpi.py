@@ -137,6 +137,7 @@ MORE_LOCALES_ONLY = [
 FULL_ONLY_AT_TWO = [
     "tests/fuzz/test_statement_reruns.py",     # hypothesis: statements re-run with changed values (34 s)
     "tests/mpi/test_memory.py",                # peak memory of constructors and first runs (16 s; also at 1 locale)
+    "tests/mpi/test_array_api_functions.py",   # the namespace's composed functions against NumPy (20 s; also at 1)
 ]
 
 #: The tests that the fast matrix also runs at 4 locales: where uneven blocks, 2 x 2 grids
