@@ -289,6 +289,10 @@ def inspect(owners: np.ndarray, local: np.ndarray, width: int, nb: int):
     >>> o.tolist(), c.tolist(), r.tolist(), bool(s[0] == s[2] != s[1])
     ([2, 5], [1, 1], [2], True)
     """
+    if owners.size >= INCREASING_MIN:
+        got = _increasing(owners, local, width, nb)
+        if got is not None:
+            return got
     nb_ = _numba(owners.size)
     if nb_ is not None:
         return nb_.inspect(owners, local, width, nb, max(4, int(2 * owners.size).bit_length()))
@@ -300,6 +304,23 @@ def inspect(owners: np.ndarray, local: np.ndarray, width: int, nb: int):
     first, last = first[order], last[order]
     repeats = np.flatnonzero(first[slot] != np.arange(len(slot)))
     return local[first], counts, slot, first, last, repeats
+
+
+#: Positions from which :func:`inspect` first checks whether the targets increase (a few
+#: vectorised passes, against a hash pass of about 1 µs per position at 2^19 of them).
+INCREASING_MIN = 1 << 12
+
+
+def _increasing(owners, local, width: int, nb: int):
+    """:func:`inspect`'s result where the (owner, offset) targets strictly increase (every
+    target distinct, already grouped by owner and in order: a reshape's or a sorted
+    read's), else None."""
+    key = owners * width + local
+    if not (key[1:] > key[:-1]).all():
+        return None
+    pos = np.arange(owners.size, dtype=np.int64)
+    return (np.array(local, dtype=np.int64), np.bincount(owners, minlength=nb).astype(np.int64), pos,
+            pos.copy(), pos.copy(), np.empty(0, np.int64))
 
 
 def locate_1d(g: np.ndarray, n: int, b: int, p: int):

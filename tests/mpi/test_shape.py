@@ -124,3 +124,23 @@ def test_axis_none_is_rejected_like_numpy(fn):
     A = pg.from_numpy(np.ones((3, 2)))
     with pytest.raises(TypeError):
         np.stack([A, A], axis=None) if fn == "stack" else np.expand_dims(A, None)
+
+
+def test_reshapes_whose_reads_arrive_in_order():
+    """A reshape whose reads arrive in (owner, offset) order (Block to Block) has its index
+    plan grouped without the hash pass (``counting.inspect``'s short path, from
+    ``INCREASING_MIN`` positions); other layouts and views take the hash pass: the same
+    values as NumPy either way, at the default threshold and with every plan tried."""
+    from pgas.array import counting
+    G = np.arange(96 * 128, dtype=np.float64).reshape(96, 128)
+    before = counting.INCREASING_MIN
+    try:
+        for counting.INCREASING_MIN in (before, 1):
+            for dist in (pg.Block(), pg.Cyclic(), pg.BlockCyclic(5)):
+                A = pg.from_numpy(G, dist=dist)
+                for new in ((128, 96), (1, 1, 96, 128), (-1,), (12, 8, 128)):
+                    assert_matches(A.reshape(new), G.reshape(new))
+                assert_matches(A[::-1, ::2].reshape(-1), G[::-1, ::2].reshape(-1))
+                assert_matches(A.T.reshape(64, -1), G.T.reshape(64, -1))
+    finally:
+        counting.INCREASING_MIN = before

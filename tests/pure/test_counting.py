@@ -82,3 +82,41 @@ def test_bucket_1d_matches_the_layout_arithmetic(n, b, p, seed, k):
     assert out.tolist() == [int(vals[i]) for i in order]
     assert counting.bucket_1d(np.array([n], dtype=np.int64), vals[:1], n, b, p) is None
     assert counting.bucket_1d(np.array([-n - 1], dtype=np.int64), vals[:1], n, b, p) is None
+
+
+def _check_inspect(got, owners, local, width, nb):
+    """``inspect``'s result against what it promises (entry order within an owner aside)."""
+    offsets, counts, slot, first, last, repeats = got
+    key = owners * width + local
+    distinct = np.unique(key)
+    assert counts.tolist() == np.bincount(distinct // width, minlength=nb).tolist()
+    assert sorted((offsets + np.repeat(np.arange(nb), counts) * width).tolist()) == distinct.tolist()
+    assert np.all(np.diff(np.repeat(np.arange(nb), counts)) >= 0)             # grouped by owner
+    assert np.array_equal(offsets[slot] + owners * 0, local)
+    for e in range(len(offsets)):
+        where = np.flatnonzero(slot == e)
+        assert first[e] == where[0] and last[e] == where[-1]
+    assert repeats.tolist() == [i for i in range(len(key)) if first[slot[i]] != i]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("increasing", [True, False])
+@settings(max_examples=15, deadline=None)
+@given(nb_extra=st.integers(0, 3), step=st.integers(1, 3), seed=st.integers(0, 2 ** 32))
+def test_inspect_increasing_targets_take_the_short_path(mode, increasing, nb_extra, step, seed):
+    """Strictly increasing (owner, offset) targets (a reshape's, a sorted read's) give what
+    the hash pass gives, from the short path; any other order takes the hash pass."""
+    pg.config(fuse=mode)
+    rng = np.random.default_rng(seed)
+    nb, width = 1 + nb_extra, 50
+    key = np.sort(rng.choice(nb * width, size=min(40, nb * width), replace=False))[::step]
+    if not increasing:
+        key = np.concatenate([key, key[:3][::-1]])           # repeats, out of order
+    owners, local = (key // width).astype(np.int64), (key % width).astype(np.int64)
+    assert (counting._increasing(owners, local, width, nb) is not None) == (increasing or len(key) < 2)
+    before = counting.INCREASING_MIN
+    try:
+        for counting.INCREASING_MIN in (1, 1 << 62):         # the short path where it applies; the hash pass
+            _check_inspect(counting.inspect(owners, local, width, nb), owners, local, width, nb)
+    finally:
+        counting.INCREASING_MIN = before
