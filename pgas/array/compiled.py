@@ -804,7 +804,9 @@ class _Program:
 
     def _again(self, args, stats) -> bool:
         """Replay by the repeats :meth:`_keep` holds, statements without one the usual way
-        (all or nothing: False, nothing run, where the settings or any repeat changed)."""
+        (all or nothing: False, nothing run, where the settings or any repeat changed).  A
+        repeat freed within the step (a statement run the usual way built its compiled form
+        again beyond ``KEEP_BYTES``, evicting another's) runs the usual way too."""
         kept = self.kept
         if kept is None:
             return False
@@ -815,6 +817,8 @@ class _Program:
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
         try:                                       # run the usual way, which read their own)
             for s, k in zip(self.stmts, kept[1]):
+                if k is not None and not k.valid():
+                    k = None                       # freed by a statement run the usual way before it
                 if k is not None and s.fill:
                     prog = self._program(s, s.r, args)
                     if prog is not None and k.takes(prog[1]):
@@ -856,9 +860,22 @@ class _Program:
                 before(bases[0], None)
                 rerun(r, bases, compute, write, None, prog)
                 stats["fast"] += 1
+            elif fast and check.folding:
+                self._unfolded(s, args)
+                stats["slow"] += 1
             else:
                 self._slow(s, args, args)
                 stats["slow"] += 1
+
+    def _unfolded(self, s: _Stmt, args) -> None:
+        """:meth:`_slow` in a replay that runs by compiled forms, whose call :meth:`_fold` folded
+        whole: the statement is not folded again, for whether it runs the usual way is this
+        locale's own (its compiled form freed here, beyond ``KEEP_BYTES``, kept elsewhere)."""
+        check.folding = False
+        try:
+            self._slow(s, args, args)
+        finally:
+            check.folding = True
 
     def _program(self, s: _Stmt, r, args):
         """Statement ``s``'s program (recorded as ``r``'s) with the call's parameter values,
