@@ -814,13 +814,15 @@ class _Program:
             self.kept = None
             return False
         before = engine.before_write
+        # the fills' values converted before the flags are cleared: a conversion that fails
+        # (NaN to an integer) may set one, which is no error of the step's
+        fills = [self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
         try:                                       # run the usual way, which read their own)
-            for s, k in zip(self.stmts, kept[1]):
+            for s, k, prog in zip(self.stmts, kept[1], fills):
                 if k is not None and not k.valid():
                     k = None                       # freed by a statement run the usual way before it
                 if k is not None and s.fill:
-                    prog = self._program(s, s.r, args)
                     if prog is not None and k.takes(prog[1]):
                         before(s.bases[0], None)
                         k.run(prog[1])
@@ -829,6 +831,7 @@ class _Program:
                     k = None                       # (the usual way: it raises as a plain run does)
                 if k is None:
                     fperr.reported(mask)
+                    mask = 0                       # (flags after an error of the usual way: not read)
                     self._each((s,), args, stats, True)
                     mask = fperr.cleared()
                 else:
