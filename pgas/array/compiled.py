@@ -804,7 +804,9 @@ class _Program:
 
     def _again(self, args, stats) -> bool:
         """Replay by the repeats :meth:`_keep` holds, statements without one the usual way
-        (all or nothing: False, nothing run, where the settings or any repeat changed)."""
+        (all or nothing: False, nothing run, where the settings or any repeat changed).  A
+        repeat freed within the step (a statement run the usual way built its compiled form
+        again beyond ``KEEP_BYTES``, evicting another's) runs the usual way too."""
         kept = self.kept
         if kept is None:
             return False
@@ -812,11 +814,15 @@ class _Program:
             self.kept = None
             return False
         before = engine.before_write
+        # the fills' values converted before the flags are cleared: a conversion that fails
+        # (NaN to an integer) may set one, which is no error of the step's
+        fills = [self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
         try:                                       # run the usual way, which read their own)
-            for s, k in zip(self.stmts, kept[1]):
+            for s, k, prog in zip(self.stmts, kept[1], fills):
+                if k is not None and not k.valid():
+                    k = None                       # freed by a statement run the usual way before it
                 if k is not None and s.fill:
-                    prog = self._program(s, s.r, args)
                     if prog is not None and k.takes(prog[1]):
                         before(s.bases[0], None)
                         k.run(prog[1])
@@ -825,6 +831,7 @@ class _Program:
                     k = None                       # (the usual way: it raises as a plain run does)
                 if k is None:
                     fperr.reported(mask)
+                    mask = 0                       # (flags after an error of the usual way: not read)
                     self._each((s,), args, stats, True)
                     mask = fperr.cleared()
                 else:
@@ -856,9 +863,22 @@ class _Program:
                 before(bases[0], None)
                 rerun(r, bases, compute, write, None, prog)
                 stats["fast"] += 1
+            elif fast and check.folding:
+                self._unfolded(s, args)
+                stats["slow"] += 1
             else:
                 self._slow(s, args, args)
                 stats["slow"] += 1
+
+    def _unfolded(self, s: _Stmt, args) -> None:
+        """:meth:`_slow` in a replay that runs by compiled forms, whose call :meth:`_fold` folded
+        whole: the statement is not folded again, for whether it runs the usual way is this
+        locale's own (its compiled form freed here, beyond ``KEEP_BYTES``, kept elsewhere)."""
+        check.folding = False
+        try:
+            self._slow(s, args, args)
+        finally:
+            check.folding = True
 
     def _program(self, s: _Stmt, r, args):
         """Statement ``s``'s program (recorded as ``r``'s) with the call's parameter values,

@@ -207,5 +207,11 @@ def test_what_still_gathers():
     with pytest.warns(pg.GatherWarning, match="tile"):
         got = xp.tile(xp.asarray(x), (2, 1, 1, 1, 1))      # 5 dimensions: a NumPy array on every locale
     collective_verdict(isinstance(got, np.ndarray) and np.array_equal(got, np.tile(x, (2, 1, 1, 1, 1))), "tile 5-D")
+    with pytest.warns(pg.GatherWarning, match="vecdot"):        # a non-negative axis counts each operand's own
+        same(xp.vecdot(xp.asarray(x), xp.asarray(np.ones(2)), axis=0), np.vecdot(x, np.ones(2), axis=0),
+             "vecdot of a 2-D and a 1-D operand along axis 0", 1e-12)
+    with pytest.warns(pg.GatherWarning, match="vecdot"):
+        raises_alike(ValueError, lambda: xp.vecdot(xp.asarray(x), xp.asarray(np.ones(3)), axis=1),
+                     "vecdot of a 2-D and a 1-D operand along axis 1")
     empty = xp.asarray(np.zeros((0,)))
     same(xp.sort(empty), np.zeros((0,)), "sort of an empty array (gathered, nothing to warn of)")

@@ -152,6 +152,57 @@ def test_kept_kernel_calls_replay_and_step_aside():
         assert _kept(fdtd) == [True] * 4
 
 
+def _shift_two(A, B, c):
+    B[1:, :] = c * A[:-1, :]                       # a parameter: runs the usual way in a replay
+    A[2:, :] = B[:-2, :] + 1.0                     # kept kernel calls
+
+
+def test_kept_kernel_calls_after_an_eviction_within_the_step(monkeypatch):
+    """A statement run the usual way within a replay by kept kernel calls may build its compiled
+    form again and so free a later statement's (beyond KEEP_BYTES): that statement then runs the
+    usual way too, with the same values, instead of by the calls of a freed binding."""
+    from pgas.exec import persistent
+    pg.config(fuse=True, protocol="auto")
+    rng = np.random.default_rng(7)
+    data = [rng.random((8, 64)) for _ in range(2)]
+    got = [pg.from_numpy(a) for a in data]
+    want = [pg.from_numpy(a) for a in data]
+    persistent.clear()
+    monkeypatch.setattr(persistent, "KEEP_BYTES", 1280)     # a row is 512 bytes: one statement's form at a time
+    step = pg.compile(_shift_two)
+    for t in range(6):
+        step(*got, 0.25 * t)
+    for t in range(6):                              # (after: they share compiled forms, which evict each other)
+        _shift_two(*want, 0.25 * t)
+    _same(got, want, "kept kernel calls after an eviction within the step")
+
+
+def _fill_rows(X, v):
+    X[0, :] = v                                    # a fill of a parameter (kept fill views)
+    X[1:, :] = X[1:, :] + X[:-1, :]
+
+
+def test_kept_fill_of_a_value_that_does_not_convert():
+    """A parameter that does not convert to the filled array's dtype raises as a plain run does,
+    and the processor's flags its conversion set are no floating-point error of the step's
+    (no RuntimeWarning)."""
+    pg.config(fuse=True, protocol="auto")
+    _, (got,) = _arrays(5, 1, np.int64)
+    _, (want,) = _arrays(5, 1, np.int64)
+    step = pg.compile(_fill_rows)
+    for v in (1.0, 2.0, 3.0):                      # (a float parameter: converted to the int64 target)
+        step(got, v)
+        _fill_rows(want, v)
+    for v in (float("nan"), float("inf")):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            raises_alike(ValueError if v != v else OverflowError, lambda v=v: step(got, v), f"a fill of {v}")
+        collective_verdict(not seen, lambda v=v, seen=seen: f"a fill of {v} warned {[str(w.message) for w in seen]}")
+        step(got, 4.0)
+        _fill_rows(want, 4.0)
+    _same([got], [want], "fills after values that do not convert")
+
+
 def test_kept_kernel_calls_report_errors_as_numpy():
     """A floating-point error met by a kept kernel call is reported as NumPy reports it: a
     RuntimeWarning by default, nothing when ignored, FloatingPointError on every locale

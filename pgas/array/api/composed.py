@@ -377,6 +377,8 @@ def vecdot(x1, x2, /, *, axis=-1, dtype=None):
     if not (is_dist(x1) and is_dist(x2)) or dtype.kind == "b":
         return None
     axis = operator.index(axis)
+    if axis >= 0 and x1.ndim != x2.ndim:
+        return None                     # NumPy counts a non-negative axis in each operand (not the standard's)
     shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     if not _fits(shape) or not -min(x1.ndim, x2.ndim) <= axis < len(shape):
         return None

@@ -9,7 +9,8 @@ composed from pgas's distributed operations (:mod:`.composed`), ``broadcast_to``
 ``unique_inverse``, ``unique_values``, ``vecdot`` (numeric) and ``tensordot`` (floating point),
 for results of 1 to 4 dimensions (and 0-d reductions).  Other operands (and those the functions do
 not cover: an ``unstack`` of a 1-D array into 0-d arrays, a result of more than 4 dimensions, an
-integer ``tensordot``) are gathered to every locale (``to_numpy``, collective), NumPy computes the
+integer ``tensordot``, a ``vecdot`` along a non-negative axis of operands of different dimensions,
+which NumPy counts in each) are gathered to every locale (``to_numpy``, collective), NumPy computes the
 result there and it is distributed again (:func:`.arrays.gathered`), with a
 :class:`pgas.GatherWarning`; each function's docstring says which it does.
 """
