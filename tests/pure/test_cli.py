@@ -366,3 +366,31 @@ def test_benchmarks_reject_options_they_do_not_use():
     assert polybench.make_parser().parse_args(["--trials", "2"]).trials == 2
     assert stmt.make_parser().parse_args([]).warmup == 3          # untimed steps before the timed ones
     assert stmt.make_parser().parse_args(["--warmup", "5"]).warmup == 5
+
+
+@pytest.mark.parametrize("note", ["fatal", "exit", None])
+def test_report_names_the_locale_that_died_by_itself_first(note):
+    """Locales seen gone together (one listener round) may be seen in either order: the one
+    that left a note of how it died (a crash dump, an ``os._exit`` note) is named as the
+    cause even when the one MPI killed after it was seen first; without notes, seen order."""
+    import os
+
+    from pgas.tools.launch.watch import JobDir, death_status, explained, report
+    job = JobDir(3)
+    try:
+        if note == "fatal":
+            with open(os.path.join(job.path, "1.fatal"), "w") as f:
+                f.write("Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n"
+                        '  File "prog.py", line 16 in <module>\n')
+        elif note == "exit":
+            with open(os.path.join(job.path, "1.exit"), "w") as f:
+                f.write("called os._exit(3) at prog.py:12\n")
+        job.gone.update({0: 0, 1: 1})                   # locale 0 (killed by MPI) seen first
+        lines = [x.strip() for x in report(job, "a locale died", [], status=139)]
+        first = 1 if note else 0
+        assert lines[1].startswith(f"[pgas] locale {first} died: it "), lines
+        assert lines[2] == f"[pgas] locale {1 - first} was ended by MPI after locale {first} died", lines
+        assert explained(job) == bool(note)
+        assert death_status(job) == {"fatal": 139, "exit": 3, None: 1}[note]
+    finally:
+        job.close()

@@ -335,8 +335,7 @@ def death_cause(job: JobDir, k: int, banners: list[BannerFilter], status: int | 
         at = where[0][len("waits "):] if where and where[0].startswith("waits at") else ""
         return f"crashed ({fatal})" + (f" {at}" if at else "")
     pid = job.pid(k)
-    gone = dict(job.gone)            # a snapshot: the listener thread adds to it
-    first = min((j for j in gone if job.end(j) is None), key=gone.get, default=None)
+    first = next(iter(dead_locales(job)), None)
     for b in banners:
         if pid and b.pid == pid[0] or (b.pid is None and b.signal and k == first):
             if b.signal:
@@ -350,18 +349,26 @@ def death_cause(job: JobDir, k: int, banners: list[BannerFilter], status: int | 
     return "ended its process without ending its script (os._exit, or killed by a signal)"
 
 
+def dead_locales(job: JobDir) -> list[int]:
+    """The locales whose process ended without ending its script, the one that died first
+    first: those that left a note of how (``os._exit``, a crash dump: they died by themselves)
+    before those that did not (killed by MPI after them), each group in the order the
+    listener saw them go (two that went at once may be seen in either order)."""
+    gone = dict(job.gone)            # a snapshot: the listener thread adds to it
+    return sorted((k for k in gone if job.end(k) is None),
+                  key=lambda k: (not (job.exit_note(k) or job.fatal(k)), gone[k]))
+
+
 def explained(job: JobDir) -> bool:
     """Whether the first locale that died left a note of how (``os._exit`` or a crash dump)."""
-    gone = dict(job.gone)
-    dead = sorted((k for k in gone if job.end(k) is None), key=gone.get)
+    dead = dead_locales(job)
     return bool(dead) and bool(job.exit_note(dead[0]) or job.fatal(dead[0]))
 
 
 def death_status(job: JobDir, banners: list[BannerFilter] = ()) -> int:
     """The exit status for a job whose first dead locale died as it did: its ``os._exit``
     status (1 for 0), 128 + N for a crash or kill by signal N, else 1."""
-    gone = dict(job.gone)
-    dead = sorted((k for k in gone if job.end(k) is None), key=gone.get)
+    dead = dead_locales(job)
     if not dead:
         return 1
     pid = job.pid(dead[0])
@@ -384,8 +391,7 @@ def report(job: JobDir, why: str, banners: list[BannerFilter], stacks: dict | No
     """The watchdog's report: ``why`` first, then each locale that ended or died, then where each
     live locale waits (from ``stacks``); ``status`` is the job's, once it ended by itself."""
     out = [why]
-    gone = dict(job.gone)
-    dead = sorted((k for k in gone if job.end(k) is None), key=gone.get)
+    dead = dead_locales(job)
     for i, k in enumerate(dead):
         if i == 0:
             out.append(f"locale {k} died: it {death_cause(job, k, banners, status)}")
