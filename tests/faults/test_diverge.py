@@ -30,13 +30,8 @@ def test_diverged_waits_end_the_job():
 def test_diverged_blocking_collective_ends_the_job(kind):
     """A locale waiting in a collective that MPI offers as a blocking call (waited for by the
     runtime's polling loop, which runs the stall probe) is found too."""
-    r = plain_job("prog_diverge_blocking.py", kind, env={"PGAS_STALL_SECONDS": "1", "PGAS_CHECK": ""}, bound=BOUND)
-    assert r.returncode == 1, r.stderr
-    assert "finished" not in r.stdout, r.stdout
-    statement, other = line_of("prog_diverge_blocking.py", "statement"), line_of("prog_diverge_blocking.py", "other")
-    assert "CollectiveMismatch" in r.stderr, r.stderr
-    assert (f"called a statement writing B from A at prog_diverge_blocking.py:{statement}" in r.stderr
-            and f"called a statement writing B at prog_diverge_blocking.py:{other}" in r.stderr), r.stderr
+    _ends_naming("prog_diverge_blocking.py", kind, {"statement": "a statement writing B from A",
+                                                     "other": "a statement writing B"})
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
@@ -44,10 +39,15 @@ def test_diverged_update_ends_the_job(kind):
     """An update is agreed in its own exchange, not by a reduction that another locale's
     reduction would meet: a locale updating while the others reduce waits in the exchange,
     and the stall probe ends the job naming both calls."""
-    r = plain_job("prog_diverge_update.py", kind, env={"PGAS_STALL_SECONDS": "1", "PGAS_CHECK": ""}, bound=BOUND)
+    _ends_naming("prog_diverge_update.py", kind, {"update": "A.update(..., op='xor')", "reduction": "A.sum()"})
+
+
+def _ends_naming(prog: str, kind: str, calls: dict) -> None:
+    """``prog kind`` ends (status 1, not finished) with a ``CollectiveMismatch`` naming each of
+    ``calls`` (its ``# LINE`` tag -> what the report calls it) at its line."""
+    r = plain_job(prog, kind, env={"PGAS_STALL_SECONDS": "1", "PGAS_CHECK": ""}, bound=BOUND)
     assert r.returncode == 1, r.stderr
     assert "finished" not in r.stdout, r.stdout
-    update, reduction = line_of("prog_diverge_update.py", "update"), line_of("prog_diverge_update.py", "reduction")
     assert "CollectiveMismatch" in r.stderr, r.stderr
-    assert (f"called A.update(..., op='xor') at prog_diverge_update.py:{update}" in r.stderr
-            and f"called A.sum() at prog_diverge_update.py:{reduction}" in r.stderr), r.stderr
+    for tag, call in calls.items():
+        assert f"called {call} at {prog}:{line_of(prog, tag)}" in r.stderr, r.stderr
