@@ -19,7 +19,7 @@ summarise it with ``pgas trace DIR``); ``--only`` picks statements by name.
 
 ``--compiled`` times jacobi-2d's step (2 statements) and fdtd-2d's (4) called plainly,
 compiled by ``pg.compile`` (recorded once, then replayed), compiled with every replayed
-statement exchanging its own messages (``unmerged``: ``pgas.array.compiled.MERGE`` off),
+statement exchanging its own messages (``unmerged``: ``pgas.array.step.replay.MERGE`` off),
 and the kernel calls the compiled step keeps alone (``kernels``: nothing but the calls),
 in rotating order, and reports per statement the median and the fastest of each, with the
 median of each round's ratios (compiled / plain, unmerged / plain, compiled / unmerged)
@@ -44,7 +44,7 @@ import numpy as np
 
 import pgas as pg
 from pgas import comm
-from pgas.array import compiled
+from pgas.array.step import replay
 from pgas.comm import check
 from pgas.exec import fuse, interior
 from pgas.tools.bench.polybench import _dist, fdtd_init, fdtd_step, fdtd_steps, jacobi_init, jacobi_step
@@ -78,7 +78,7 @@ def statements(n: int, m: int) -> dict:
 
 def compare_compiled(n: int, m: int, reps: int, out: str | None) -> None:
     """Steps plain, compiled, and compiled with each statement exchanging its own messages
-    (``unmerged``: :data:`pgas.array.compiled.MERGE` off), in rotating order: per statement,
+    (``unmerged``: :data:`pgas.array.step.replay.MERGE` off), in rotating order: per statement,
     median and fastest (slowest locale), and per step the median of each round's ratios."""
     GA, GB = jacobi_init(n)
     A, B = _dist(GA), _dist(GB)
@@ -90,11 +90,11 @@ def compare_compiled(n: int, m: int, reps: int, out: str | None) -> None:
         step, own = pg.compile(fn), pg.compile(fn)
 
         def unmerged(*a, own=own):
-            compiled.MERGE = False
+            replay.MERGE = False
             try:
                 own(*a)
             finally:
-                compiled.MERGE = True
+                replay.MERGE = True
         runs = {"plain": fn, "compiled": step, "unmerged": unmerged}
         for _ in range(5):
             for f in runs.values():

@@ -41,7 +41,7 @@ from .layout import Block, BlockCyclic, Cyclic, Distribution, DistributionError
 from .exec import config, explain
 from .array.statements import forall
 from .array.lock import Lock
-from .array.compiled import compile  # noqa: A004 (pg.compile, as jax.jit: the module's, not the builtin)
+from .array.step import compile  # noqa: A004 (pg.compile, as jax.jit: the module's, not the builtin)
 from .array.expr import CaptureError
 from . import random
 from .io import Checkpoint, checkpoint, from_hdf5, from_zarr, load, open_dataarray, restore, save, to_hdf5, to_zarr

@@ -35,7 +35,7 @@ _array_types: tuple = ()
 _pending: dict[int, object] = {}       # sequence number -> pending expression (program order)
 _seq = itertools.count()
 _tracers: list = []
-#: The recording of a compiled step (:mod:`pgas.array.compiled`) while its function runs dry:
+#: The recording of a compiled step (:mod:`pgas.array.step`) while its function runs dry:
 #: its assignments are recorded instead of run.
 capturing: list = []
 

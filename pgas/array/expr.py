@@ -33,7 +33,7 @@ class CaptureError(TypeError):
 
 class Param:
     """A scalar argument of a compiled step while its function is recorded
-    (:mod:`pgas.array.compiled`): it may appear in array expressions and fills, where each
+    (:mod:`pgas.array.step`): it may appear in array expressions and fills, where each
     replay substitutes the call's value; any Python use of its value raises
     :class:`CaptureError` (the step then runs its function plainly)."""
 

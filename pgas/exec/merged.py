@@ -3,7 +3,7 @@
 Each statement run by persistent transfers (:mod:`pgas.exec.persistent`) starts its own
 sends and receives and waits for its own receives: a step of ``k`` such statements is
 ``k`` exchanges, and a locale pair that several of them connect exchanges several
-messages.  A compiled step (:mod:`pgas.array.compiled`) knows its statements in advance,
+messages.  A compiled step (:mod:`pgas.array.step`) knows its statements in advance,
 and where no statement of a run of consecutive ones writes what a later one's messages
 carry (the caller decides that, the same way on every locale), their transfers can all
 start before the first of them runs:

@@ -503,7 +503,7 @@ def _calls(early, late, count: int, waits, flags: bool = True) -> None:
 
 class Kept:
     """A recorded statement's repeat with nothing looked up (for a compiled step, which holds
-    one per statement between its replays, :mod:`pgas.array.compiled`): its compiled
+    one per statement between its replays, :mod:`pgas.array.step`): its compiled
     statement, the binding of its arrays and the kernel calls the binding keeps
     (``b.calls``), the kernels taken out of their thread splitter where this locale runs
     one thread.  Made by :func:`kept` when they apply; :meth:`valid` while they still do

@@ -1,4 +1,4 @@
-"""Compiled steps (``pg.compile``, pgas.array.compiled): replayed calls bit-identical to the
+"""Compiled steps (``pg.compile``, pgas.array.step): replayed calls bit-identical to the
 same statements run one by one, under the persistent path (protocol "auto") and the
 harness's generic one; a changed global, closure or default value records again; every
 fallback named by ``pg.explain``; errors inside a replay raised alike on every locale; one

@@ -13,7 +13,7 @@ from test_compile import _fdtd, _jacobi
 from util import collective_verdict
 
 import pgas as pg
-from pgas.array import compiled
+from pgas.array.step import replay
 from pgas.comm import check
 from pgas.exec import merged
 
@@ -25,7 +25,7 @@ DISTS = {"block": pg.Block, "cyclic": pg.Cyclic}
 def _defaults():
     pg.config(protocol="auto")        # the persistent path, which merging applies to
     yield
-    compiled.MERGE = True
+    replay.MERGE = True
     pg.config()
 
 
@@ -76,12 +76,12 @@ def test_merged_replays_bit_identical(case, dist):
     runs = merged.stats["runs"]
     for t in range(6):
         c = 0.25 + 0.125 * (t % 3)
-        compiled.MERGE = True
+        replay.MERGE = True
         step(*got, c)
-        compiled.MERGE = False
+        replay.MERGE = False
         unmerged(*off, c)
         fn(*want, c)
-    compiled.MERGE = True
+    replay.MERGE = True
     _same(got, want, case)
     _same(off, want, case + " (unmerged)")
     assert step.stats["records"] == 1 and step.stats["replays"] == 5
@@ -105,7 +105,7 @@ def test_explain_names_the_runs_and_why_they_end():
             assert "statement 5: " in text and "statement 5 reads" in text and "where statement 4 writes it" in text
         else:
             assert "statements 1-5: their own exchanges: nothing to merge" in text, text
-    compiled.MERGE = False
+    replay.MERGE = False
     assert "merging is off" in pg.explain(step)
 
 
@@ -123,7 +123,7 @@ def test_one_message_per_peer_pair_where_statements_share_a_halo(dist):
         step(A, B, C, 0.5)
     m = _per_call(step, (A, B, C, 0.5))
     text = pg.explain(step)
-    compiled.MERGE = False
+    replay.MERGE = False
     step(A, B, C, 0.5)
     m0 = _per_call(step, (A, B, C, 0.5))
     if pg.num_locales == 1:
@@ -146,7 +146,7 @@ def test_fdtd_one_message_per_peer_pair_and_round():
     m = _per_call(step, (ex, ey, hz, 1.0))
     rounds = merged.stats["runs"] - runs
     text = pg.explain(step)
-    compiled.MERGE = False
+    replay.MERGE = False
     m0 = _per_call(step, (ex, ey, hz, 1.0))
     assert m.max() <= 1 and (m == m0).all(), (m, m0)
     if _merging():

@@ -1,0 +1,403 @@
+"""Replaying a recorded step: one signature's program, its statements bound to a call's
+arrays, run by their kept compiled forms, in runs whose messages travel together."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import comm
+from ...comm import check
+from ...exec import fperr, merged, persistent, settings
+from ...exec import statement as engine_statement
+from ...exec.calibration import current as current_model
+from ...exec.lowered import Lowered
+from .. import engine, statements
+from ..expr import Expr, Param
+from ..lowering import structure
+from ..view import View
+from .conflicts import conflict, moved_arrays
+from .record import SCALARS, Stmt, all_bases, rebuild, substitute
+from .watch import identical
+
+_MASK = (1 << 62) - 1
+
+#: Off: every replayed statement exchanges its own messages (to compare, and for tests).
+MERGE = True
+
+
+# -- programs ----------------------------------------------------------------------------
+class Program:
+    """One signature's recording: its statements, or why it runs ``fn`` plainly."""
+
+    def __init__(self, fn, args, stmts, watch, reason) -> None:
+        self.fn, self.stmts, self.watch, self.reason = fn, stmts, watch, reason
+        self.fixed: list = []
+        self.bound: tuple | None = None                 # the arrays of the last binding
+        #: ``(settings key, per statement its Kept repeat or None)`` (:meth:`_keep`), or None.
+        self.kept = None
+        #: Runs of consecutive statements whose transfers travel together (:meth:`_group`):
+        #: ``[first, end, Replays or None, exchange, why the run ends]``, made for
+        #: ``merge_key`` (the settings' version and calibrated model), None until made.
+        self.groups: list | None = None
+        self.merge_key = None
+        self.merging = False                            # whether a run of ``groups`` merges anything
+        self.shape = tuple(type(a).__name__ if isinstance(a, SCALARS) else "array" for a in args)
+        self.params = [k for k, a in enumerate(args) if isinstance(a, SCALARS)]
+        self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
+                                       tuple((s.casting, s.fill, len(s.srcs)) for s in stmts)))
+        if reason is None:
+            for s in stmts:                              # fixed arrays: held by the watch, by identity
+                s.srcs = [k if k >= 0 else -1 - self._fix(b) for k, b in zip(s.srcs, all_bases(s))]
+
+    def _fix(self, base) -> int:
+        for k, b in enumerate(self.fixed):
+            if b is base:
+                return k
+        self.fixed.append(base)
+        return len(self.fixed) - 1
+
+    def current(self) -> bool:
+        return self.watch.same()
+
+    def first_run(self, args) -> None:
+        """Run the statements one by one the usual way (as ``fn`` would), keeping their
+        compiled forms."""
+        self._bind(args)
+        vals = list(args)
+        for s in self.stmts:
+            self._slow(s, args, vals)
+        self.free_groups()
+
+    def free_groups(self) -> None:
+        """Forget the runs of statements sharing an exchange, freeing their transfers."""
+        for g in self.groups or ():
+            if g[3] is not None:
+                g[3].free()
+        self.groups = None
+
+    def _bind(self, args) -> bool:
+        """Bind the statements to ``args``' arrays; False (nothing bound) where an argument
+        is an array that the recording read from a global or closure variable: the
+        statements' arrays would alias where they did not when recorded."""
+        for s in self.stmts:
+            bases = [args[k] if k >= 0 else self.fixed[-1 - k] for k in s.srcs]
+            if len({id(b) for b in bases}) < len(bases):
+                self.bound = None
+                return False
+            s.bases = bases
+        self.kept = None
+        self.bound = tuple(a for a in args if engine.is_array(a))
+        return True
+
+    def _slow(self, s: Stmt, args, vals) -> None:
+        """Run statement ``s`` the usual way on the call's arrays and values, and keep its
+        compiled form if it made one."""
+        swap = {id(b): a for b, a in zip(all_bases(s), s.bases)}
+        t = s.target
+        target = View(s.bases[0], t.shape, t.M, t.c)
+        value = rebuild(s.value, swap, vals)
+        if s.fill and not isinstance(value, np.generic):
+            value = engine._python_value(target, value)
+        if s.casting == "same_kind":
+            try:
+                statements.assign(target, value, "same_kind")
+            finally:
+                engine.used(value)
+        else:
+            engine.assign(target, value, s.casting)
+        known = structure(target, value)
+        s.r = None
+        s.how = "runs the usual way: its statement has no recorded compiled form"
+        if known is not None:
+            key = known[0] if not s.fill else (*known[0][:3], "fill", value.dtype)
+            r = persistent._replays.get(key)
+            if r is not None and r.fs is not None and len(r.refs) == len(known[1]) and all(
+                    w() is b for w, b in zip(r.refs, known[1])):
+                s.r, s.prog, s.vals = r, None, None
+                s.how = "replays its compiled form (persistent transfers, kept kernel calls)"
+            elif r is None or r.fs is None:
+                s.how = "runs the usual way: it does not run by persistent transfers (pgas.exec.persistent)"
+
+    def replay(self, args, stats) -> bool:
+        """Run the recording on ``args`` (its signature's); where they alias an array the
+        recording reads from a global (:meth:`_bind`), run the function plainly."""
+        bound = self.bound
+        k = 0
+        for a in args:
+            if engine.is_array(a):
+                if bound is None or k >= len(bound) or bound[k] is not a:
+                    if not self._bind(args):
+                        stats["plain"] += 1
+                        self.fn(*args)
+                        return False
+                    break
+                k += 1
+        fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
+        if check.folding:
+            self._fold(args)
+        stmts = self.stmts
+        groups = self.groups
+        if groups is not None and self.merge_key != (settings.version[0], current_model()):
+            self.free_groups()                           # made under other settings: made again below
+            groups = None
+        if groups is None or not fast or not MERGE or not self.merging:
+            if fast and self._again(args, stats):
+                return True
+            self._each(stmts, args, stats, fast)
+            if groups is None and fast and MERGE:
+                self._group()                            # (collective: one reduction)
+            if fast:
+                self._keep()
+            return True
+        valid = persistent.valid_everywhere
+        for g in groups:
+            rs = g[2]
+            if rs is None or not all([valid(r) for r in rs]):
+                self._each(stmts[g[0]:g[1]], args, stats, fast)
+                continue
+            items = []
+            for s, r in zip(stmts[g[0]:g[1]], rs):
+                got = self._program(s, r, args)
+                if got is None:                          # a fill that does not convert: the usual way
+                    items = None
+                    break
+                items.append((r.fs, Lowered(r.stmt, s.bases, got, r.names), s.bases[0]))
+            if items is None:
+                self._each(stmts[g[0]:g[1]], args, stats, fast)
+                continue
+            if g[3] is None:
+                g[3] = merged.Group()
+            g[3].run(items, engine_statement.compute_tasks, engine_statement.write_results, engine.before_write)
+            stats["fast"] += len(items)
+        return True
+
+    def _keep(self) -> None:
+        """After statements ran one by one: hold each statement's repeat by its kept kernel
+        calls (:func:`pgas.exec.persistent.kept`, None where there is none) for the next
+        replay, if any statement has one."""
+        kept = [None if s.r is None else persistent.kept_fill(s.r, s.bases) if s.fill
+                else None if s.params else persistent.kept(s.r, s.bases) for s in self.stmts]
+        self.kept = (persistent.settings_key(), kept) if any(kept) else None
+
+    def _again(self, args, stats) -> bool:
+        """Replay by the repeats :meth:`_keep` holds, statements without one the usual way
+        (all or nothing: False, nothing run, where the settings or any repeat changed).  A
+        repeat freed within the step (a statement run the usual way built its compiled form
+        again beyond ``KEEP_BYTES``, evicting another's) runs the usual way too."""
+        kept = self.kept
+        if kept is None:
+            return False
+        if kept[0] != persistent.settings_key() or not all([k is None or k.valid() for k in kept[1]]):
+            self.kept = None
+            return False
+        before = engine.before_write
+        # the fills' values converted before the flags are cleared: a conversion that fails
+        # (NaN to an integer) may set one, which is no error of the step's
+        fills = [self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
+        mask = fperr.cleared()                     # the kernels' flags read once (around statements
+        try:                                       # run the usual way, which read their own)
+            for s, k, prog in zip(self.stmts, kept[1], fills):
+                if k is not None and not k.valid():
+                    k = None                       # freed by a statement run the usual way before it
+                if k is not None and s.fill:
+                    if prog is not None and k.takes(prog[1]):
+                        before(s.bases[0], None)
+                        k.run(prog[1])
+                        stats["fast"] += 1
+                        continue
+                    k = None                       # (the usual way: it raises as a plain run does)
+                if k is None:
+                    fperr.reported(mask)
+                    mask = 0                       # (flags after an error of the usual way: not read)
+                    self._each((s,), args, stats, True)
+                    mask = fperr.cleared()
+                else:
+                    before(s.bases[0], None)
+                    k.run(False)
+                    stats["fast"] += 1
+        finally:
+            fperr.reported(mask)
+        return True
+
+    def _each(self, stmts, args, stats, fast) -> None:
+        """Run ``stmts`` one by one, each exchanging its own messages."""
+        before = engine.before_write
+        rerun = persistent.rerun
+        compute, write = engine_statement.compute_tasks, engine_statement.write_results
+        valid = persistent.valid
+        for s in stmts:
+            r = s.r
+            if fast and r is not None and valid(r):
+                if s.fill or s.params:
+                    prog = self._program(s, r, args)
+                    if prog is None:
+                        self._slow(s, args, args)          # raises as the usual path does
+                        stats["slow"] += 1
+                        continue
+                else:
+                    prog = r.prog
+                bases = s.bases
+                before(bases[0], None)
+                rerun(r, bases, compute, write, None, prog)
+                stats["fast"] += 1
+            elif fast and check.folding:
+                self._unfolded(s, args)
+                stats["slow"] += 1
+            else:
+                self._slow(s, args, args)
+                stats["slow"] += 1
+
+    def _unfolded(self, s: Stmt, args) -> None:
+        """:meth:`_slow` in a replay that runs by compiled forms, whose call :meth:`_fold` folded
+        whole: the statement is not folded again, for whether it runs the usual way is this
+        locale's own (its compiled form freed here, beyond ``KEEP_BYTES``, kept elsewhere)."""
+        check.folding = False
+        try:
+            self._slow(s, args, args)
+        finally:
+            check.folding = True
+
+    def _program(self, s: Stmt, r, args):
+        """Statement ``s``'s program (recorded as ``r``'s) with the call's parameter values,
+        or None where a fill's value does not convert to the target's dtype."""
+        if s.fill:
+            if not s.params:
+                return ("const", s.value)
+            try:
+                s.buf[()] = args[s.params[0][1]]
+            except (TypeError, ValueError, OverflowError):
+                return None
+            return ("const", s.buf[()])
+        if not s.params:
+            return r.prog
+        vals = tuple([args[i] for _, i in s.params])
+        if s.prog is None or s.vals is None or not _same_values(vals, s.vals) or s.prog[0] is not r:
+            p = r.prog
+            for (path, _), v in zip(s.params, vals):
+                p = substitute(p, path, v)
+            s.prog, s.vals = (r, p), vals
+        return s.prog[1]
+
+    def _group(self) -> None:
+        """Split the statements into runs whose transfers can travel together, agreed by
+        every locale (collective: one reduction).  A statement joins the run before it
+        unless it does not replay by persistent transfers, or it moves in messages an
+        array region that a statement of the run writes: the messages of a run are packed
+        before its first statement computes, so none may carry what the run itself
+        changes (regions by their bounding boxes in the whole array).  Each locale decides
+        by the messages it sends and receives; a run ends where it ends on any locale."""
+        stmts = self.stmts
+        n = len(stmts)
+        # per statement: not mergeable, starts a run, moves messages, sends or receives several
+        # messages with one peer (a run that merges nothing runs its statements one by one)
+        local = np.zeros(4 * n, dtype=np.int64)
+        why = [""] * n
+        run_start = None
+        for k, s in enumerate(stmts):
+            r = s.r
+            if r is None or not persistent.valid(r):
+                local[k] = local[n + k] = 1
+                why[k] = "it does not replay by persistent transfers"
+                run_start = None
+                continue
+            fs = r.fs
+            recv, send = [p for p, _, _ in fs.recvs], [p for p, _, _, _ in fs.sends]
+            local[2 * n + k] = bool(recv or send)
+            local[3 * n + k] = len(set(recv)) < len(recv) or len(set(send)) < len(send)
+            reason = None if run_start is None else conflict(stmts[run_start:k], s, run_start, moved_arrays(fs, s))
+            if reason is not None or run_start is None:
+                local[n + k] = 1
+                why[k] = f"statement {k + 1} {reason}" if reason else ""
+                run_start = k
+        agreed = comm.allreduce(local, "max")
+        groups: list = []
+        for k, s in enumerate(stmts):
+            if agreed[k]:
+                groups.append([k, k + 1, None, None, why[k] or "it does not replay by persistent transfers "
+                               "on every locale"])
+            elif agreed[n + k] or not groups or groups[-1][2] is None:
+                groups.append([k, k + 1, [s.r], None, why[k] or ("" if k == 0 or agreed[k - 1] else
+                                                                   "another locale starts a new run here")])
+            else:
+                groups[-1][1] = k + 1
+                groups[-1][2].append(s.r)
+        for g in groups:                       # (from agreed facts: the same on every locale)
+            if g[2] is not None and sum(agreed[2 * n + g[0]:2 * n + g[1]]) < 2 and not any(
+                    agreed[3 * n + g[0]:3 * n + g[1]]):
+                g[2] = None
+                g[4] = ("nothing to merge (fewer than two statements with messages, none with several to one peer)"
+                        + ("; a new run starts here: " + g[4] if g[4] else ""))
+        self.groups = groups
+        self.merging = any(g[2] is not None for g in groups)
+        self.merge_key = (settings.version[0], current_model())
+
+    def _fold(self, args) -> None:
+        """Fold one signature for the whole call (collective checking's running hash)."""
+        items = [self.hash]
+        arrays = []
+        for a in args:
+            if engine.is_array(a):
+                items.append(a._seq)
+                arrays.append((a._seq, None, None, id(a), a.name))
+            else:
+                v = a.item() if isinstance(a, np.generic) else a
+                items.append(v if v == v else "nan")
+        check.fold(check.stable_hash(tuple(items)) & _MASK, "compiled step", tuple(arrays), (),
+                   check.site_of(check.call_site()))
+
+    def describe(self) -> str:
+        head = f"arguments ({', '.join(self.shape)})"
+        if self.reason is not None:
+            return f"{head}: runs its function plainly: {self.reason}"
+        lines = [f"{head}: {len(self.stmts)} statements recorded"]
+        for n, s in enumerate(self.stmts, 1):
+            lines.append(f"  {n}. {_text(s.target)} = {_text(s.value)}: {s.how}")
+        lines.extend(self._describe_groups())
+        return "\n".join(lines)
+
+    def _describe_groups(self) -> list:
+        """The runs of statements sharing one exchange, with this locale's messages merged."""
+        if not MERGE:
+            return ["  exchanges: each statement its own (merging is off: pgas.array.step.replay.MERGE)"]
+        if self.groups is None:
+            return ["  exchanges: each statement its own until the runs that share one are made "
+                    "(on the first replay)"]
+        merging = sum(g[2] is not None for g in self.groups)
+        out = [f"  exchanges on locale {comm.here()}: {merging} merged of {len(self.groups)} runs of statements"]
+        for first, end, rs, ex, why in self.groups:
+            which = f"statement {first + 1}" if end == first + 1 else f"statements {first + 1}-{end}"
+            if rs is None:
+                out.append(f"    {which}: {'its' if end == first + 1 else 'their'} own exchanges: {why}")
+                continue
+            text = f"    {which}: one exchange"
+            if ex is not None and ex.ex is not None:
+                (recv, send), (nr, ns) = ex.ex.peers, ex.ex.parts
+                text += (f": sends {_count(len(send), 'message')} (to locales {send}) carrying "
+                         f"{_count(ns, 'statement message')}, receives {len(recv)} (from locales {recv}) "
+                         f"carrying {nr}")
+            if why:
+                text += f"; a new exchange starts here: {why}"
+            out.append(text)
+        return out
+
+
+
+def _count(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
+
+
+def _same_values(a, b) -> bool:
+    return all(x is y or identical(x, y) for x, y in zip(a, b))
+
+
+
+def _text(node) -> str:
+    if type(node) is Param:
+        return node.name
+    if isinstance(node, View):
+        name = node.base.name or "array"
+        return name if node.shape == node.base.shape and node.c == (0,) * len(node.c) else f"{name}[view {node.shape}]"
+    if isinstance(node, Expr):
+        fname = getattr(node.func, "__name__", "f")
+        return f"{fname}({', '.join(_text(a) for a in node.args)})"
+    return repr(node)
