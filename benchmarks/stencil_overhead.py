@@ -46,7 +46,7 @@ import pgas as pg
 from pgas import comm
 from pgas.array.step import replay
 from pgas.comm import check
-from pgas.exec import fuse, interior
+from pgas.exec import fuse, interior, persistent
 from pgas.tools.bench.polybench import _dist, fdtd_init, fdtd_step, fdtd_steps, jacobi_init, jacobi_step
 
 
@@ -134,8 +134,8 @@ def kernel_calls(step):
     repeats, :class:`pgas.exec.persistent.Kept`), nothing else; and how many statements have
     them (0: the function does nothing)."""
     prog = next(iter(step.programs.values()))
-    kept = [] if prog.kept is None else [k for k in prog.kept[1] if k is not None]
-    calls = [c for k in kept for c in k.early + k.late]
+    kept = [] if prog.kept is None else [k for k in prog.kept[1] if isinstance(k, persistent.Kept)]
+    calls = [c for k in kept for c in k.early + k.late]      # (a kept fill, KeptFill, calls no kernel)
 
     def run(*_):
         for kernel, args in calls:
