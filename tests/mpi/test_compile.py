@@ -152,6 +152,37 @@ def test_kept_kernel_calls_replay_and_step_aside():
         assert _kept(fdtd) == [True] * 4
 
 
+def test_kept_kernel_calls_once_kernels_are_made_later():
+    """Under ``fuse="auto"`` a statement's kernel is made only after its program has put
+    enough elements through NumPy, so a step may first hold a repeat for one statement and
+    not yet for another (jacobi's two sweeps share one compiled form, each on its own
+    binding).  The later one's repeat is held as soon as its binding keeps kernel calls:
+    from then on no statement of the step runs the usual way."""
+    from pgas.exec import fuse, persistent, settings
+    pg.config(protocol="auto", fuse="auto")
+    if check.enabled or fuse.load_numba() is None or settings.get("fuse") != "auto":
+        pytest.skip("strict checking, or no kernels, runs every statement the usual way")
+    rng = np.random.default_rng(5)
+    data = [rng.random((64, 64)) for _ in range(2)]
+    got = [pg.from_numpy(d) for d in data]
+    want = [pg.from_numpy(d) for d in data]
+    step = pg.compile(_jacobi_fixed)
+    for _ in range(120):                           # (the plain runs after: they would make the kernels)
+        step(*got)
+    for _ in range(120):
+        _jacobi_fixed(*want)
+    _same(got, want, "jacobi with kernels made on the way")
+    reruns = persistent.stats["reruns"]
+    for _ in range(5):
+        step(*got)
+        _jacobi_fixed(*want)
+    _same(got, want, "jacobi by kept kernel calls")
+    if not next(iter(step.programs.values())).merging:
+        assert _kept(step) == [True, True]
+    # only the plain runs went the usual way (counted alike on every locale)
+    assert persistent.stats["reruns"] - reruns == 5 * 2
+
+
 def _shift_two(A, B, c):
     B[1:, :] = c * A[:-1, :]                       # a parameter: runs the usual way in a replay
     A[2:, :] = B[:-2, :] + 1.0                     # kept kernel calls

@@ -175,8 +175,7 @@ class Program:
         """After statements ran one by one: hold each statement's repeat by its kept kernel
         calls (:func:`pgas.exec.persistent.kept`, None where there is none) for the next
         replay, if any statement has one."""
-        kept = [None if s.r is None else persistent.kept_fill(s.r, s.bases) if s.fill
-                else None if s.params else persistent.kept(s.r, s.bases) for s in self.stmts]
+        kept = [_repeat(s) for s in self.stmts]
         self.kept = (persistent.settings_key(), kept) if any(kept) else None
 
     def _again(self, args, stats) -> bool:
@@ -196,7 +195,7 @@ class Program:
         fills = [self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
         try:                                       # run the usual way, which read their own)
-            for s, k, prog in zip(self.stmts, kept[1], fills):
+            for i, (s, k, prog) in enumerate(zip(self.stmts, kept[1], fills)):
                 if k is not None and not k.valid():
                     k = None                       # freed by a statement run the usual way before it
                 if k is not None and s.fill:
@@ -211,6 +210,9 @@ class Program:
                     mask = 0                       # (flags after an error of the usual way: not read)
                     self._each((s,), args, stats, True)
                     mask = fperr.cleared()
+                    # its repeat, once it has one: a binding keeps its kernel calls from a
+                    # run that found every kernel made, not always from its first
+                    kept[1][i] = _repeat(s)
                 else:
                     before(s.bases[0], None)
                     k.run(False)
@@ -380,6 +382,17 @@ class Program:
             out.append(text)
         return out
 
+
+
+def _repeat(s: Stmt):
+    """Statement ``s``'s repeat by kept kernel calls (:func:`pgas.exec.persistent.kept`, or
+    :func:`~pgas.exec.persistent.kept_fill` for a fill) on its bound arrays, if it has one;
+    none for a statement with parameters in its program."""
+    if s.r is None:
+        return None
+    if s.fill:
+        return persistent.kept_fill(s.r, s.bases)
+    return None if s.params else persistent.kept(s.r, s.bases)
 
 
 def _count(k: int, word: str) -> str:
