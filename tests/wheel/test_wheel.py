@@ -108,6 +108,10 @@ def test_wheel_metadata(built):
     extras = {line.split(":", 1)[1].strip() for line in meta.splitlines() if line.startswith("Provides-Extra:")}
     assert {"io", "plot", "bench", "fast", "test", "docs"} <= extras
     assert "Classifier: Typing :: Typed" in meta
+    assert "License-Expression: BSD-3-Clause" in meta
+    with zipfile.ZipFile(built["wheel"]) as z:
+        licences = [n for n in z.namelist() if ".dist-info/licenses/" in n]
+    assert [n.rsplit("/", 1)[1] for n in licences] == ["LICENSE"], licences
 
 
 def test_sdist_carries_sources(built):
@@ -115,7 +119,7 @@ def test_sdist_carries_sources(built):
         pytest.skip("the 'build' package is not installed: no sdist built")
     with tarfile.open(built["sdist"]) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
-    assert {"pyproject.toml", "README.md", *DATA} <= names
+    assert {"pyproject.toml", "README.md", "LICENSE", *DATA} <= names
 
 
 def test_installed_copy_is_imported(venv):
