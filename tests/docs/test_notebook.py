@@ -141,3 +141,4 @@ def test_notebook_runs_on_two_engines(tmp_path):
     assert "largest difference from NumPy: 0" in text, text
     plots = [o for o in outputs if o.output_type in ("display_data", "execute_result") and "image/png" in o.get("data", {})]
     assert len(plots) == 1, f"expected one plot, from engine 0: {[o.output_type for o in outputs]}"
+    assert plots[0].get("metadata", {}).get("engine") == 0, plots[0].get("metadata")
