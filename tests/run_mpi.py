@@ -5,7 +5,7 @@ the pure tests and the package's doctests once without MPI (in 2 processes when 
 installed), the fault tests (``tests/faults``: hangs and dead locales under ``pgas run``, locales
 killed mid-checkpoint, full disks and damaged checkpoints, each case starting its own job), the
 documentation (``tests/docs``: the site builds with warnings as errors, its example programs run
-on 2 locales), then under ``pgas run -n N``:
+on 2 locales, the Jupyter tutorial's notebook on 2 MPI engines), then under ``pgas run -n N``:
 
 - N = 1: every multi-locale test (``tests/mpi``) but those in :data:`MORE_LOCALES_ONLY` (the
   fuzzers, ``tests/fuzz``, which draw 5 examples a test in this matrix, ``PGAS_FUZZ_EXAMPLES``,
