@@ -131,11 +131,11 @@ def _reduce(name: str, a, q, axis, out, method, keepdims, weights, nan: bool, pe
         if method != "inverted_cdf":
             raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")   # NumPy's
         raise TypeError(f"np.{name} with weights= is not supported on pgas arrays: use A.to_numpy()")
+    if A.size == 0:                           # NumPy's answer (or error) whatever the values
+        res = _alike(fn, np.empty(A.shape, A.dtype), axis=axis, keepdims=keep, **kw)
+        return _into(_distributed(res, len(normalize_axes(axis, A.ndim)) < A.ndim), out)
     probe = _stand_in(fn, A, 0, dict(kw, axis=axis, keepdims=keep))          # NumPy's errors, alike
     axes = normalize_axes(axis, A.ndim)
-    if A.size == 0:
-        res = _alike(fn, np.empty(A.shape, A.dtype), axis=axis, keepdims=keep, **kw)
-        return _into(_distributed(res, len(axes) < A.ndim), out)
     if len(axes) < A.ndim:
         qdims = 0 if median else np.ndim(q)
         return _into(_rows(fn, A, axes, qdims, keep, np.asarray(probe).dtype, kw), out)
