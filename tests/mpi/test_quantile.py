@@ -14,6 +14,7 @@ from util import a_dist, collective_verdict, equal_exactly, raises_alike
 
 import pgas as pg
 from pgas.array.quantiles import select as selection
+from pgas.exec import settings as pgas_settings
 
 FUNCS = ["median", "nanmedian", "quantile", "nanquantile", "percentile", "nanpercentile"]
 METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen",
@@ -114,15 +115,21 @@ def test_selection_rounds_as_numpy(narrow, case):
 
 
 @given(n=st.integers(1, 400), spread=st.sampled_from([2, 50, 10**6]), k=st.integers(1, 12),
-       seed=st.integers(0, 2**16), dtype=st.sampled_from([np.float64, np.int64, np.uint8, np.bool_]))
+       seed=st.integers(0, 2**16), dtype=st.sampled_from([np.float64, np.int64, np.uint8, np.bool_]),
+       fuse=st.sampled_from([True, False]))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_select_order_statistics(narrow, n, spread, k, seed, dtype):
-    """The selection itself: any ranks of any locale's share, ties and all."""
+def test_select_order_statistics(narrow, n, spread, k, seed, dtype, fuse):
+    """The selection itself, compiled or not: any ranks of any locale's share, ties and all."""
     rng = np.random.default_rng(seed)
     a = rng.integers(0, spread, n).astype(dtype)
     A = pg.from_numpy(a, dist=pg.Cyclic())
     want_ranks = np.unique(rng.integers(0, n, k))
-    got = selection.select(A._flat_local, n, want_ranks)
+    was = pgas_settings.get("fuse")
+    pg.config(fuse=fuse)
+    try:
+        got = selection.select(A._flat_local, n, want_ranks)
+    finally:
+        pg.config(fuse=was)
     collective_verdict(np.array_equal(got, np.sort(a)[want_ranks]), lambda: f"{got} != {np.sort(a)[want_ranks]}")
 
 

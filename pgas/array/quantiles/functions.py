@@ -148,7 +148,8 @@ def _reduce(name: str, a, q, axis, out, method, keepdims, weights, nan: bool, pe
 def _flat(fn, A, q, method, nan: bool, percent: bool, kw):
     """Collective: NumPy's ``fn`` over all elements of ``A``, a NumPy value on every locale."""
     x = A._flat_local
-    floats = A.dtype.kind in "fc"
+    with np.errstate(all="ignore"):           # no NaN if the sum is not NaN: one fast pass
+        floats = A.dtype.kind in "fc" and bool(np.isnan(x.sum()))
     isnan = np.isnan(x) if floats else None
     nans = int(np.count_nonzero(isnan)) if floats else 0
     if nan and nans:

@@ -10,8 +10,10 @@ rank lies in an *interval* of values, at first all of them; every round:
 2. every locale picks the same pivots: for each target, the samples at the
    weighted sample quantiles a few standard errors below and above its rank
    (overlapping windows of neighbouring targets merge);
-3. each locale counts its values below and equal to each pivot (two passes of
-   comparisons per pivot, or binary searches once it holds its values sorted);
+3. each locale counts its values below and equal to each pivot (one compiled
+   pass classifying each value, when numba is on hand as for the irregular
+   operations' counting passes; else two passes of comparisons per pivot, or
+   binary searches once it holds its values sorted);
    one allreduce of the counts places each target in one class: equal to a
    pivot (its value is found) or strictly between two (a smaller interval:
    every locale keeps only its values there).
@@ -29,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import comm
+from ...exec import fuse, fusecode
+from .. import counting
 
 #: Samples drawn per interval and round over all locales.
 SAMPLES = 4096
@@ -43,12 +47,57 @@ COMPARE = 8
 ROUNDS = 40
 
 
+_SRC = '''
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def classify(x, piv):
+    k = piv.size
+    counts = np.zeros(2 * k + 1, np.int64)
+    inner = np.empty(x.size, x.dtype)
+    cls = np.empty(x.size, np.int16)
+    m = 0
+    for i in range(x.size):
+        v = x[i]
+        c = 0
+        for j in range(k):            # branch-free: a few pivots, values in any order
+            c += (piv[j] < v) + (piv[j] <= v)
+        counts[c] += 1
+        if c % 2 == 0 and 0 < c < 2 * k:
+            inner[m] = v
+            cls[m] = c
+            m += 1
+    return counts, inner[:m].copy(), cls[:m].copy()
+'''
+
+_compiled = None
+
+
+def _classify(x: np.ndarray, piv: np.ndarray):
+    """The compiled classification of ``x`` by the pivots (a value's class: ``2 j`` strictly
+    between pivots ``j - 1`` and ``j``, ``2 j + 1`` equal to pivot ``j``): each class's count,
+    and the values strictly between the first and last pivots with their classes (where the
+    targets almost always are) in one pass; or None where it does not apply (no numba, ``pg.config(fuse=False)``, few values
+    under ``"auto"``, values numba does not order as NumPy: bools, complex)."""
+    global _compiled
+    if x.dtype.kind not in "iuf" or len(piv) > COMPARE or not counting.hot(len(x)):
+        return None
+    if _compiled is None:
+        _compiled = fusecode.load_module(_SRC, "select") if fuse.load_numba() is not None else False
+    return _compiled.classify(x, piv.astype(x.dtype)) if _compiled else None
+
+
 class _Interval:
     """Values strictly between two pivots: this locale's (``x``, sorted or not), how many
-    there are on all locales (``count``) and below them (``base``), and the targets in it."""
+    there are on all locales (``count``) and below them (``base``), and the targets in it;
+    ``inner``: its values between the round's first and last pivots and their classes, when a
+    compiled pass made them."""
 
     def __init__(self, x, base, count, targets, ordered=False):
         self.x, self.base, self.count, self.targets, self.ordered = x, base, count, targets, ordered
+        self.inner = None
 
 
 def _records(dtype):
@@ -92,6 +141,10 @@ def _pivots(iv: _Interval, rank: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 def _count(iv: _Interval, piv: np.ndarray) -> np.ndarray:
     """This locale's values of ``iv`` below and equal to each pivot: ``[<p0, <=p0, <p1, ...]``."""
+    got = None if iv.ordered else _classify(iv.x, piv)
+    if got is not None:
+        iv.inner = got[1:]
+        return np.cumsum(got[0])[:-1]
     if len(piv) > COMPARE and not iv.ordered:
         iv.x, iv.ordered = np.sort(iv.x), True
     if iv.ordered:
@@ -99,9 +152,14 @@ def _count(iv: _Interval, piv: np.ndarray) -> np.ndarray:
     return np.array([np.count_nonzero(c) for p in piv for c in (iv.x < p, iv.x <= p)], np.int64)
 
 
-def _keep(iv: _Interval, lo, hi) -> np.ndarray:
-    """This locale's values of ``iv`` strictly between ``lo`` and ``hi`` (None: unbounded)."""
+def _keep(iv: _Interval, j: int, piv: np.ndarray) -> np.ndarray:
+    """This locale's values of ``iv`` in class ``j`` (even: strictly between pivots ``j // 2 - 1``
+    and ``j // 2``, unbounded past the ends)."""
     x = iv.x
+    if iv.inner is not None and 0 < j < 2 * len(piv):
+        return iv.inner[0][iv.inner[1] == j]
+    lo = None if j == 0 else piv[j // 2 - 1]
+    hi = None if j // 2 == len(piv) else piv[j // 2]
     if iv.ordered:
         a = 0 if lo is None else np.searchsorted(x, lo, "right")
         b = len(x) if hi is None else np.searchsorted(x, hi, "left")
@@ -138,9 +196,7 @@ def select(x: np.ndarray, n: int, ranks: np.ndarray) -> np.ndarray:
                 if j % 2:                                  # equal to pivot j // 2
                     out[t] = piv[j // 2]
                     continue
-                lo = None if j == 0 else piv[j // 2 - 1]
-                hi = None if j // 2 == len(piv) else piv[j // 2]
-                nxt.append(_Interval(_keep(iv, lo, hi), iv.base + int(edges[j]), int(edges[j + 1] - edges[j]),
+                nxt.append(_Interval(_keep(iv, j, piv), iv.base + int(edges[j]), int(edges[j + 1] - edges[j]),
                                      t, iv.ordered))
         open_ = nxt
     if open_:
