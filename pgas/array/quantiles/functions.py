@@ -92,7 +92,7 @@ def _rows(fn, A, axes, qdims: int, keepdims: bool, dtype, kw):
     src = _whole(A, axes)
     lay = src.layout
     dims = range(A.ndim) if keepdims else [d for d in range(A.ndim) if d not in axes]
-    shape = (None,) * qdims + tuple(1 if d in axes else A.shape[d] for d in dims)
+    shape = (np.shape(kw["q"]) if qdims else ()) + tuple(1 if d in axes else A.shape[d] for d in dims)
     grid = (1,) * qdims + tuple(lay.grid[d] for d in dims)
     block = (1,) * qdims + tuple(lay.blocks[d] for d in dims) if lay.dist.kind == "block-cyclic" else None
     local = None
@@ -102,17 +102,14 @@ def _rows(fn, A, axes, qdims: int, keepdims: bool, dtype, kw):
             warnings.simplefilter("always")
             local = fn(src.local, axis=axes if len(axes) > 1 else axes[0], keepdims=keepdims, **kw)
         local = np.asarray(local)
-    if qdims:
-        qshape = np.shape(kw["q"])
-        shape = qshape + shape[qdims:]
     out = DistArray._create(Distribution(lay.dist.kind, block, grid).bind(shape, comm.num_locales()), dtype)
     if local is not None:
         out.local[...] = local
     comm.barrier([out._win])
-    said = comm.allgather(sorted({(str(w.message), w.category.__name__) for w in seen})) \
-        if comm.allreduce(np.int32(len(seen) > 0), "max") else []
-    for msg, cat in sorted(set().union(*map(set, said))) if said else []:
-        warn(msg, RuntimeWarning if cat == "RuntimeWarning" else UserWarning)
+    mine = {(str(w.message), w.category) for w in seen}
+    if comm.allreduce(np.int32(bool(mine)), "max"):          # NumPy's warnings of any locale's rows, on all
+        for msg, category in sorted(set().union(*comm.allgather(mine)), key=lambda m: m[0]):
+            warn(msg, category)
     return out
 
 
