@@ -41,7 +41,8 @@ GATHER = 1 << 15
 #: Standard errors of a sample quantile's rank on each side of a target's window.
 WIDTH = 4.0
 #: More pivots than this in an interval: a locale sorts its values there once and
-#: counts by binary search instead of comparisons.
+#: counts by binary search instead of comparisons (NumPy's passes, or the compiled pass:
+#: at 18 pivots, 9 quantiles, a compiled pass took twice the sort's time).
 COMPARE = 8
 #: Rounds after which what is left is gathered whatever its size.
 ROUNDS = 40
@@ -53,7 +54,7 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def classify(x, piv):
+def classify(x, piv, likely):
     k = piv.size
     counts = np.zeros(2 * k + 1, np.int64)
     inner = np.empty(x.size, x.dtype)
@@ -65,7 +66,7 @@ def classify(x, piv):
         for j in range(k):            # branch-free: a few pivots, values in any order
             c += (piv[j] < v) + (piv[j] <= v)
         counts[c] += 1
-        if c % 2 == 0 and 0 < c < 2 * k:
+        if likely[c]:
             inner[m] = v
             cls[m] = c
             m += 1
@@ -75,25 +76,25 @@ def classify(x, piv):
 _compiled = None
 
 
-def _classify(x: np.ndarray, piv: np.ndarray):
+def _classify(x: np.ndarray, piv: np.ndarray, likely: np.ndarray):
     """The compiled classification of ``x`` by the pivots (a value's class: ``2 j`` strictly
     between pivots ``j - 1`` and ``j``, ``2 j + 1`` equal to pivot ``j``): each class's count,
-    and the values strictly between the first and last pivots with their classes (where the
-    targets almost always are) in one pass; or None where it does not apply (no numba, ``pg.config(fuse=False)``, few values
+    and the values in the ``likely`` classes (inside the targets' windows, where the targets
+    almost always are) with their classes, in one pass; or None where it does not apply (no numba, ``pg.config(fuse=False)``, few values
     under ``"auto"``, values numba does not order as NumPy: bools, complex)."""
     global _compiled
     if x.dtype.kind not in "iuf" or len(piv) > COMPARE or not counting.hot(len(x)):
         return None
     if _compiled is None:
         _compiled = fusecode.load_module(_SRC, "select") if fuse.load_numba() is not None else False
-    return _compiled.classify(x, piv.astype(x.dtype)) if _compiled else None
+    return _compiled.classify(x, piv.astype(x.dtype), likely) if _compiled else None
 
 
 class _Interval:
     """Values strictly between two pivots: this locale's (``x``, sorted or not), how many
     there are on all locales (``count``) and below them (``base``), and the targets in it;
-    ``inner``: its values between the round's first and last pivots and their classes, when a
-    compiled pass made them."""
+    ``inner``: its values in the round's likely classes and their classes, when a compiled
+    pass made them."""
 
     def __init__(self, x, base, count, targets, ordered=False):
         self.x, self.base, self.count, self.targets, self.ordered = x, base, count, targets, ordered
@@ -122,9 +123,9 @@ def _samples(open_: list[_Interval], rng, dtype) -> np.ndarray:
     return _gathered(np.concatenate(mine) if mine else np.empty(0, _records(dtype)))
 
 
-def _pivots(iv: _Interval, rank: np.ndarray, s: np.ndarray) -> np.ndarray:
+def _pivots(iv: _Interval, rank: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct pivots of interval ``iv`` for its targets' ranks ``rank`` (within
-    it, increasing) from its samples ``s`` (records)."""
+    it, increasing) from its samples ``s`` (records), and which classes lie inside a window."""
     s = s[np.argsort(s["v"], kind="stable")]
     cw = np.cumsum(s["w"])
     total, n = cw[-1], len(s)
@@ -136,14 +137,19 @@ def _pivots(iv: _Interval, rank: np.ndarray, s: np.ndarray) -> np.ndarray:
     keep[1:] = lo[1:] > hi[:-1]                     # windows that overlap the previous one merge
     starts = np.flatnonzero(keep)
     ends = np.append(starts[1:] - 1, len(lo) - 1)
-    return np.unique(np.concatenate([s["v"][lo[starts]], s["v"][hi[ends]]]))
+    below, above = s["v"][lo[starts]], s["v"][hi[ends]]
+    piv = np.unique(np.concatenate([below, above]))
+    likely = np.zeros(2 * len(piv) + 1, np.bool_)
+    for a, b in zip(np.searchsorted(piv, below).tolist(), np.searchsorted(piv, above).tolist()):
+        likely[2 * a + 2:2 * b + 1:2] = True
+    return piv, likely
 
 
-def _count(iv: _Interval, piv: np.ndarray) -> np.ndarray:
+def _count(iv: _Interval, piv: np.ndarray, likely: np.ndarray) -> np.ndarray:
     """This locale's values of ``iv`` below and equal to each pivot: ``[<p0, <=p0, <p1, ...]``."""
-    got = None if iv.ordered else _classify(iv.x, piv)
+    got = None if iv.ordered else _classify(iv.x, piv, likely)
     if got is not None:
-        iv.inner = got[1:]
+        iv.inner = got[1:] + (likely,)
         return np.cumsum(got[0])[:-1]
     if len(piv) > COMPARE and not iv.ordered:
         iv.x, iv.ordered = np.sort(iv.x), True
@@ -156,8 +162,13 @@ def _keep(iv: _Interval, j: int, piv: np.ndarray) -> np.ndarray:
     """This locale's values of ``iv`` in class ``j`` (even: strictly between pivots ``j // 2 - 1``
     and ``j // 2``, unbounded past the ends)."""
     x = iv.x
-    if iv.inner is not None and 0 < j < 2 * len(piv):
-        return iv.inner[0][iv.inner[1] == j]
+    if iv.inner is not None and iv.inner[2][j]:
+        if len(iv.inner) == 3:                    # grouped by class once: one slice per class kept
+            values, cls, likely = iv.inner
+            order = np.argsort(cls, kind="stable")
+            iv.inner = (values[order], np.searchsorted(cls[order], np.arange(len(likely) + 1)), likely, 0)
+        values, edges = iv.inner[:2]
+        return values[edges[j]:edges[j + 1]]
     lo = None if j == 0 else piv[j // 2 - 1]
     hi = None if j // 2 == len(piv) else piv[j // 2]
     if iv.ordered:
@@ -184,9 +195,9 @@ def select(x: np.ndarray, n: int, ranks: np.ndarray) -> np.ndarray:
         s = _samples(open_, rng, x.dtype)
         by = [s[s["i"] == k] for k in range(len(open_))]
         pivots = [_pivots(iv, ranks[iv.targets] - iv.base, by[k]) for k, iv in enumerate(open_)]
-        counts = comm.allreduce(np.concatenate([_count(iv, p) for iv, p in zip(open_, pivots)]), "sum")
+        counts = comm.allreduce(np.concatenate([_count(iv, *p) for iv, p in zip(open_, pivots)]), "sum")
         nxt, at = [], 0
-        for iv, piv in zip(open_, pivots):
+        for iv, (piv, _) in zip(open_, pivots):
             c = counts[at:at + 2 * len(piv)]
             at += 2 * len(piv)
             edges = np.concatenate([[0], c, [iv.count]])   # class j holds positions edges[j]..edges[j+1]-1
