@@ -34,7 +34,7 @@ from .. import comm
 MODULES = ["pgas.array.npapi", "pgas.array.linalg", "pgas.array.norms", "pgas.array.einsum",
            "pgas.array.reductions.functions", "pgas.array.shape", "pgas.array.creation.like", "pgas.array.creation.conversion", "pgas.array.sorting.sort",
            "pgas.array.sorting.unique", "pgas.array.sorting.searchsorted", "pgas.array.shifts.functions",
-           "pgas.array.reductions.nan", "pgas.array.numeric", "pgas.array.padding"]
+           "pgas.array.reductions.nan", "pgas.array.numeric", "pgas.array.padding", "pgas.array.quantiles.functions"]
 
 #: NumPy function -> pgas implementation (built on first use; see :func:`handled`).
 HANDLED: dict = {}

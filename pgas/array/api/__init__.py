@@ -39,6 +39,7 @@ globals().update(_functions.FUNCTIONS)
 linalg = _extensions.linalg(_functions.FUNCTIONS)
 fft = _extensions.fft()
 lib = _extensions.lib()
+globals().update(_extensions.numpy_names(_functions.FUNCTIONS))    # not the standard's: not in __all__
 
 __all__ = (["__array_api_version__", "__array_namespace_info__", "e", "pi", "inf", "nan", "newaxis", "LOCALES",
             "Device", "to_device", "linalg", "fft", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]

@@ -78,3 +78,17 @@ def lib() -> types.ModuleType:
     mod.stride_tricks = tricks
     mod.__all__ = ["stride_tricks"]
     return mod
+
+
+def numpy_names(functions: dict) -> dict:
+    """Functions outside the standard that xarray calls through a non-NumPy namespace, as NumPy's and
+    Dask's namespaces have them: ``transpose`` (the namespace's ``permute_dims``; axes reversed by
+    default) and ``median`` (distributed, :mod:`pgas.array.quantiles`; xarray's ``median(skipna=False)``)."""
+    def transpose(x, /, axes=None):
+        """``numpy.transpose``: the namespace's ``permute_dims`` (a distributed copy)."""
+        return functions["permute_dims"](x, tuple(range(x.ndim))[::-1] if axes is None else tuple(axes))
+
+    def median(x, /, axis=None, keepdims=False):
+        """Collective: ``numpy.median`` (distributed for distributed ``x``)."""
+        return wrap(np.median(x if is_dist(x) else np.asarray(x), axis=axis, keepdims=keepdims))
+    return {"transpose": transpose, "median": median}
