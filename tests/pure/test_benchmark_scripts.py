@@ -32,3 +32,11 @@ def test_stencil_overhead_compiled_runs_every_step_by_kept_kernel_calls(tmp_path
     assert steps["fdtd-2d step"]["statements_by_kept_calls"] == 3
     for x in steps.values():
         assert all(x[f"{h}_fastest_us"] > 0 for h in ("plain", "compiled", "unmerged", "kernels"))
+
+
+def test_median_benchmark_finds_numpys_median_and_quantiles(tmp_path):
+    out = tmp_path / "median.json"
+    run_script(tmp_path, str(ROOT / "benchmarks" / "median.py"), "--n", "5001", "--reps", "2", "--json", str(out))
+    got = json.loads(out.read_text())
+    assert got["locales"] == 2 and got["n"] == 5001 and got["equal_to_numpy"] is True
+    assert all(got[k] > 0 for k in ("pgas_median_s", "numpy_median_s", "median_ratio", "quantile9_ratio"))
