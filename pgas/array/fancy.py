@@ -87,15 +87,21 @@ def _selection(view, key) -> list[np.ndarray]:
     return [g[key] for g in grids]
 
 
-def _positions(view, key):
-    """Per base dimension, the base index read by each result position this locale owns,
-    and a new empty result of ``view[key]``'s shape (distributed like the view's base)."""
-    from .creation.constructors import empty
-
+def _selected(view, key):
+    """``(_selection(view, key), its shape)``; IndexError for a single element."""
     sel = _selection(view, key)
     shape = sel[0].shape if sel else ()
     if not shape:
         raise IndexError("an advanced index giving a single element: index with integers instead")
+    return sel, shape
+
+
+def _positions(view, sel, shape):
+    """Per base dimension, the base index read by each result position this locale owns,
+    and a new empty result of ``view[key]``'s shape (distributed like the view's base), from
+    the key's selection ``sel`` of that ``shape`` (:func:`_selected`)."""
+    from .creation.constructors import empty
+
     R = empty(shape, view.dtype, result_dist(view.base.layout, len(shape)))
     owned = R.layout.owned(comm.here())
     if R.local.size:
@@ -132,18 +138,25 @@ def _mask_flat(view, M):
 
 
 def getitem(src, key):
-    """Collective: ``src[key]`` for an advanced ``key`` (see the module doc)."""
-    collective.checked("{0}[<index>]", as_view(src).base, args=(collective.plain(key),))
+    """Collective: ``src[key]`` for an advanced ``key`` (see the module doc).  With a NumPy
+    key the call is only folded (in the folding mode of collective checking): the result's
+    allocation agrees on it, after which the gather's exchange carries any error."""
     from ..layout import Block
     from .creation.constructors import empty
 
     v = as_view(src)
-    D = _distributed_key(key)
-    if D is None:
-        bidx, R = _positions(v, key)
+    op, args = "{0}[<index>]", (collective.plain(key),)
+    if _numpy_key(key):
+        collective.folded(op, v.base, args=args)
+        selected, err = irregular.attempt(lambda: _selected(v, key))
+        if err is not None:
+            collective.raise_folded(err)
+        bidx, R = _positions(v, *selected)
         R.local[...] = irregular.gather(v.base, bidx).reshape(R.local.shape)
         comm.barrier([R._win])
         return R
+    collective.checked(op, v.base, args=args)
+    D = _distributed_key(key)
     if D.dtype == bool:
         bidx, pos, total = _mask_flat(v, D)
         R = empty((total,), v.dtype, Block())

@@ -50,7 +50,7 @@ COUNTS = {
     "index_plan": ((0, 0, 1), 0),
     "gather-plan": ((0, 0, 0), 0),        # peers only, agreed at the first call by the plan
     "setitem": ((0, 0, 1), 0),            # A[idx] = v: one scatter
-    "getitem": ((0, 2, 3), 1),            # A[idx]: the call's agreement, a new array, a gather
+    "getitem": ((0, 1, 2), 1),            # A[idx]: a new array (its agreement agrees on the call), a gather
     "searchsorted": ((2, 2, 4), 1),       # the agreement with the first elements, two exchanges, a new array
     "searchsorted-numpy": ((3, 2, 2), 0),  # the agreement with the first elements, one allreduce
     "sum-axis": ((0, 1, 2), 1),           # one exchange, a new array
@@ -143,7 +143,7 @@ def test_bad_index_on_one_locale(folding, exchange_kind, op):
 
 
 @several
-@pytest.mark.parametrize("case", ["gather-scatter", "gather-plans", "setitem-keys", "cumsum-cumprod",
+@pytest.mark.parametrize("case", ["gather-scatter", "gather-plans", "setitem-keys", "getitem-keys", "cumsum-cumprod",
                                   "sum-axis", "root", "searchsorted-side"])
 def test_calls_differ(folding, exchange_kind, case):
     """Locales making different calls (or the same with other arguments) that only fold them
@@ -161,6 +161,8 @@ def test_calls_differ(folding, exchange_kind, case):
             A.gather(plans[0] if first else plans[1])
         elif case == "setitem-keys":
             A[np.array([ME])] = 1.0
+        elif case == "getitem-keys":
+            A[np.array([ME, 0]) if first else np.array([N + 3, 0])]
         elif case == "cumsum-cumprod":
             A.cumsum() if first else A.cumprod()
         elif case == "sum-axis":
@@ -175,7 +177,7 @@ def test_calls_differ(folding, exchange_kind, case):
     text = _raised(job, pg.CollectiveMismatch)
     shown = {"gather-scatter": "A.gather(...)", "gather-plans": "A.gather(plan)", "cumsum-cumprod": "A.cumsum(",
              "sum-axis": "M.sum(axis=0)", "root": "A.to_numpy()", "searchsorted-side": "np.searchsorted(",
-             "setitem-keys": "A[<index>] = ..."}[case]
+             "setitem-keys": "A[<index>] = ...", "getitem-keys": "A[<index>]"}[case]
     collective_verdict(f"called {shown}" in text, f"message {text!r}")
     _in_step(A)
 
@@ -192,7 +194,7 @@ def test_reduction_error_on_one_locale(folding, exchange_kind):
     _in_step(M)
 
 
-@pytest.mark.parametrize("case", ["plan-layout", "root", "side", "key"])
+@pytest.mark.parametrize("case", ["plan-layout", "root", "side", "key", "getitem-key"])
 def test_replicated_errors(folding, exchange_kind, case):
     """Bad arguments given alike on every locale raise alike (after the call is agreed)."""
     A, S, M, V = _arrays()
@@ -200,6 +202,7 @@ def test_replicated_errors(folding, exchange_kind, case):
     call, kind = {"plan-layout": (lambda: A.gather(plan), ValueError),
                   "root": (lambda: A.to_numpy(root=P), ValueError),
                   "side": (lambda: np.searchsorted(S, V, side="middle"), ValueError),
-                  "key": (lambda: A.__setitem__(np.array([0, N]), 1.0), IndexError)}[case]
+                  "key": (lambda: A.__setitem__(np.array([0, N]), 1.0), IndexError),
+                  "getitem-key": (lambda: A[np.array([0, N])], IndexError)}[case]
     _raised(call, kind)
     _in_step(A)
