@@ -88,6 +88,17 @@ def folded(op: str, *arrays, args=()) -> None:
         check.fold_call(op, tuple(ident(a) for a in arrays), args, check.call_site())
 
 
+def raise_folded(error: BaseException) -> None:
+    """Raise ``error``, this locale's error for a call only :func:`folded` so far whose next
+    collective would not carry it (a new array's window): in the folding mode after an
+    agreement, so that every locale raises it alike (arguments agreed alike give the same
+    error everywhere), or all raise a CollectiveMismatch where the calls differ; otherwise
+    at once (strict checking has agreed on the call; unchecked, as any call's error)."""
+    if check.folding:
+        check.agree_history(frame=check.call_site(), error=error)
+    raise error
+
+
 def exchanging(op: str, *arrays, args=()) -> None:
     """Like :func:`folded`, for a call whose arguments decide which messages it exchanges
     with its neighbours (a ghost update, a shift): in the folding mode its first call with

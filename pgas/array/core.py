@@ -208,16 +208,19 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
     def to_numpy(self, root: int | None = None) -> np.ndarray | None:
         """Collective: the whole global array, on every locale; with ``root``, only on locale
         ``root`` (each locale sends its part there, one message) and None elsewhere."""
-        collective.checked("{0}.to_numpy()", self, args=(repr(root),))
         if root is None:
+            collective.checked("{0}.to_numpy()", self, args=(repr(root),))
             parts = comm.allgatherv(np.ascontiguousarray(self._local).reshape(-1))
         else:
-            if not isinstance(root, (int, np.integer)) or not 0 <= root < self.layout.num_locales:
-                raise ValueError(f"to_numpy: root must be a locale number in [0, {self.layout.num_locales}), "
-                                 f"got {root!r}")
+            collective.folded("{0}.to_numpy()", self, args=(repr(root),))     # agreed in the exchange
             send = [np.empty(0, self.dtype)] * self.layout.num_locales
-            send[root] = np.ascontiguousarray(self._local).reshape(-1)
-            parts = comm.exchange(send, self.dtype)
+            bad = None
+            if not isinstance(root, (int, np.integer)) or not 0 <= root < self.layout.num_locales:
+                bad = ValueError(f"to_numpy: root must be a locale number in [0, {self.layout.num_locales}), "
+                                 f"got {root!r}")
+            else:
+                send[root] = np.ascontiguousarray(self._local).reshape(-1)
+            parts = comm.exchange(send, self.dtype, bad)
             if self._me != root:
                 return None
         out = np.empty(self.shape, dtype=self.dtype)
@@ -383,7 +386,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
     def index_plan(self, indices) -> "irregular.IndexPlan":
         """Collective: inspect an index pattern once, for repeated gather / scatter / update."""
-        collective.checked("{0}.index_plan(...)", self)
+        collective.folded("{0}.index_plan(...)", self)               # agreed in the plan's exchange
         return irregular.index_plan(self, indices)
 
     def update(self, indices, values, op: str = "add") -> None:
@@ -399,12 +402,15 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
     def gather(self, indices) -> np.ndarray:
         """Collective: the values at this locale's indices (or index plan), in order."""
-        collective.checked("{0}.gather(...)", self)
+        if isinstance(indices, irregular.IndexPlan):  # messages between peers only, as a ghost update
+            collective.exchanging("{0}.gather(plan)", self, args=(indices.number,))
+        else:
+            collective.folded("{0}.gather(...)", self)               # agreed in the plan's exchange
         return irregular.gather(self, indices)
 
     def scatter(self, indices, values) -> None:
         """Collective: ``A[i] = v`` for every locale's pairs (last value wins on repeats)."""
-        collective.checked("{0}.scatter(...)", self)
+        collective.folded("{0}.scatter(...)", self)                  # agreed in update's exchange
         engine.before_write(self, None)
         irregular.scatter(self, indices, values)
 

@@ -28,7 +28,7 @@ import numpy as np
 from .. import comm
 from .axes import result_dist
 from .operands import as_view
-from . import collective
+from . import collective, irregular
 
 
 def scalar_key(key):
@@ -87,15 +87,21 @@ def _selection(view, key) -> list[np.ndarray]:
     return [g[key] for g in grids]
 
 
-def _positions(view, key):
-    """Per base dimension, the base index read by each result position this locale owns,
-    and a new empty result of ``view[key]``'s shape (distributed like the view's base)."""
-    from .creation.constructors import empty
-
+def _selected(view, key):
+    """``(_selection(view, key), its shape)``; IndexError for a single element."""
     sel = _selection(view, key)
     shape = sel[0].shape if sel else ()
     if not shape:
         raise IndexError("an advanced index giving a single element: index with integers instead")
+    return sel, shape
+
+
+def _positions(view, sel, shape):
+    """Per base dimension, the base index read by each result position this locale owns,
+    and a new empty result of ``view[key]``'s shape (distributed like the view's base), from
+    the key's selection ``sel`` of that ``shape`` (:func:`_selected`)."""
+    from .creation.constructors import empty
+
     R = empty(shape, view.dtype, result_dist(view.base.layout, len(shape)))
     owned = R.layout.owned(comm.here())
     if R.local.size:
@@ -132,28 +138,35 @@ def _mask_flat(view, M):
 
 
 def getitem(src, key):
-    """Collective: ``src[key]`` for an advanced ``key`` (see the module doc)."""
-    collective.checked("{0}[<index>]", as_view(src).base, args=(collective.plain(key),))
+    """Collective: ``src[key]`` for an advanced ``key`` (see the module doc).  With a NumPy
+    key the call is only folded (in the folding mode of collective checking): the result's
+    allocation agrees on it, after which the gather's exchange carries any error."""
     from ..layout import Block
     from .creation.constructors import empty
 
     v = as_view(src)
-    D = _distributed_key(key)
-    if D is None:
-        bidx, R = _positions(v, key)
-        R.local[...] = v.base.gather(bidx).reshape(R.local.shape)
+    op, args = "{0}[<index>]", (collective.plain(key),)
+    if _numpy_key(key):
+        collective.folded(op, v.base, args=args)
+        selected, err = irregular.attempt(lambda: _selected(v, key))
+        if err is not None:
+            collective.raise_folded(err)
+        bidx, R = _positions(v, *selected)
+        R.local[...] = irregular.gather(v.base, bidx).reshape(R.local.shape)
         comm.barrier([R._win])
         return R
+    collective.checked(op, v.base, args=args)
+    D = _distributed_key(key)
     if D.dtype == bool:
         bidx, pos, total = _mask_flat(v, D)
         R = empty((total,), v.dtype, Block())
-        R.scatter(pos, v.base.gather(bidx))
+        _scatter(R, pos, irregular.gather(v.base, bidx))
         return R
     if v.ndim != 1 or not np.issubdtype(D.dtype, np.integer):
         raise NotImplementedError("a distributed integer index is supported for 1-D arrays only "
                                   f"(got a {v.ndim}-D array and a {D.dtype} index); use NumPy index arrays")
     R = empty(D.shape, v.dtype, D.layout.dist)
-    R.local[...] = v.base.gather(_base1(v, D.local.reshape(-1))).reshape(R.local.shape)
+    R.local[...] = irregular.gather(v.base, _base1(v, D.local.reshape(-1))).reshape(R.local.shape)
     comm.barrier([R._win])
     return R
 
@@ -187,25 +200,58 @@ def _fit(a, shape):
     return np.broadcast_to(a, shape)
 
 
+def _numpy_key(key) -> bool:
+    """True if ``key`` holds no distributed array or lazy expression (NumPy keys, slices, ints)."""
+    from . import engine
+
+    return not any(engine.is_array(k) or hasattr(k, "eval") for k in (key if isinstance(key, tuple) else (key,)))
+
+
+def _scatter(base, indices, values, error=None) -> None:
+    """``base.scatter(indices, values)`` within a checked call (``error``: this locale's, raised
+    alike on every locale by the scatter's exchange)."""
+    from . import engine
+
+    engine.before_write(base, None)
+    irregular.scatter(base, indices, values, error)
+
+
+def _numpy_writes(v, key, value):
+    """The base indices and values this locale writes for ``v[key] = value`` with a NumPy
+    ``key``: an even share of the positions in C order (later locales write later ones)."""
+    sel = _selection(v, key)
+    shape = sel[0].shape
+    size = int(np.prod(shape))
+    P, me = comm.num_locales(), comm.here()
+    lo, hi = size * me // P, size * (me + 1) // P
+    vidx = [s.reshape(-1)[lo:hi] for s in sel]
+    vals = _values(value, hi - lo, v.dtype, lambda a: _fit(a, shape).reshape(-1)[lo:hi])
+    return base_indices(v, vidx), vals
+
+
 def setitem(src, key, value) -> None:
-    """Collective: ``src[key] = value`` for an advanced ``key`` (see the module doc)."""
-    collective.checked("{0}[<index>] = ...", as_view(src).base, args=(collective.plain(key), collective.plain(value)))
+    """Collective: ``src[key] = value`` for an advanced ``key`` (see the module doc).  With a
+    NumPy key the call is only folded (in the folding mode of collective checking): the
+    scatter's exchange agrees on it, and on any locale's error in working out its writes,
+    so it costs no agreement of its own."""
     from ..layout import Block
     from . import engine
 
     v = as_view(src)
+    op, args = "{0}[<index>] = ...", (collective.plain(key), collective.plain(value))
+    numpy_key = _numpy_key(key)
+    if numpy_key:
+        collective.folded(op, v.base, args=args)
+    else:
+        collective.checked(op, v.base, args=args)
     if engine.is_array(value) or hasattr(value, "eval"):
         value = value.to_numpy() if engine.is_array(value) else value.eval().to_numpy()
+    if numpy_key:
+        writes, err = irregular.attempt(lambda: _numpy_writes(v, key, value))
+        _scatter(v.base, *(writes if err is None else (None, None)), err)
+        return
     D = _distributed_key(key)
-    if D is None:
-        sel = _selection(v, key)
-        shape = sel[0].shape
-        size = int(np.prod(shape))
-        P, me = comm.num_locales(), comm.here()
-        lo, hi = size * me // P, size * (me + 1) // P    # positions in C order: later locales write later ones
-        vidx = [s.reshape(-1)[lo:hi] for s in sel]
-        vals = _values(value, hi - lo, v.dtype, lambda a: _fit(a, shape).reshape(-1)[lo:hi])
-    elif D.dtype == bool:
+    if D.dtype == bool:
         bidx, pos, total = _mask_flat(v, D)
         if np.ndim(value) > 1:
             raise TypeError("NumPy boolean array indexing assignment requires a 0 or 1-dimensional input, "
@@ -214,19 +260,15 @@ def setitem(src, key, value) -> None:
             raise ValueError(f"NumPy boolean array indexing assignment cannot assign {np.size(value)} input values "
                              f"to the {total} output values where the mask is true")
         vals = _values(value, pos.size, v.dtype, lambda a: np.broadcast_to(a.reshape(-1), (total,))[pos])
-        v.base.scatter(bidx, vals)
+        _scatter(v.base, bidx, vals)
         return
-    else:
-        if v.ndim != 1 or not np.issubdtype(D.dtype, np.integer):
-            raise NotImplementedError("a distributed integer index is supported for 1-D arrays only "
-                                      f"(got a {v.ndim}-D array and a {D.dtype} index); use NumPy index arrays")
-        F = D.ravel()
-        if F.layout.dist.kind != "block":
-            F = F.redistribute(Block())
-        (own,) = F.layout.owned(comm.here())
-        idx = F.local.reshape(-1)
-        vals = _values(value, idx.size, v.dtype, lambda a: _fit(a, D.shape).reshape(-1)[own])
-        v.base.scatter(_base1(v, idx), vals)
-        return
-    bidx = base_indices(v, vidx)
-    v.base.scatter(bidx, vals)
+    if v.ndim != 1 or not np.issubdtype(D.dtype, np.integer):
+        raise NotImplementedError("a distributed integer index is supported for 1-D arrays only "
+                                  f"(got a {v.ndim}-D array and a {D.dtype} index); use NumPy index arrays")
+    F = D.ravel()
+    if F.layout.dist.kind != "block":
+        F = F.redistribute(Block())
+    (own,) = F.layout.owned(comm.here())
+    idx = F.local.reshape(-1)
+    vals = _values(value, idx.size, v.dtype, lambda a: _fit(a, D.shape).reshape(-1)[own])
+    _scatter(v.base, _base1(v, idx), vals)

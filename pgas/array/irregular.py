@@ -54,6 +54,7 @@ A CG-style loop makes its plan once::
 from __future__ import annotations
 
 import functools
+import itertools
 import weakref
 
 import numpy as np
@@ -227,16 +228,21 @@ class _Pattern:
         return [data[a:b] for a, b in zip(edges[:-1], edges[1:])]
 
 
+_plans = itertools.count()
+
+
 class IndexPlan:
     """An inspected index pattern (make with ``A.index_plan(indices)``, collective).
 
     Holds this locale's bucketing of its indices and, for every other locale,
     the local offsets this locale serves it.  Passing the plan to ``gather``,
     ``scatter`` or ``update`` moves only values.  Valid for every array of the
-    same shape and distribution.
+    same shape and distribution.  ``number`` counts plans made (the same on every
+    locale): collective checking tells plans apart by it.
     """
 
     def __init__(self, A, pattern: _Pattern, served: list[np.ndarray]) -> None:
+        self.number = next(_plans)          # the same on every locale: plans are made collectively
         self.layout_key = A.layout.key
         self.pattern = pattern
         self.served = served
@@ -253,7 +259,7 @@ class IndexPlan:
         original's persistent requests would read stale buffers once the original is
         collected and its requests freed)."""
         new = object.__new__(IndexPlan)
-        new.layout_key, new.pattern, new.served = self.layout_key, self.pattern, self.served
+        new.number, new.layout_key, new.pattern, new.served = self.number, self.layout_key, self.pattern, self.served
         new._gathering, new._runs, new._checked = self._gathering, {}, self._checked
         return new
 
@@ -387,7 +393,7 @@ def _run(offsets: np.ndarray):
     return offsets
 
 
-def _attempt(fn):
+def attempt(fn):
     """``(fn(), None)``, or ``(None, error)`` for the errors bad input raises (the
     exchange that follows agrees on them, so every locale raises alike)."""
     try:
@@ -398,7 +404,7 @@ def _attempt(fn):
 
 def index_plan(A, indices) -> IndexPlan:
     """Collective: inspect ``indices`` once (bucket, deduplicate, tell each owner what it serves)."""
-    pattern, err = _attempt(lambda: _Pattern(A, indices))
+    pattern, err = attempt(lambda: _Pattern(A, indices))
     send = pattern.split(pattern.offsets) if err is None else _nothing(np.int64)
     served = comm.exchange(send, np.int64, err)
     return IndexPlan(A, pattern, served)
@@ -420,7 +426,7 @@ def _values(A, values, n: int) -> np.ndarray:
 
 
 @fperr.agreeing              # a cast or ufunc.at error raises on every locale
-def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None:
+def update(A, indices, values, op: str = "add", broadcast: bool = False, error: BaseException | None = None) -> None:
     """Collective: ``A[i] = A[i] op v`` for every (index, value) pair of every locale, repeats included.
     ``indices`` may be an :class:`IndexPlan`.  One message to each owner the indices
     name (:func:`pgas.comm.exchange`), which also agrees on errors, so bad input raises
@@ -430,16 +436,19 @@ def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None
     such an error too, raised once the exchange has found the call the same everywhere.
     No barrier at the end: one-sided operations towards a locale wait for its updates
     to be applied (``comm.statement_done``), as after a statement.  ``broadcast``:
-    ``indices`` and ``values`` are ``ufunc.at``'s (:func:`at_operands`)."""
-    try:
-        check_op(A, op)
-        bad = None
-    except (ValueError, TypeError) as e:
-        bad = e
+    ``indices`` and ``values`` are ``ufunc.at``'s (:func:`at_operands`).  ``error``: this
+    locale's error from working out ``indices`` and ``values`` (a caller's, which then
+    passes None for both), raised alike the same way."""
+    bad = error
+    if bad is None:
+        try:
+            check_op(A, op)
+        except (ValueError, TypeError) as e:
+            bad = e
     if isinstance(indices, IndexPlan):
-        bad = bad if bad is not None else _attempt(lambda: indices.check(A))[1]
+        bad = bad if bad is not None else attempt(lambda: indices.check(A))[1]
         pattern = indices.pattern
-        vals, err = (None, bad) if bad is not None else _attempt(lambda: _values(A, values, pattern.n))
+        vals, err = (None, bad) if bad is not None else attempt(lambda: _values(A, values, pattern.n))
         send = pattern.split(apply.combine(pattern, vals, op)) if err is None else _nothing(A.dtype)
         if not (settings.get("oneway") and settings.get("aggregate")):   # round trips or a message per record
             comm.check.agree_history(error=err)      # (the call was only folded)
@@ -452,7 +461,7 @@ def update(A, indices, values, op: str = "add", broadcast: bool = False) -> None
     else:
         rec = _record_dtype(A.dtype)
         records, err = (None, bad) if bad is not None else \
-            _attempt(lambda: _records(A, *(at_operands(A, indices, values) if broadcast else (indices, values)),
+            attempt(lambda: _records(A, *(at_operands(A, indices, values) if broadcast else (indices, values)),
                                       op, rec))
         if not (settings.get("oneway") and settings.get("aggregate")):   # round trips or a message per record
             comm.check.agree_history(error=err)
@@ -547,9 +556,10 @@ def _bucket_1d(A, indices, values, op):
     return counting.bucket_1d(indices, values, A.shape[0], m.b, m.p)
 
 
-def scatter(A, indices, values) -> None:
-    """Collective: ``A[i] = v`` for every pair; with repeats the last value wins (see module doc)."""
-    update(A, indices, values, "replace")
+def scatter(A, indices, values, error: BaseException | None = None) -> None:
+    """Collective: ``A[i] = v`` for every pair; with repeats the last value wins (see module doc).
+    ``error``: as :func:`update`'s."""
+    update(A, indices, values, "replace", error=error)
 
 
 def gather(A, indices) -> np.ndarray:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import collective, irregular
+
 _TYPELESS = tuple(np.dtype(t) for t in (np.float64, np.int64, np.bool_, np.complex128))
 
 
@@ -39,7 +41,10 @@ def shown_values(base, shape, M, c) -> tuple[np.ndarray, bool]:
                      for row, ci in zip(M, c))
     if not size:
         base_idx = tuple(np.empty(0, np.int64) for _ in M)
-    return base.gather(base_idx).reshape(small), summarise
+    # agreed first (not only folded, as a gather is): printing on one locale alone is a
+    # newcomer's mistake, raised as a CollectiveMismatch on every locale at once
+    collective.checked("printing {0}", base)
+    return irregular.gather(base, base_idx).reshape(small), summarise
 
 
 def _body(values: np.ndarray, summarise: bool, prefix: str, separator: str) -> str:

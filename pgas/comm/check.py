@@ -253,15 +253,19 @@ def agree_words(detail: int | None = None, failed: bool = False, value: np.ndarr
     return w
 
 
-def gather_partials(op: str, arrays, args, part: np.ndarray | None, dtype) -> np.ndarray:
+def gather_partials(op: str, arrays, args, part: np.ndarray | None, dtype,
+                    error: BaseException | None = None) -> np.ndarray:
     """Collective (folding mode, :data:`SLOTS` set): agree on the calls folded so far and on
     this one (``op``, ``arrays``, ``args``, as :func:`fold_call` takes them) and gather every
     locale's partial result ``part`` (a 0-d array of ``dtype``, at most 16 bytes; None where
-    a locale has none) in the same single reduction.  Returns the partials, in locale order."""
+    a locale has none) in the same single reduction.  Returns the partials, in locale order.
+    ``error``: this locale's error for the call, raised alike on every locale (see
+    :func:`agree_history`) once the calls are found the same."""
     frame = call_site()
     fold_call(op, arrays, args, frame)
-    out = _or(agree_words(part=None if part is None else np.asarray(part, dtype)))
-    agreed(out, frame)
+    out = _or(agree_words(failed=error is not None, part=None if part is None else np.asarray(part, dtype)))
+    if agreed(out, frame):
+        runtime.raise_agreed(error)
     present = int(out[WORDS])
     raw = out[WORDS + 1:].view(np.uint8)
     picks = [raw[16 * i:16 * i + dtype.itemsize] for i in range(SLOTS) if present >> i & 1]

@@ -74,6 +74,16 @@ def fused(monkeypatch):
     pg.config()
 
 
+@pytest.fixture(params=["dense", "sparse"])
+def exchange_kind(request, monkeypatch):
+    """Exchanges (:func:`pgas.comm.exchange`) as they run at this locale count (``dense``: up to
+    DENSE_MAX locales every pair messages) or as beyond DENSE_MAX (``sparse``: only non-empty
+    parts, ended by a consensus)."""
+    if request.param == "sparse":
+        monkeypatch.setattr(sys.modules["pgas.comm.exchange"], "DENSE_MAX", 1)
+    return request.param
+
+
 def pytest_configure(config):
     if comm.here() != 0:
         reporter = config.pluginmanager.get_plugin("terminalreporter")

@@ -2,8 +2,6 @@
 barrier (docs/memory-model.md, rule 8): what follows them on any locale still sees their
 results, and what preceded them is still what they read."""
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -81,15 +79,6 @@ def test_scatter_then_update_then_to_numpy():
     want = np.array([j % P + 1 for j in range(N)], dtype=np.int32)
     want[0] += 3 * P
     assert_matches(A, want)
-
-
-@pytest.fixture(params=["dense", "sparse"])
-def exchange_kind(request, monkeypatch):
-    """Exchanges as they run at this locale count (``dense``: up to DENSE_MAX locales every pair
-    messages) or as beyond DENSE_MAX (``sparse``: only non-empty parts, ended by a consensus)."""
-    if request.param == "sparse":
-        monkeypatch.setattr(sys.modules["pgas.comm.exchange"], "DENSE_MAX", 1)
-    return request.param
 
 
 @pytest.mark.parametrize("form", ["indices", "plan", "ufunc.at"])

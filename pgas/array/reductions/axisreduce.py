@@ -112,6 +112,34 @@ class _Target:
         self.cols = [g.reshape(-1) for g in np.meshgrid(*idx, indexing="ij")] if idx else []
 
 
+def _checked(A, axes, keepdims, out, op: str, args) -> None:
+    """Check the call ``op`` (with ``args``) on ``A``: where its result is an array, whose
+    partial results go to their owners by one :func:`pgas.comm.exchange`, the call is only
+    folded in the folding mode of collective checking (the exchange agrees on it, and on
+    any locale's error in making its partial results: :func:`_partial`); a scalar result
+    is combined by a reduction that does not, so that call is agreed first."""
+    if out is None and not keepdims and len(axes) == A.ndim:
+        collective.checked(op, A, args=args)
+    else:
+        collective.folded(op, A, args=args)
+
+
+def _partial(A, axes, keepdims, out, make):
+    """``(make(), None)``, or, where the result is an array (see :func:`_checked`), ``(None,
+    error)`` for an error ``make`` raises, which :func:`_exchange` then raises alike."""
+    if out is None and not keepdims and len(axes) == A.ndim:
+        return make(), None
+    try:
+        return make(), None
+    except (ValueError, TypeError, IndexError, OverflowError, NotImplementedError) as e:
+        return None, e
+
+
+def _failed(error: BaseException) -> None:
+    """Raise ``error`` on every locale alike in the exchange the others make (:func:`_exchange`)."""
+    comm.exchange([np.empty(0, np.uint8)] * comm.num_locales(), np.uint8, error)
+
+
 def _exchange(t: _Target, fields: dict, fold) -> tuple[np.ndarray, dict]:
     """Send each partial cell's ``fields`` to the result owner; returns the received
     ``(local offsets, fields)``, concatenated in source locale order.
@@ -228,11 +256,14 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
         from .whole import reduce_all
 
         return reduce_all(A, local_fn, op, None, None, None)        # checked there
-    collective.checked(f"{{0}}.{op}({_axis_text(axis)})", A, args=(op, collective.plain(axis), str(dtype), keepdims,
-                                                                    collective.plain(where), collective.plain(initial)))
-    t = _Target(A, axes, keepdims, out, what)
-    mask = _where_local(A, where)
-    if t.contributes:
+    _checked(A, axes, keepdims, out, f"{{0}}.{op}({_axis_text(axis)})",
+             (op, collective.plain(axis), str(dtype), keepdims, collective.plain(where), collective.plain(initial)))
+
+    def make():
+        t = _Target(A, axes, keepdims, out, what)
+        mask = _where_local(A, where)
+        if not t.contributes:
+            return t, np.empty(0, probe_dtype)
         kw = {} if mask is True else {"where": mask}
         if op == "count_nonzero":
             part = np.count_nonzero(A.local, axis=axes) if mask is True else \
@@ -243,8 +274,11 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
             part = local_fn(A.local, axis=axes, **kw, **({} if init is None else {"initial": init}))
         else:                           # initial is applied once, when combining
             part = local_fn(A.local, axis=axes, dtype=probe_dtype, **kw)
-    else:
-        part = np.empty(0, probe_dtype)
+        return t, part
+    made, err = _partial(A, axes, keepdims, out, make)
+    if err is not None:
+        _failed(err)
+    t, part = made
     offs, f = _exchange(t, {"v": np.asarray(part, dtype=probe_dtype)},
                         lambda o, g: {"v": _combine(t, ufunc, o, g["v"], probe_dtype, None)})
     res = _combine(t, ufunc, offs, f["v"], probe_dtype, init)
@@ -265,17 +299,23 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     if where is True and out is None and not keepdims and len(axes) == A.ndim:
         # by NumPy's intp count (a Python int is weak: float32 / 2**24 + 1 would divide in float32)
         return np.true_divide(reduce(A, "sum", None, sdt), np.intp(A.size)).astype(sdt)   # checked there
-    collective.checked(f"{{0}}.mean({_axis_text(axis)})", A, args=(collective.plain(axis), str(dtype), keepdims,
-                                                                   collective.plain(where)))
-    t = _Target(A, axes, keepdims, out, f"mean over {A.label}")
-    mask = _where_local(A, where)
-    fields = {"s": np.empty(0, sdt), "n": np.empty(0, np.int64)}
-    if t.contributes:
+    _checked(A, axes, keepdims, out, f"{{0}}.mean({_axis_text(axis)})",
+             (collective.plain(axis), str(dtype), keepdims, collective.plain(where)))
+
+    def make():
+        t = _Target(A, axes, keepdims, out, f"mean over {A.label}")
+        mask = _where_local(A, where)
+        if not t.contributes:
+            return t, {"s": np.empty(0, sdt), "n": np.empty(0, np.int64)}
         kw = {} if mask is True else {"where": mask}
         s = np.sum(A.local, axis=axes, dtype=sdt, **kw)
         n = np.sum(np.broadcast_to(mask, A.local.shape), axis=axes, dtype=np.int64) if mask is not True else \
             np.full(np.shape(s), int(np.prod([A.local.shape[d] for d in axes])), np.int64)
-        fields = {"s": np.asarray(s, sdt), "n": np.asarray(n, np.int64)}
+        return t, {"s": np.asarray(s, sdt), "n": np.asarray(n, np.int64)}
+    made, err = _partial(A, axes, keepdims, out, make)
+    if err is not None:
+        _failed(err)
+    t, fields = made
     offs, f = _exchange(t, fields, lambda o, g: {"s": _combine(t, np.add, o, g["s"], sdt, None),
                                                  "n": _combine(t, np.add, o, g["n"], np.int64, None)})
     s = _combine(t, np.add, offs, f["s"], sdt, None)
@@ -297,10 +337,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
     """Collective: NumPy's ``var`` (``std`` if ``std``) along ``axis`` with ``ddof`` over the
     elements ``where`` selects: per-locale (count, sum, squared deviations) combined with the
     parallel-variance formula."""
-    collective.checked(f"{{0}}.{'std' if std else 'var'}({_axis_text(axis)})", source(a),
-                       args=(collective.plain(axis), str(dtype), ddof, keepdims, std, collective.plain(where)))
     A = source(a)
     axes = normalize_axes(axis, A.ndim)
+    _checked(A, axes, keepdims, out, f"{{0}}.{'std' if std else 'var'}({_axis_text(axis)})",
+             (collective.plain(axis), str(dtype), ddof, keepdims, std, collective.plain(where)))
     if dtype is not None and np.dtype(dtype).kind in "biu":
         # NumPy truncates the mean to that dtype and sums the squares with wrap-around:
         # not what the parallel formula below computes, and not something worth copying.
@@ -310,10 +350,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
     cdt = np.dtype(dtype) if dtype is not None else (np.dtype(np.float64) if A.dtype.kind in "biu" else A.dtype)
     rdt = np.empty(0, cdt).real.dtype if cdt.kind == "c" else cdt
     res_dt = cdt if cdt.kind == "c" and A.dtype.kind != "c" else rdt   # NumPy: real input, complex dtype
-    t = _Target(A, axes, keepdims, out, f"{'std' if std else 'var'} over {A.label}")
-    mask = _where_local(A, where)
-    fields = {"n": np.empty(0, np.int64), "s": np.empty(0, cdt), "m2": np.empty(0, rdt)}
-    if t.contributes:
+
+    def make():
+        t = _Target(A, axes, keepdims, out, f"{'std' if std else 'var'} over {A.label}")
+        mask = _where_local(A, where)
+        if not t.contributes:
+            return t, {"n": np.empty(0, np.int64), "s": np.empty(0, cdt), "m2": np.empty(0, rdt)}
         x = A.local.astype(cdt, copy=False)
         kw = {} if mask is True else {"where": mask}
         if mask is True:
@@ -326,7 +368,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
             mu = s / np.maximum(cnt, 1)
         dev = x - mu                      # NumPy's x - mean: inf - inf is its invalid value
         m2 = np.sum((dev * dev.conj()).real if cdt.kind == "c" else dev * dev, axis=axes, **kw)
-        fields = {"n": cnt.reshape(m2.shape), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
+        return t, {"n": cnt.reshape(m2.shape), "s": s.reshape(m2.shape), "m2": np.asarray(m2, rdt)}
+    made, err = _partial(A, axes, keepdims, out, make)
+    if err is not None:
+        _failed(err)
+    t, fields = made
 
     def moments(o, g):                  # (count, sum, squared deviations) of each result element
         n = _combine(t, np.add, o, g["n"], np.int64, None)
@@ -353,10 +399,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
 def arg(a, op: str, axis=None, out=None, keepdims=False):
     """Collective: NumPy's ``argmin``/``argmax`` along one ``axis`` (global index along it), or
     with ``axis=None`` the flat global (C order) index; NaN wins, ties go to the smallest index."""
-    collective.checked(f"{{0}}.arg{op}({_axis_text(axis)})", source(a), args=(op, collective.plain(axis), keepdims))
     A = source(a)
     single = normalize_axes(axis, A.ndim, single=True) if axis is not None else None
     axes = single if single is not None else tuple(range(A.ndim))
+    _checked(A, axes, keepdims, out, f"{{0}}.arg{op}({_axis_text(axis)})", (op, collective.plain(axis), keepdims))
     n_out = int(np.prod([A.shape[d] for d in range(A.ndim) if d not in axes]))
     if any(A.shape[d] == 0 for d in axes):        # NumPy: also when the result is empty (shape (0, 0))
         raise ValueError(f"attempt to get {op} of an empty sequence ({A.label})")

@@ -24,6 +24,7 @@ import numpy as np
 from ... import comm
 from ...exec import fperr
 from ..axes import normalize_axes
+from .. import collective
 from ..index import check_dtype
 from ..operands import source
 from .axisreduce import loop_dtype
@@ -66,6 +67,8 @@ def _scan(a, op: str, ufunc, axis, dtype, out, probe):
     from ..shape import ravel
 
     A = source(a)
+    collective.folded(f"np.{op}({{0}}, ...)" if "." in op else f"{{0}}.{op}(...)", A,   # agreed in the exchange
+                      args=(collective.plain(axis), str(dtype), collective.plain(out)))
     if axis is None and A.ndim > 1:
         A = ravel(A)
     ax = 0 if axis is None else normalize_axes(axis, A.ndim, single=True)[0]
@@ -84,18 +87,22 @@ def _scan(a, op: str, ufunc, axis, dtype, out, probe):
     L, rest = x.shape[0], x.shape[1:]
     k, r = divmod(L, b)
     within = np.empty(x.shape, rdt)
-    if k:
-        within[:k * b] = fn(x[:k * b].reshape(k, b, *rest), axis=1, dtype=rdt).reshape(k * b, *rest)
-    if r:
-        within[k * b:] = fn(x[k * b:], axis=0, dtype=rdt)
     ends = [min((j + 1) * b, L) - 1 for j in range(k + (r > 0))]
-    totals = np.ascontiguousarray(within[ends])
     peers = _line_peers(A.layout, ax, me)
     send = [np.empty(0, np.uint8)] * comm.num_locales()
-    if totals.size:
-        for t in peers:
-            send[t] = totals.reshape(-1).view(np.uint8)
-    got = comm.exchange(send, np.uint8)
+    try:                                             # (an error here is raised alike by the exchange)
+        if k:
+            within[:k * b] = fn(x[:k * b].reshape(k, b, *rest), axis=1, dtype=rdt).reshape(k * b, *rest)
+        if r:
+            within[k * b:] = fn(x[k * b:], axis=0, dtype=rdt)
+        totals = np.ascontiguousarray(within[ends])
+        if totals.size:
+            for t in peers:
+                send[t] = totals.reshape(-1).view(np.uint8)
+        err = None
+    except (ValueError, TypeError, OverflowError) as e:
+        err = e
+    got = comm.exchange(send, np.uint8, err)
     nblocks = -(-m.n // b)
     G = np.zeros((nblocks, *rest), rdt)
     for qq, t in enumerate(peers):
