@@ -32,9 +32,12 @@ distribution (a BlockCyclic block larger than n / P) is what it is.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ... import comm
+from ...comm import trace
 from ..core import DistArray
 from ..creation.layouts import owned_flat
 
@@ -54,6 +57,19 @@ def exchange_runs(rec: np.ndarray, cuts: np.ndarray, rcounts: np.ndarray | None 
     got, rc = comm.alltoallv_buffer(np.ascontiguousarray(rec).view(np.uint8), np.diff(cuts) * size,
                                     None if rcounts is None else np.asarray(rcounts, dtype=np.int64) * size)
     return got.view(rec.dtype), rc // size
+
+
+def clock() -> tuple[float, float] | bool:
+    """Under ``pg.trace``: the start of a phase, ``(wall, processor time)``; else False."""
+    return trace.on and (trace.now(), time.thread_time())
+
+
+def phase(name: str, t0: tuple[float, float]) -> tuple[float, float]:
+    """Record the sort's phase ``name`` from ``t0`` (:func:`clock`) to now as a span with the
+    processor time this locale ran in it (``cpu_us``); returns the next phase's start."""
+    c = time.thread_time()
+    trace.add("kernel", "sort: " + name, t0[0], {"cpu_us": round((c - t0[1]) * 1e6, 1)})
+    return trace.now(), c
 
 
 def _key_order(v: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -79,9 +95,12 @@ def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.nd
     Each locale passes its records (``g`` distinct over all locales, increasing
     on each); returns its run of the globally sorted records ``(values, indices)``,
     the global position of its first record, and every locale's run length."""
+    t = clock()
     order = np.argsort(v, kind="stable")                 # g increases, so ties stay by index
     v, g = v[order], g[order]
     P = comm.num_locales()
+    if t:
+        t = phase("local sort", t)
     if P == 1:
         return v, g, 0, np.array([len(v)])
     m = len(v)
@@ -101,7 +120,11 @@ def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.nd
     cuts[1:P][inside] = _cuts(v, g, sv[picks[inside]], sg[picks[inside]])
     cuts = np.maximum.accumulate(cuts)
     sizes = comm.iallreduce(np.diff(cuts), "sum")       # every bucket's size, overlapped with the exchange
+    if t:
+        t = phase("splitters", t)
     got, rcounts = exchange_runs(rec, cuts)
+    if t:
+        t = phase("exchange", t)
     starts = (np.cumsum(rcounts) - rcounts)[rcounts > 0]
     gg = got["g"]
     if len(starts) < 2 or np.all(np.maximum.reduceat(gg, starts)[:-1] < np.minimum.reduceat(gg, starts)[1:]):
@@ -109,7 +132,10 @@ def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.nd
     else:
         o = _key_order(got["v"], gg)
     counts = sizes.wait()
-    return got["v"][o], gg[o], int(counts[:comm.here()].sum()), counts
+    out = got["v"][o], gg[o], int(counts[:comm.here()].sum()), counts
+    if t:
+        phase("merge", t)
+    return out
 
 
 def place(values: np.ndarray, offset: int, layout, out: DistArray, runs: np.ndarray | None = None) -> None:
@@ -117,6 +143,7 @@ def place(values: np.ndarray, offset: int, layout, out: DistArray, runs: np.ndar
     ``offset, offset + 1, ...`` of a 1-D array into ``out`` (of ``layout``).  ``runs``, every
     locale's run length in locale order (the runs tile the array), saves an all-to-all of counts:
     each locale then knows what it receives from each."""
+    t = clock()
     P = comm.num_locales()
     pos = np.arange(offset, offset + len(values), dtype=np.int64)
     owners = layout.owners((pos,))
@@ -131,6 +158,8 @@ def place(values: np.ndarray, offset: int, layout, out: DistArray, runs: np.ndar
         rcounts = np.diff(np.searchsorted(mine, np.concatenate([[0], np.cumsum(runs)])))
     got, _ = exchange_runs(rec, edges, rcounts)
     out._flat_local[got["o"]] = got["v"]
+    if t:
+        phase("place", t)
 
 
 def check_array(A, what: str) -> None:
