@@ -16,7 +16,7 @@ from util import mixed_dists as _dists
 
 import pgas as pg
 from pgas.array.index import SUPPORTED_DTYPES
-from pgas.array.sorting.samplesort import sample_sort
+from pgas.array.sorting.samplesort import sample_sort, sort_values
 
 P = pg.num_locales
 MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=8)
@@ -175,8 +175,9 @@ def test_sorts_keep_numpy_stable_order_bit_for_bit(dtype, n, zeros, nans, din, d
 @pytest.mark.parametrize("pattern", ["equal", "reversed", "duplicates"])
 @pytest.mark.parametrize("dist", ["block", "cyclic"])
 def test_buckets_stay_balanced(pattern, dist):
-    """Keys are (value, global index), so even all-equal input splits evenly:
-    no locale's bucket exceeds about 2 n / P (the regular-sampling bound)."""
+    """Keys are (value, global index), or for values alone (value, locale, position in its
+    sorted run), so even all-equal input splits evenly: no locale's bucket exceeds about
+    2 n / P (the regular-sampling bound)."""
     n = 3000
     x = make(np.float64, pattern, n, 1)
     A = pg.from_numpy(x, dist=DISTS[dist])
@@ -184,6 +185,9 @@ def test_buckets_stay_balanced(pattern, dist):
     v, g, off, counts = sample_sort(A._flat_local, owned_flat(A.layout, pg.here), n)
     collective_verdict(sum(counts) == n and max(counts) <= 2 * n / P + 2 * P, lambda: f"bucket sizes {counts}")
     collective_verdict(np.array_equal(g, np.argsort(x, kind="stable")[off:off + len(g)]), "run")
+    v, off, counts = sort_values(A._flat_local, n, lambda: owned_flat(A.layout, pg.here))
+    collective_verdict(sum(counts) == n and max(counts) <= 2 * n / P + 2 * P, lambda: f"values: bucket sizes {counts}")
+    collective_verdict(np.array_equal(v, np.sort(x)[off:off + len(v)]), "values: run")
 
 
 @pytest.mark.parametrize("kind", ["block", "cyclic", "bc2"])
