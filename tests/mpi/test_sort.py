@@ -16,7 +16,7 @@ from util import mixed_dists as _dists
 
 import pgas as pg
 from pgas.array.index import SUPPORTED_DTYPES
-from pgas.array.sorting.samplesort import sample_sort
+from pgas.array.sorting.samplesort import sample_sort, sort_values
 
 P = pg.num_locales
 MPI_SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=8)
@@ -122,11 +122,62 @@ def test_searchsorted_matches_numpy(case, side, m):
         collective_verdict(one == np.searchsorted(x, q[0], side=side), lambda: f"{one}")
 
 
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+def _nan_of(dtype, negative: bool, payload: int):
+    """A NaN of ``dtype`` with its sign bit set if ``negative`` and ``payload`` in its low bits."""
+    u = np.array(np.nan, dtype=dtype).view(f"u{np.dtype(dtype).itemsize}")
+    u |= np.array(payload, dtype=u.dtype)
+    if negative:
+        u |= np.array(1, dtype=u.dtype) << np.array(8 * u.itemsize - 1, dtype=u.dtype)
+    return u.view(dtype)[()]
+
+
+@settings(MPI_SETTINGS, max_examples=40)
+@given(st.sampled_from(SUPPORTED_DTYPES), st.one_of(st.integers(0, 2 * P + 1), st.integers(0, 400)),
+       st.sampled_from(["none", "+0", "-0", "both"]), st.sampled_from(["none", "quiet", "-nan", "payload", "mixed"]),
+       st.sampled_from(sorted(DISTS)), st.sampled_from(sorted(DISTS)), st.integers(0, 2**16))
+def test_sorts_keep_numpy_stable_order_bit_for_bit(dtype, n, zeros, nans, din, dout, seed):
+    """pg.sort and A.sort() (values only, by np.sort where no equal values differ in bits) give
+    np.sort(kind="stable")'s bits: the signs of zeros in input order, each NaN's bit pattern
+    where it lands; pg.argsort gives the stable order; unique's values and counts agree."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    x = make(dtype, "duplicates" if seed % 2 else "wide", n, seed)
+    if dtype.kind == "f" and n:
+        where = rng.integers(0, 4, n)
+        if zeros != "none":
+            signs = {"+0": [False], "-0": [True], "both": [False, True]}[zeros]
+            x[where == 1] = np.where(rng.choice(signs, n), -0.0, 0.0)[where == 1]
+        if nans != "none":
+            pats = {"quiet": [(False, 0)], "-nan": [(True, 0)], "payload": [(False, 5)],
+                    "mixed": [(False, 0), (True, 0), (False, 5)]}[nans]
+            kinds = rng.integers(0, len(pats), n)
+            for k, (neg, pay) in enumerate(pats):
+                x[(where == 2) & (kinds == k)] = _nan_of(dtype, neg, pay)
+    A = pg.from_numpy(x, dist=DISTS[din])
+    want = np.sort(x, kind="stable")
+    got = pg.sort(A, dist=DISTS[dout]).to_numpy()
+    collective_verdict(np.array_equal(_bits(got), _bits(want)), lambda: f"pg.sort {got} vs {want}")
+    B = A.copy()
+    B.sort()
+    got = B.to_numpy()
+    collective_verdict(np.array_equal(_bits(got), _bits(want)), lambda: f"A.sort() {got} vs {want}")
+    exact(pg.argsort(A, dist=DISTS[dout]), np.argsort(x, kind="stable").astype(np.int64))
+    u, c = pg.unique(A, return_counts=True)
+    eu, ec = np.unique(x, return_counts=True)
+    collective_verdict(np.array_equal(u.to_numpy(), eu, equal_nan=True) and np.array_equal(c.to_numpy(), ec),
+                       "unique")
+
+
 @pytest.mark.parametrize("pattern", ["equal", "reversed", "duplicates"])
 @pytest.mark.parametrize("dist", ["block", "cyclic"])
 def test_buckets_stay_balanced(pattern, dist):
-    """Keys are (value, global index), so even all-equal input splits evenly:
-    no locale's bucket exceeds about 2 n / P (the regular-sampling bound)."""
+    """Keys are (value, global index), or for values alone (value, locale, position in its
+    sorted run), so even all-equal input splits evenly: no locale's bucket exceeds about
+    2 n / P (the regular-sampling bound)."""
     n = 3000
     x = make(np.float64, pattern, n, 1)
     A = pg.from_numpy(x, dist=DISTS[dist])
@@ -134,6 +185,9 @@ def test_buckets_stay_balanced(pattern, dist):
     v, g, off, counts = sample_sort(A._flat_local, owned_flat(A.layout, pg.here), n)
     collective_verdict(sum(counts) == n and max(counts) <= 2 * n / P + 2 * P, lambda: f"bucket sizes {counts}")
     collective_verdict(np.array_equal(g, np.argsort(x, kind="stable")[off:off + len(g)]), "run")
+    v, off, counts = sort_values(A._flat_local, n, lambda: owned_flat(A.layout, pg.here))
+    collective_verdict(sum(counts) == n and max(counts) <= 2 * n / P + 2 * P, lambda: f"values: bucket sizes {counts}")
+    collective_verdict(np.array_equal(v, np.sort(x)[off:off + len(v)]), "values: run")
 
 
 @pytest.mark.parametrize("kind", ["block", "cyclic", "bc2"])

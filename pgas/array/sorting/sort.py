@@ -26,7 +26,7 @@ from .. import engine
 from ..core import DistArray
 from ..creation.conversion import redistribute
 from ..creation.layouts import new_layout
-from .samplesort import check_array, place, sorted_run
+from .samplesort import check_array, place, sorted_run, sorted_values
 from .. import collective
 
 
@@ -96,7 +96,7 @@ def sort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None) ->
     ax = _axis(A, axis, "sort")
     if ax is not None:
         return _along(A, ax, lambda x, k: np.sort(x, axis=k, kind="stable"), A.dtype)
-    v, _, off, runs = sorted_run(A)
+    v, off, runs = sorted_values(A)
     return _result(v, off, runs, A.size, A.dtype, dist)
 
 
@@ -151,7 +151,7 @@ def sort_inplace(A, axis=-1, kind=None, order=None) -> None:
     if ax is not None:
         A.local.sort(axis=ax, kind="stable")
     else:
-        v, _, off, runs = sorted_run(A)
+        v, off, runs = sorted_values(A)
         place(v, off, A.layout, A, runs)
     comm.barrier([A._win])
 

@@ -8,7 +8,7 @@ from ... import comm
 from ...layout import Block, Distribution
 from ..core import DistArray
 from ..creation.layouts import new_layout
-from .samplesort import check_array, place, sorted_run
+from .samplesort import check_array, place, sorted_values
 from .. import collective
 
 
@@ -44,7 +44,7 @@ def unique(A, return_counts: bool = False, dist: Distribution | None = None):
     """
     collective.checked("np.unique({0})", A, args=(return_counts, repr(dist)))
     check_array(A, "unique")
-    v, _, off, _ = sorted_run(A)
+    v, off, _ = sorted_values(A)
     me = comm.here()
     lasts = comm.allgather(v[-1:])
     prev = next((lasts[r] for r in range(me - 1, -1, -1) if len(lasts[r])), None)
