@@ -45,7 +45,7 @@ COLLECTIVES = ("barrier", "allreduce", "iallreduce", "allgather", "allgatherv", 
                "bcast_value", "alltoallv_buffer", "bitwise_or", "allreduce_with", "agree", "exscan")
 #: What a wait calls while it polls: as many as the machine's load makes, so not counted ...
 POLLING = ("sleep", "sched_yield", "_stalled", "pause")
-#: ... nor what these call (the test of the requests a wait's :func:`pgas.comm.runtime.poll`
+#: ... nor what these call (the test of the requests a wait's :func:`pgas.comm.waits.poll`
 #: makes until they are complete), nor what those call in turn.
 POLLERS = ("poll",)
 

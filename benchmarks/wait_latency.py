@@ -3,7 +3,7 @@
 Times, on every locale of the job, with the slowest locale's figure reported:
 
 - ``barrier``: ``MPI_Barrier`` called by mpi4py (MPICH's own busy poll) and pgas's
-  barrier (``Ibarrier`` waited for by :func:`pgas.comm.runtime.yielding_wait`);
+  barrier (``Ibarrier`` waited for by :func:`pgas.comm.waits.yielding_wait`);
 - ``pingpong``: one 8-byte message from locale 0 to the last locale and back, each
   waited for by ``yielding_wait``: half the round trip;
 - ``ring``: each locale swaps 8 KiB with its left and right neighbours (persistent
@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 import pgas as pg
-from pgas.comm import runtime
+from pgas.comm import collectives, process, runtime, waits
 
 
 def _each(f, reps: int) -> np.ndarray:
@@ -49,7 +49,7 @@ def _mean(f, reps: int) -> float:
     t = time.perf_counter()
     for _ in range(reps):
         f()
-    return c.allreduce((time.perf_counter() - t) / reps, op=runtime.mpi().MAX)
+    return c.allreduce((time.perf_counter() - t) / reps, op=process.mpi().MAX)
 
 
 def main() -> None:
@@ -57,23 +57,23 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=1000)
     p.add_argument("--json", default=None, metavar="FILE", help="write the figures here (locale 0)")
     args = p.parse_args()
-    MPI, c = runtime.mpi(), runtime.comm()
+    MPI, c = process.mpi(), runtime.comm()
     me, n, reps = c.Get_rank(), c.Get_size(), args.reps
-    res = {"locales": n, "wait": runtime.wait_mode(), "reps": reps}
+    res = {"locales": n, "wait": waits.wait_mode(), "reps": reps}
 
     res["mpi_barrier_us"] = _mean(c.Barrier, reps) * 1e6
-    res["pgas_barrier_us"] = _mean(lambda: runtime.barrier(windows=[]), reps) * 1e6
+    res["pgas_barrier_us"] = _mean(lambda: collectives.barrier(windows=[]), reps) * 1e6
 
     buf = np.zeros(1)
     last = n - 1
 
     def ping():
         if me == 0:
-            runtime.yielding_wait([c.Isend(buf, dest=last, tag=7)])
-            runtime.yielding_wait([c.Irecv(buf, source=last, tag=8)])
+            waits.yielding_wait([c.Isend(buf, dest=last, tag=7)])
+            waits.yielding_wait([c.Irecv(buf, source=last, tag=8)])
         elif me == last:
-            runtime.yielding_wait([c.Irecv(buf, source=0, tag=7)])
-            runtime.yielding_wait([c.Isend(buf, dest=0, tag=8)])
+            waits.yielding_wait([c.Irecv(buf, source=0, tag=7)])
+            waits.yielding_wait([c.Isend(buf, dest=0, tag=8)])
     if n > 1:
         res["pingpong_us"] = _mean(ping, reps) / 2 * 1e6
 
@@ -85,7 +85,7 @@ def main() -> None:
 
         def swap():
             MPI.Prequest.Startall(reqs)
-            runtime.yielding_wait(reqs)
+            waits.yielding_wait(reqs)
         c.Barrier()
         ring = _each(swap, reps)
         res["ring_mean_us"] = c.allreduce(float(ring.mean()), op=MPI.MAX) * 1e6

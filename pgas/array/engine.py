@@ -302,7 +302,7 @@ _by_bit: dict = {}
 def allocated(array) -> None:
     """Hook of every array's creation (see :func:`_after_barrier`)."""
     wid = array._win.id
-    arrays = _by_bit.setdefault(wid % _comm.runtime.BITS, {})
+    arrays = _by_bit.setdefault(wid % _comm.collectives.BITS, {})
 
     def gone(ref, wid=wid, arrays=arrays):
         if arrays.get(wid) is ref:

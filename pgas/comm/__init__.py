@@ -4,40 +4,32 @@ from . import check
 from .check import CollectiveMismatch
 from .diagnostics import CommDiagnostics, comm_diagnostics
 from .exchange import KnownExchange, exchange, exchange_known  # point-to-point exchanges
-from .runtime import (
-    LocaleError,
+from .agreement import LocaleError, agree
+from .collectives import (
     PendingReduction,  # a reduction overlapped with other messages
-    abort,
-    agree,
     allgather,
     allgatherv,
     allreduce,
     allreduce_with,
     alltoallv,
     alltoallv_buffer,
-    arrived,  # interior computed while the peers are not ready
-    await_target,
     barrier,
     barrier_count,  # ghost reads
     bcast,
     bcast_value,
     exscan,
     fence,  # a lock's memory ordering
-    free_handles,  # finalizers: MPI handles freed on MPI's thread
-    expect,
-    expect_values,
-    here,
     iallreduce,
-    library_version,
     mark_one_sided,  # one-sided writes agreed at pg.barrier()
-    mpi4py_version,
-    notify,
-    notify_values,
-    num_locales,
     on_barrier,
+)
+from .epochs import await_target, statement_done
+from .notify import expect, expect_values, notify, notify_values
+from .process import abort, here, library_version, mpi4py_version, num_locales, report_and_abort
+from .waits import (
+    arrived,  # interior computed while the peers are not ready
+    free_handles,  # finalizers: MPI handles freed on MPI's thread
     poll,
-    report_and_abort,
-    statement_done,
     wait,
 )
 from .window import Window, allocate

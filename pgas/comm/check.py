@@ -52,7 +52,7 @@ import zlib
 
 import numpy as np
 
-from . import node, runtime
+from . import agreement, collectives, node, process, runtime, waits
 
 #: Whether every collective call is agreed before it runs (the strict mode; set through
 #: ``pg.config(check=...)``, whose default :mod:`pgas.exec.settings` reads from ``$PGAS_CHECK``).
@@ -93,9 +93,9 @@ def set_mode(mode) -> None:
 
 def _apply(_node=None) -> None:
     global enabled, folding, SLOTS
-    fold_now = _mode == "auto" and runtime._comm is not None and runtime.num_locales() > 1
+    fold_now = _mode == "auto" and runtime._comm is not None and process.num_locales() > 1
     if runtime._comm is not None:
-        P = runtime.num_locales()
+        P = process.num_locales()
         SLOTS = P if P <= MAX_SLOTS else 0
     if folding and not fold_now and _count:
         agree_history()
@@ -246,7 +246,7 @@ def agree_words(detail: int | None = None, failed: bool = False, value: np.ndarr
     if value is not None:
         w.view(np.uint8)[8 * _VALUE:8 * _VALUE + value.itemsize] = value.view(np.uint8)
     if part is not None:
-        i = runtime.here()
+        i = process.here()
         w[WORDS] = 1 << i
         at = 8 * (WORDS + 1 + 2 * i)
         w.view(np.uint8)[at:at + part.itemsize] = np.ascontiguousarray(part).reshape(1).view(np.uint8)
@@ -291,7 +291,7 @@ def _or(words: np.ndarray) -> np.ndarray:
     """The bitwise or over locales of an agreement's words (one small allreduce, of the shape
     ``pg.barrier()``'s has: :data:`WORDS` and the barrier's own)."""
     n = len(words)
-    return runtime.bitwise_or(np.concatenate([words, np.zeros(runtime.BARRIER_WORDS, dtype=np.uint64)]))[:n]
+    return collectives.bitwise_or(np.concatenate([words, np.zeros(collectives.BARRIER_WORDS, dtype=np.uint64)]))[:n]
 
 
 def agree_history(op: str = "", arrays=(), args=(), frame=None, error: BaseException | None = None) -> None:
@@ -299,11 +299,11 @@ def agree_history(op: str = "", arrays=(), args=(), frame=None, error: BaseExcep
     start a new record.  ``op`` (with ``arrays``, ``args``, ``frame``): a call agreed now
     itself, folded first (a reduction, say).  Raises :class:`CollectiveMismatch` on every
     locale if the calls differ, else ``error`` (an error this locale has for the call) on
-    every locale if some locale has one (see :func:`pgas.comm.runtime.raise_agreed`)."""
+    every locale if some locale has one (see :func:`pgas.comm.agreement.raise_agreed`)."""
     if op:
         fold_call(op, arrays, args, frame)
     if agreed(_or(agree_words(failed=error is not None)), frame):
-        runtime.raise_agreed(error)
+        agreement.raise_agreed(error)
 
 
 _SIGNATURES: dict = {}      # (op, arrays' numbers, shapes and dtypes) -> the hash of a call without args
@@ -366,7 +366,7 @@ _SHOWN = 64              # the last calls of a record that a stalled locale desc
 
 
 def _on_stall() -> None:
-    """A wait of this locale has gone on for a while (:func:`pgas.comm.runtime.on_stall`): in
+    """A wait of this locale has gone on for a while (:func:`pgas.comm.waits.on_stall`): in
     the folding mode, tell the other locales which calls it made since the last agreement
     (once per point), and compare with what they told: if some locale's calls are not a
     prefix of this one's or the other way round, the two wait at calls that differ, for
@@ -374,13 +374,13 @@ def _on_stall() -> None:
     global _told
     if not folding:
         return
-    c, MPI = runtime.stall_comm(), runtime.mpi()
-    me, frame = runtime.here(), call_site()
+    c, MPI = runtime.stall_comm(), process.mpi()
+    me, frame = process.here(), call_site()
     if _told != (_agreements, _count):
         _told = (_agreements, _count)
         start = max(0, len(_log) - _SHOWN)
         state = (me, _agreements, [e[0] for e in _log], start, [_describe(e, frame) for e in _log[start:]])
-        for r in range(runtime.num_locales()):
+        for r in range(process.num_locales()):
             if r != me:
                 c.isend(state, dest=r, tag=_STALL_TAG)      # eager: small; completes without the receiver
     status = MPI.Status()
@@ -388,7 +388,7 @@ def _on_stall() -> None:
         other = c.recv(source=status.Get_source(), tag=_STALL_TAG)
         text = _diverged(other, frame)
         if text:
-            runtime.report_and_abort(CollectiveMismatch(text))
+            process.report_and_abort(CollectiveMismatch(text))
 
 
 def _diverged(other, frame) -> str | None:
@@ -401,14 +401,14 @@ def _diverged(other, frame) -> str | None:
     i = next((k for k, (a, b) in enumerate(zip(mine, hashes)) if a != b), None)
     if i is None:
         return None
-    me = runtime.here()
+    me = process.here()
     ours = _describe(_log[i], frame)
     theirs = shown[i - start] if i >= start else "another call"
     return (f"locale {me} called {ours} and locale {r} called {theirs} (the {_ordinal(i + 1)} collective call "
             f"since the locales last agreed); each waits there for the other, so the job ends")
 
 
-runtime.on_stall(_on_stall)
+waits.on_stall(_on_stall)
 
 
 def history_words() -> tuple:
@@ -438,13 +438,13 @@ def history_mismatch(frame=None) -> None:
     """Collective, once every locale knows the folded calls differ: find the first that
     differs and raise :class:`CollectiveMismatch` naming what each locale called there."""
     frame = frame if frame is not None else call_site()       # names the arrays by the user's variables
-    hashes = runtime.agreement_allgather([e[0] for e in _log])
+    hashes = collectives.agreement_allgather([e[0] for e in _log])
     n = max(len(h) for h in hashes)
     first = next((i for i in range(n) if len({h[i] if i < len(h) else None for h in hashes}) > 1), n - 1)
     mine = _describe(_log[first], frame) if first < len(_log) else "nothing more"
-    seen = runtime.agreement_allgather(mine)
+    seen = collectives.agreement_allgather(mine)
     if all(c == seen[0] for c in seen):     # the same call with other values: its arguments, if they differ
-        every = runtime.agreement_allgather(_log[first][3] if first < len(_log) else ())
+        every = collectives.agreement_allgather(_log[first][3] if first < len(_log) else ())
         if len({repr(x) for x in every}) > 1 and not any(_holds_operand(x) for x in every):
             seen = [f"{c} with arguments {x!r}" for c, x in zip(seen, every)]
         else:
@@ -561,9 +561,9 @@ def _hook_exit() -> None:
 
 def _at_exit() -> None:
     global _ended
-    if _ended or not (enabled or folding) or runtime._MPI is None or runtime.mpi().Is_finalized():
+    if _ended or not (enabled or folding) or process._MPI is None or process.mpi().Is_finalized():
         return
-    if runtime.exit_status() not in (None, 0):
+    if process.exit_status() not in (None, 0):
         return                        # sys.exit(N): the job ends with N (runtime's exit hook)
     _ended = True
     try:
@@ -572,7 +572,7 @@ def _at_exit() -> None:
         else:
             agree_history(_END)
     except CollectiveMismatch as e:
-        runtime.report_and_abort(e)
+        process.report_and_abort(e)
 
 
 def at_end() -> None:
@@ -604,7 +604,7 @@ def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | 
         an ``error`` (a scalar index): a difference is a mismatch too.
     error : BaseException, optional
         An error this locale already has for this call (an index out of range): if
-        the signatures agree, it is raised on every locale (see :func:`runtime.agree`).
+        the signatures agree, it is raised on every locale (see :func:`agreement.agree`).
     show : callable, optional
         Makes the displayed call (``op`` with ``detail`` filled in) on a mismatch.
     """
@@ -619,7 +619,7 @@ def collective(op: str, arrays=(), args=(), detail=None, error: BaseException | 
     if _differ(out, _ACC):
         _mismatch(op if show is None else show(), arrays, frame, error, args)
     if out[_FAILED]:
-        runtime.raise_agreed(error)
+        agreement.raise_agreed(error)
     if _differ(out, _DETAIL):
         _mismatch(op if show is None else show(), arrays, frame, error, args)
 
@@ -640,13 +640,13 @@ def element(code: int, array: tuple, loc, error, value, dtype, show, written=Non
     detail = _hash((code, array[0], loc, None if written is None else digest(np.ascontiguousarray(written).tobytes())))
     out = _or(agree_words(None if error is not None else detail, error is not None, value))
     if agreed(out, frame):
-        runtime.raise_agreed(error)
+        agreement.raise_agreed(error)
     if _differ(out, _DETAIL):
         _mismatch(show(), (array,), frame if frame is not None else call_site(), None)
     if code != 1:
         return None
     if value is not None:
-        runtime.record_to_all(loc[0], dtype.itemsize)
+        collectives.record_to_all(loc[0], dtype.itemsize)
     return out.view(np.uint8)[8 * _VALUE:8 * _VALUE + dtype.itemsize].view(dtype)[0]
 
 
@@ -659,13 +659,13 @@ def _mismatch(shown: str, arrays, frame, error, args=()) -> None:
             text = shown
         if error is not None:
             text += f" ({type(error).__name__}: {error})"
-        return runtime.agreement_allgather(f"{text}{_where(frame)}")
+        return collectives.agreement_allgather(f"{text}{_where(frame)}")
 
     seen = calls(lambda a: _name(a, frame))
     if all(c == seen[0] for c in seen):     # the same text everywhere: name the arrays in full
         seen = calls(lambda a: f"{_name(a, frame)} (array #{a[0]}, {np.dtype(a[2])} of shape {a[1]})")
         if all(c == seen[0] for c in seen):
-            every = runtime.agreement_allgather(args)
+            every = collectives.agreement_allgather(args)
             seen = [f"{c} with arguments {x!r}" if any(every) else f"{c} with values that differ between locales"
                     for c, x in zip(seen, every)]
     groups: dict[str, list[int]] = {}
@@ -706,6 +706,6 @@ def barrier() -> None:
     if folding:
         frame = call_site()
         fold_call("pg.barrier()", frame=frame)
-    out = runtime.barrier(agree=True, words=agree_words())
+    out = collectives.barrier(agree=True, words=agree_words())
     agreed(out, frame)
-    runtime.count_user_barrier()              # ghost cells stop being current (one-sided writes)
+    collectives.count_user_barrier()              # ghost cells stop being current (one-sided writes)

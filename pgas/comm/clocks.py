@@ -15,7 +15,7 @@ to within their error bounds.
 
 The messages travel on a communicator of their own (a duplicate of the library's, made at
 the first measurement), so nothing else pgas sends can match them.  Every locale waits by
-the library's polling (:func:`pgas.comm.runtime.poll`: it yields the core to the locales
+the library's polling (:func:`pgas.comm.waits.poll`: it yields the core to the locales
 whose turn it is), and locale 0 alone decides how many round trips each locale makes,
 telling it in each message: the locales cannot disagree on the count.
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import runtime, trace
+from . import runtime, trace, waits
 
 #: Round trips locale 0 makes with each other locale; up to :data:`MAX_ROUNDS` while the
 #: shortest so far is longer than :data:`GOOD_RTT` seconds (a loaded node).
@@ -59,7 +59,7 @@ def measure(zero: float) -> tuple[float, float, float]:
         stamp = np.zeros(1)
         while True:
             req = c.Irecv(msg, source=0, tag=_TAG)
-            runtime.poll(req.Test)
+            waits.poll(req.Test)
             if msg[0] != _PING:
                 break
             stamp[0] = trace.now()
@@ -73,7 +73,7 @@ def measure(zero: float) -> tuple[float, float, float]:
             req = c.Irecv(got, source=k, tag=_TAG)
             t_send = trace.now()
             c.Send(ping, dest=k, tag=_TAG)
-            runtime.poll(req.Test)
+            waits.poll(req.Test)
             t_recv = trace.now()
             if t_recv - t_send < rtt:
                 rtt, offset = t_recv - t_send, got[0] - (t_send + t_recv) / 2

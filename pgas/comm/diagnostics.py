@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import check, counters, runtime
+from . import check, collectives, counters, process
 
 
 class CommDiagnostics:
@@ -55,22 +55,22 @@ class CommDiagnostics:
             check.collective("start of a pg.comm_diagnostics() block")
         elif check.folding:
             check.agree_history("start of a pg.comm_diagnostics() block", frame=check.call_site())
-        runtime.barrier()
-        counters.start(runtime.num_locales())
+        collectives.barrier()
+        counters.start(process.num_locales())
         return self
 
     def __exit__(self, *exc) -> None:
         msgs, nbytes, syncs, barriers = counters.stop()
-        collectives = counters.collectives()
+        calls = counters.collectives()
         if exc[0] is not None:
             return
         if check.enabled:
             check.collective("end of a pg.comm_diagnostics() block")
         elif check.folding:
             check.agree_history("end of a pg.comm_diagnostics() block", frame=check.call_site())
-        runtime.barrier()
-        rows = runtime.allgather((msgs, nbytes, syncs, barriers, counters.largest(), counters.ablation_counts(),
-                                  collectives))
+        collectives.barrier()
+        rows = collectives.allgather((msgs, nbytes, syncs, barriers, counters.largest(), counters.ablation_counts(),
+                                      calls))
         self.ablation_matrix = np.array([r[5] for r in rows], dtype=np.int64).reshape(len(rows), 3)
         self.largest_bytes = int(max(r[4] for r in rows))      # the largest single message, any locale
         self.matrix = np.array([r[0] for r in rows])

@@ -1,8 +1,8 @@
 """Personalised exchanges by point-to-point messages, without a collective per message size.
 
-:func:`alltoallv <pgas.comm.runtime.alltoallv>` costs two collectives (the counts,
+:func:`alltoallv <pgas.comm.collectives.alltoallv>` costs two collectives (the counts,
 then the data), and an operation that must raise its errors on every locale alike
-adds a third (:func:`~pgas.comm.runtime.agree`).  On a busy machine each collective
+adds a third (:func:`~pgas.comm.agreement.agree`).  On a busy machine each collective
 is a rendezvous of every locale, and in a loop of small exchanges (RandomAccess's
 blocks of 1024 updates, CG's gathers) the rendezvous, not the data, take the time.
 Waits poll as the node's wait policy says (:mod:`pgas.comm.node`: yielding the core
@@ -13,7 +13,7 @@ between polls, unless every locale has a core of its own and ``PGAS_WAIT=spin``)
   status byte ("this locale failed"); beyond, only non-empty parts travel and the
   end is found by a non-blocking consensus (NBX) whose one O(log P) reduction
   carries the status.  Either way the callers' errors are agreed on in the same
-  exchange (then raised alike with :func:`~pgas.comm.runtime.raise_agreed`), and so,
+  exchange (then raised alike with :func:`~pgas.comm.agreement.raise_agreed`), and so,
   in the folding mode of collective call checking, are the calls folded since the
   last agreement (:func:`pgas.comm.check.carried`: a mismatch raises
   :class:`~pgas.comm.check.CollectiveMismatch` on every locale), so a call whose
@@ -41,8 +41,10 @@ import numpy as np
 from . import check, trace
 from .counters import record, record_collective, record_sync
 from .p2p import live, start_all
-from .runtime import (STALL_POLLS, _notices, comm, here, mpi, mpi_type, num_locales, pause, raise_agreed, stall_probe,
-                      yielding_wait)
+from .agreement import raise_agreed
+from .process import here, mpi, mpi_type, num_locales
+from .runtime import _notices, comm
+from .waits import STALL_POLLS, pause, stall_probe, yielding_wait
 
 #: The tags of exchange messages (dense: TAG; sparse: TAG + 1 and TAG + 2, alternating) and
 #: of known-size exchanges (statements' notices use 11-14, ghost exchanges 21-22).
@@ -76,7 +78,7 @@ def exchange(send: list[np.ndarray], dtype, error: BaseException | None = None) 
 
     ``error``: this locale's error, if its part could not be made (it sends nothing
     then).  If any locale passes one, every locale raises (this locale's own error,
-    or the first failing locale's as a :class:`~pgas.comm.runtime.LocaleError`)
+    or the first failing locale's as a :class:`~pgas.comm.agreement.LocaleError`)
     once the messages are through, before anything is returned.
     """
     dtype = np.dtype(dtype)

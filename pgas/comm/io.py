@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .runtime import comm, here, mpi, num_locales
+from .process import here, mpi, num_locales
+from .runtime import comm
 
 
 def _filetype(MPI, etype, shape, grid, blocks, fortran: bool):

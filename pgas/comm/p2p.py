@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-from . import counters, runtime, trace
+from . import counters, process, runtime, trace, waits
 from .counters import record, record_sync
 from .window import _region_type
 
@@ -57,7 +57,7 @@ class RegionType:
     never evicted from a cache under a live request)."""
 
     def __init__(self, dtype, regions) -> None:
-        MPI = runtime.mpi()
+        MPI = process.mpi()
         dtype = np.dtype(dtype)
         item = dtype.itemsize
         regions = [(int(o), tuple(int(c) for c in cs), tuple(int(s) for s in ss)) for o, cs, ss in regions]
@@ -81,7 +81,7 @@ class Gathered:
     message in flight never outlives its memory; owned (freed by :meth:`free`)."""
 
     def __init__(self, buffers) -> None:
-        MPI = runtime.mpi()
+        MPI = process.mpi()
         self.buffers = [b.reshape(-1).view(np.uint8) for b in buffers]
         self.type = MPI.BYTE.Create_hindexed([b.nbytes for b in self.buffers],
                                              [MPI.Get_address(b) for b in self.buffers])
@@ -111,19 +111,19 @@ class Transfers:
         """Receive one message from ``peer`` into contiguous ``buffers``, filled back to back, each run."""
         g = Gathered(buffers)
         self._types.append(g)
-        self._recvs.append(runtime._notices().Recv_init([runtime.mpi().BOTTOM, 1, g.type], peer, TAG + GATHERED))
+        self._recvs.append(runtime._notices().Recv_init([process.mpi().BOTTOM, 1, g.type], peer, TAG + GATHERED))
 
     def send_gathered(self, peer: int, buffers) -> None:
         """Send contiguous ``buffers`` back to back to ``peer`` as one message, each run
         (they must not change between a run's start and the send's completion)."""
         g = Gathered(buffers)
         self._types.append(g)
-        self._sends.append(runtime._notices().Send_init([runtime.mpi().BOTTOM, 1, g.type], peer, TAG + GATHERED))
+        self._sends.append(runtime._notices().Send_init([process.mpi().BOTTOM, 1, g.type], peer, TAG + GATHERED))
         self._counts.append((peer, g.nbytes))
 
     def recv(self, peer: int, buf: np.ndarray, tag: int) -> None:
         """Receive ``buf.nbytes`` bytes from ``peer`` into contiguous ``buf``, each run."""
-        c, byte = runtime._notices(), runtime.mpi().BYTE
+        c, byte = runtime._notices(), process.mpi().BYTE
         self._recvs.append(c.Recv_init([buf.reshape(-1).view(np.uint8), byte], peer, TAG + tag))
 
     def recv_regions(self, peer: int, storage: np.ndarray, rtype: RegionType, tag: int) -> None:
@@ -142,14 +142,14 @@ class Transfers:
         """Send contiguous ``buf`` (regions the caller packed into it) to ``peer``, each run;
         counted as a message of ``buf.nbytes``.  ``buf`` must not change between a run's
         start and the send's completion; the regions it was packed from may."""
-        c, byte = runtime._notices(), runtime.mpi().BYTE
+        c, byte = runtime._notices(), process.mpi().BYTE
         self._sends.append(c.Send_init([buf.reshape(-1).view(np.uint8), byte], peer, TAG + tag))
         self._counts.append((peer, buf.nbytes))
 
     def send_values(self, peer: int, buf: np.ndarray, tag: int) -> None:
         """Send contiguous ``buf`` (a few values, e.g. a write version) to ``peer``, each run;
         counted as a synchronisation notice, not a message."""
-        c, byte = runtime._notices(), runtime.mpi().BYTE
+        c, byte = runtime._notices(), process.mpi().BYTE
         self._sends.append(c.Send_init([buf.reshape(-1).view(np.uint8), byte], peer, TAG + tag))
         self._counts.append((peer, None))
 
@@ -194,7 +194,7 @@ class Transfers:
 
 #: Polls (each followed by a yield of the core) before a wait starts sleeping ``NAP`` seconds
 #: between polls, on an oversubscribed node (wait policy ``"nap"``, :mod:`pgas.comm.node`;
-#: :func:`pgas.comm.runtime.yielding_wait`).  With more processes than cores a yielding
+#: :func:`pgas.comm.waits.yielding_wait`).  With more processes than cores a yielding
 #: poller stays runnable and takes the time slices its peers need to send; a napping one
 #: leaves the run queue (small plans in turn ran faster with a nap after 20 polls than
 #: yielding only, with more locales than cores).  Where every locale has a core of its
@@ -307,7 +307,7 @@ def _at_exit() -> None:
         return
     reqs = [r for s in list(_inflight) if s.inflight for r in s.requests]
     end = time.monotonic() + 5.0
-    while reqs and not runtime.mpi().Request.Testall(reqs) and time.monotonic() < end:
+    while reqs and not process.mpi().Request.Testall(reqs) and time.monotonic() < end:
         time.sleep(0.001)
 
 
@@ -319,7 +319,7 @@ def start_all(requests: list, counts: list) -> None:
     before sends) and count the sends ``counts`` (``(peer, nbytes)``; None bytes: a notice)."""
     if requests:
         t0 = trace.on and trace.now()
-        runtime.mpi().Prequest.Startall(requests)
+        process.mpi().Prequest.Startall(requests)
         if t0:
             trace.add("mpi", "MPI_Startall", t0, {"requests": len(requests),
                                                   "sends to": sorted({p for p, _ in counts})})
@@ -332,12 +332,12 @@ def start_all(requests: list, counts: list) -> None:
 
 
 def wait(requests: list) -> None:
-    """Wait for ``requests`` (started), polling as :func:`pgas.comm.runtime.yielding_wait`
+    """Wait for ``requests`` (started), polling as :func:`pgas.comm.waits.yielding_wait`
     with :data:`SPINS` and :data:`NAP` (which nap only on an oversubscribed node)."""
-    runtime.yielding_wait(requests, SPINS, NAP)
+    waits.yielding_wait(requests, SPINS, NAP)
 
 
 def live() -> bool:
     """Whether MPI handles may still be freed (MPI is initialised and not finalised)."""
-    MPI = runtime._MPI
+    MPI = process._MPI
     return MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized()

@@ -155,15 +155,15 @@ def begin(directory) -> None:
     offsets to locale 0's measured, :mod:`pgas.comm.clocks`).  Each locale removes its own
     ``locale-K.json`` left there by an earlier run, locale 0 the merged ``trace.json``."""
     global on
-    from . import clocks, runtime
+    from . import clocks, collectives, process
     directory = os.fspath(directory)
-    me = runtime.here()
+    me = process.here()
     for old in ([_file(directory, me)] + ([_file(directory, None)] if me == 0 else [])):
         try:
             os.remove(old)
         except FileNotFoundError:
             pass
-    runtime.barrier(())
+    collectives.barrier(())
     t0 = now()
     clock = clocks.measure(t0)
     if on:                                        # an outer block records the measurement
@@ -182,7 +182,7 @@ def end(failed: bool = False) -> str | None:
     may not be here), nothing is gathered: each locale writes its own
     ``DIR/locale-K.json`` (``pgas trace`` reads either)."""
     global on, waiting
-    from . import runtime
+    from . import process, runtime
     directory, first, origin, (shift, offset, error) = _blocks.pop()
     if not _blocks:
         on = False
@@ -190,7 +190,7 @@ def end(failed: bool = False) -> str | None:
     mine = [(c, n, t0 - shift, t1 - shift, a) for c, n, t0, t1, a in _events[first:] if t0 >= origin]
     if not _blocks:
         _events.clear()
-    me, size = runtime.here(), runtime.num_locales()
+    me, size = process.here(), process.num_locales()
     row = {"locale": me, "events": mine, "offset": offset, "error": error, "host": os.uname().nodename}
     if failed:
         return write(_file(directory, me), [row], size)

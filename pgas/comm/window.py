@@ -19,7 +19,7 @@ import weakref
 
 import numpy as np
 
-from . import runtime, trace
+from . import collectives, epochs, process, runtime, trace, waits
 from .counters import record
 
 _ids = itertools.count()
@@ -37,7 +37,7 @@ def _region_type(dtype, counts: tuple, strides: tuple):
     key = (np.dtype(dtype).str, counts, strides)
     t = _region_types.get(key)
     if t is None:
-        base = runtime.mpi_type(dtype)
+        base = process.mpi_type(dtype)
         item = np.dtype(dtype).itemsize
         t = base
         for n, s in zip(reversed(counts), reversed(strides)):
@@ -67,7 +67,7 @@ def _regions_type(dtype, regions):
     t = _structs.get(key)
     if t is not None:
         return t
-    MPI = runtime.mpi()
+    MPI = process.mpi()
     item = np.dtype(dtype).itemsize
     types = [_region_type(dtype, tuple(c), tuple(s)) for _, c, s in key[1]]
     t = MPI.Datatype.Create_struct([1] * len(regions), [o * item for o, _, _ in key[1]], types)
@@ -85,7 +85,7 @@ class Window:
     Use :func:`allocate`, which reuses released windows of the same key."""
 
     def __init__(self, size: int, dtype, key=None) -> None:
-        MPI = runtime.mpi()
+        MPI = process.mpi()
         self.dtype = np.dtype(dtype)
         self.size = int(size)
         self.key = key
@@ -95,12 +95,12 @@ class Window:
         self._stage = None              # values of asynchronous accumulates in flight
         self._held = {}                 # target -> origin buffers of writes not yet flushed
         self._staged = 0
-        self.mpi_type = runtime.mpi_type(self.dtype)
+        self.mpi_type = process.mpi_type(self.dtype)
         item = self.dtype.itemsize
         self.win = MPI.Win.Allocate(max(self.size, 1) * item, item, comm=runtime.comm())
         self.win.Lock_all()
         self.id = next(_ids)
-        self.me = runtime.here()
+        self.me = process.here()
         if not _live and self.id == 0:
             atexit.register(free_all)
         _live[self.id] = self
@@ -375,7 +375,7 @@ def _op(name: str):
     """The MPI reduction op called ``name`` (sum, prod, min, max, band, bor, bxor, land, lor,
     lxor, replace, no_op)."""
     if not _OPS:
-        MPI = runtime.mpi()
+        MPI = process.mpi()
         _OPS.update({"sum": MPI.SUM, "add": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX,
                      "band": MPI.BAND, "bor": MPI.BOR, "bxor": MPI.BXOR, "land": MPI.LAND, "lor": MPI.LOR,
                      "lxor": MPI.LXOR, "replace": MPI.REPLACE, "no_op": MPI.NO_OP})
@@ -429,11 +429,11 @@ def collect() -> None:
     mine[:len(ids)] = np.fromiter((wid in _released for wid in ids), dtype=np.int64, count=len(ids))
     mine[len(ids):len(ids) + len(counts)] = counts
     mine[len(ids) + len(counts):] = [-c for c in counts]
-    got = runtime.allreduce(mine, "min")
+    got = collectives.allreduce(mine, "min")
     for k, sw in enumerate(_sweeps):
         low, high = int(got[len(ids) + k]), -int(got[len(ids) + len(counts) + k])
         if low == high and low:                      # the same items everywhere: agree on each
-            sw.drop(runtime.allreduce(sw.flags(), "min"))
+            sw.drop(collectives.allreduce(sw.flags(), "min"))
     common = [wid for wid, everywhere in zip(ids, got[:len(ids)]) if everywhere]
     for wid in common:
         _released.discard(wid)
@@ -456,9 +456,9 @@ def free_all() -> None:
         _live.pop(wid)._free()
     _released.clear()
     _pool.clear()
-    runtime._epochs.close()
+    epochs._epochs.close()
 
 
 def wait_requests(requests) -> None:
     """Complete request-based transfers (``get_runs(..., requests=)``, ``get_regions_req``)."""
-    runtime.wait([r for r in requests if r is not None])
+    waits.wait([r for r in requests if r is not None])

@@ -11,7 +11,7 @@ from util import assert_matches, collective_verdict
 
 import pgas as pg
 from pgas import comm
-from pgas.comm import node, runtime
+from pgas.comm import node, waits
 from pgas.exec import threads
 
 P = pg.num_locales
@@ -40,8 +40,8 @@ def test_the_node_is_learned_from_the_locales_and_their_cores():
     collective_verdict(at.oversubscribed == (len(mine) > cores), f"oversubscribed {at.oversubscribed}")
     want_wait = os.environ.get("PGAS_WAIT", "").strip().lower() or "auto"
     want_wait = node.wait_policy(len(mine), cores) if want_wait == "auto" else want_wait
-    collective_verdict(at.wait == want_wait == runtime.wait_mode(), f"wait {at.wait}, in force "
-                       f"{runtime.wait_mode()}, expected {want_wait}")
+    collective_verdict(at.wait == want_wait == waits.wait_mode(), f"wait {at.wait}, in force "
+                       f"{waits.wait_mode()}, expected {want_wait}")
     if not os.environ.get("PGAS_THREADS", "").strip():
         collective_verdict(at.threads == max(1, cores // len(mine)) and at.threads_from == "machine",
                            f"threads {at.threads} from {at.threads_from}")
@@ -91,8 +91,8 @@ def test_a_bad_thread_count_raises_and_changes_nothing(bad):
 
 @pytest.mark.parametrize("policy", node.WAITS)
 def test_statements_exchanges_and_barriers_complete_under_every_wait_policy(policy):
-    was = runtime.wait_mode()
-    runtime.set_wait(policy)
+    was = waits.wait_mode()
+    waits.set_wait(policy)
     try:
         n = 40
         g = np.arange(n, dtype=float)
@@ -113,13 +113,13 @@ def test_statements_exchanges_and_barriers_complete_under_every_wait_policy(poli
         pg.barrier()
         collective_verdict(comm.allreduce(me, "max") == P - 1, "allreduce")
     finally:
-        runtime.set_wait(was)
+        waits.set_wait(was)
 
 
 def test_an_unknown_wait_policy_is_refused():
     with pytest.raises(ValueError, match="wait policy"):
-        runtime.set_wait("sleep")
-    collective_verdict(runtime.wait_mode() in node.WAITS, runtime.wait_mode())
+        waits.set_wait("sleep")
+    collective_verdict(waits.wait_mode() in node.WAITS, waits.wait_mode())
 
 
 def test_a_block_may_run_more_threads_and_the_limit_comes_back():

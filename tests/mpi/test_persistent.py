@@ -954,7 +954,7 @@ def test_an_error_before_the_wait_leaves_no_request_active(fz):
     run waits for its transfers): its requests must not stay active, or the next run's
     MPI_Startall fails there ("already active") and the other locales wait for it; and
     the statement counts as done there, or a one-sided write towards it waits forever
-    (pgas.comm.runtime._Epochs).  The next runs give NumPy's values on every locale."""
+    (pgas.comm.epochs._Epochs).  The next runs give NumPy's values on every locale."""
     pg.config(protocol="auto", fuse=fz)
     n, m = 6 * P, 6
     GA = np.full((n, m), 2.0)

@@ -246,12 +246,12 @@ def test_window_pool_gathers_nothing_per_locale(monkeypatch):
     """Pooling released windows costs one allreduce over the live windows, never an
     allgather of every locale's list (which grows with the locale count), and reused
     windows hold the new array's values."""
-    from pgas.comm import runtime as rt
+    from pgas.comm import collectives
     from pgas.comm import window
 
     def refuse(obj):
         raise AssertionError("allgather while allocating")
-    monkeypatch.setattr(rt, "allgather", refuse)
+    monkeypatch.setattr(collectives, "allgather", refuse)
     for k in range(6):
         A = pg.from_numpy(np.full(37, float(k)), dist=pg.Cyclic())
         B = pg.zeros(37)
@@ -265,13 +265,13 @@ def test_window_pool_gathers_nothing_per_locale(monkeypatch):
 def test_min_max_reduce_in_a_tree(monkeypatch, n):
     """A whole-array min / max combines the locales' partial results in a reduction tree
     (no allgather of P values), keeps NaN as NumPy does, and skips locales that own nothing."""
-    from pgas.comm import runtime as rt
+    from pgas.comm import collectives
 
     def refuse(*a, **k):
         raise AssertionError("gathered every locale's partial result")
     g = np.linspace(-3.0, 5.0, n)
     A = pg.from_numpy(g, dist=pg.Cyclic())
-    for mod in (rt, comm):
+    for mod in (collectives, comm):
         monkeypatch.setattr(mod, "allgather", refuse)
         monkeypatch.setattr(mod, "allgatherv", refuse)
     assert A.min() == g.min() and A.max() == g.max()
@@ -280,7 +280,7 @@ def test_min_max_reduce_in_a_tree(monkeypatch, n):
     monkeypatch.undo()
     B = pg.from_numpy(g, dist=pg.Block())
     I = pg.from_numpy(np.arange(n, dtype=np.int8) - 3)
-    for mod in (rt, comm):
+    for mod in (collectives, comm):
         monkeypatch.setattr(mod, "allgather", refuse)
         monkeypatch.setattr(mod, "allgatherv", refuse)
     assert np.isnan(B.max()) and np.isnan(B.min())
@@ -290,14 +290,14 @@ def test_min_max_reduce_in_a_tree(monkeypatch, n):
 def test_scalar_reductions_fold_in_a_tree(monkeypatch):
     """Every reduction to a scalar (where=, initial=, mean, var, std, argmax, any,
     count_nonzero) folds partial results in a tree: the same answers as NumPy, no gather."""
-    from pgas.comm import runtime as rt
+    from pgas.comm import collectives
 
     def refuse(*a, **k):
         raise AssertionError("gathered every locale's partial result")
     g = np.linspace(-2.0, 3.0, 30).reshape(5, 6) ** 3
     mask = (np.arange(30) % 3 != 0).reshape(5, 6)
     A = pg.from_numpy(g, dist=pg.Cyclic())
-    for mod in (rt, comm):
+    for mod in (collectives, comm):
         monkeypatch.setattr(mod, "allgather", refuse)
         monkeypatch.setattr(mod, "allgatherv", refuse)
     np.testing.assert_allclose(pg.sum(A, where=mask), np.sum(g, where=mask))
@@ -347,13 +347,13 @@ def test_axis_reductions_and_scans_need_no_alltoall(monkeypatch):
     """Partial results of an axis reduction go to the result's owners and scans' block
     totals to their line's peers by point-to-point messages, never by an all-to-all whose
     counts grow with the locale count; results match NumPy."""
-    from pgas.comm import runtime as rt
+    from pgas.comm import collectives
 
     def refuse(*a, **k):
         raise AssertionError("all-to-all exchange")
     g = np.arange(48.0).reshape(6, 8) ** 1.5
     A = pg.from_numpy(g, dist=pg.Cyclic(grid=(2, P // 2) if P % 2 == 0 else (1, P)))
-    for mod in (rt, comm):
+    for mod in (collectives, comm):
         monkeypatch.setattr(mod, "alltoallv", refuse)
     assert_matches(A.sum(axis=0), g.sum(axis=0))
     assert_matches(np.var(A, axis=1, ddof=1), np.var(g, axis=1, ddof=1))
@@ -389,8 +389,7 @@ def test_finalizers_free_mpi_handles_on_mpis_thread(monkeypatch):
     import gc
     import threading
 
-    from pgas.comm import p2p
-    from pgas.comm import runtime as rt
+    from pgas.comm import p2p, waits
 
     freed = []
     free = p2p.Transfers.free
@@ -412,7 +411,7 @@ def test_finalizers_free_mpi_handles_on_mpis_thread(monkeypatch):
         collector.start()
         collector.join()
         on_collector = list(freed)
-        rt.poll(lambda: True)                 # a wait of the main thread: the deferred frees run
+        waits.poll(lambda: True)                 # a wait of the main thread: the deferred frees run
     finally:
         if enabled:
             gc.enable()

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from pgas.comm import runtime
+from pgas.comm import process, runtime
 from pgas.tools.bench.kernels import linear, stencils
 
 
@@ -49,7 +49,7 @@ class _Halo:
 def _swap(comm, h: _Halo, up: bool = True, down: bool = True) -> int:
     """Swap halo rows with the neighbours: ``up`` fills the row above from the locale
     above (sending my last row down), ``down`` the row below.  Returns messages sent."""
-    null = runtime.mpi().PROC_NULL
+    null = process.mpi().PROC_NULL
     r, P = comm.Get_rank(), comm.Get_size()
     above, below = (r - 1 if r > 0 else null), (r + 1 if r < P - 1 else null)
     sent = 0
@@ -80,7 +80,7 @@ def _timed(comm, fn, steps: int):
     for t in range(steps):
         msgs += fn(t)
     comm.Barrier()
-    dt = comm.allreduce(time.perf_counter() - t0, op=runtime.mpi().MAX)
+    dt = comm.allreduce(time.perf_counter() - t0, op=process.mpi().MAX)
     return dt / max(steps, 1), comm.allreduce(msgs) / max(steps, 1)
 
 
@@ -165,7 +165,7 @@ def mvt(n: int, steps: int):
     A, x1, x2, y1, y2 = linear._mvt_init(n)
     A, x1, x2, y2 = A[lo:hi].copy(), x1[lo:hi].copy(), x2.copy(), y2[lo:hi].copy()
     y1 = np.concatenate(comm.allgather(y1[lo:hi]))
-    MPI = runtime.mpi()
+    MPI = process.mpi()
 
     def step(t):
         x1[:] += A @ y1
@@ -198,7 +198,7 @@ def compare(name: str, n: int, steps: int = 5, dist=None) -> dict:
         for t in range(1, steps + 1):
             k.step(state, t)
         comm.Barrier()
-        dt = comm.allreduce(time.perf_counter() - t0, op=runtime.mpi().MAX) / steps
+        dt = comm.allreduce(time.perf_counter() - t0, op=process.mpi().MAX) / steps
     want = k.reference(n, steps + 1)
     ok = all(np.allclose(state[key].to_numpy(), want[key], rtol=1e-9) for key in k.result)
     got, hsec, hmsgs = HAND[name](n, steps + 1)

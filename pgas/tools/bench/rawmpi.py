@@ -12,14 +12,14 @@ import time
 
 import numpy as np
 
-from pgas.comm import runtime
+from pgas.comm import process, runtime
 
 
 class RawWindow:
     """Collective: a ``Win.Allocate`` window of ``size`` float64 values plus a stop flag."""
 
     def __init__(self, size: int) -> None:
-        MPI = runtime.mpi()
+        MPI = process.mpi()
         self.size = int(size)
         self.win = MPI.Win.Allocate((self.size + 1) * 8, 8, comm=runtime.comm())
         mem = np.frombuffer(self.win.tomemory(), dtype=np.float64)
@@ -33,7 +33,7 @@ class RawWindow:
     def time_gets(self, target: int, index: int, reps: int) -> tuple[np.ndarray, float]:
         """Seconds taken by each of ``reps`` one-element ``Win.Get`` + ``Flush`` from
         ``target``'s element ``index``, and the value read."""
-        MPI = runtime.mpi()
+        MPI = process.mpi()
         win, buf, spec = self.win, np.empty(1), [index, 1, MPI.DOUBLE]
         origin = [buf, MPI.DOUBLE]
         times = np.empty(reps)
@@ -47,7 +47,7 @@ class RawWindow:
 
     def signal(self, target: int) -> None:
         """Set ``target``'s stop flag (one put, completed)."""
-        MPI = runtime.mpi()
+        MPI = process.mpi()
         self.win.Put([np.ones(1), MPI.DOUBLE], target, [self.size, 1, MPI.DOUBLE])
         self.win.Flush(target)
 
@@ -77,7 +77,7 @@ def alltoallw(send: np.ndarray, recv: np.ndarray, send_runs: list, recv_runs: li
     ``send_runs[r]`` / ``recv_runs[r]`` are ``(offsets, lengths)`` arrays for peer ``r``.
     The datatypes are built and committed here, once; the returned function does one
     exchange, and ``.free()`` on it frees the datatypes (collective use only)."""
-    MPI = runtime.mpi()
+    MPI = process.mpi()
     c = runtime.comm()
 
     def types(runs):

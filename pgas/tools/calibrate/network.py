@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from pgas.comm import runtime
+from pgas.comm import process, runtime
 from pgas.comm.window import Window
 
 LENGTHS = (1, 4, 16, 64, 256, 1024, 4096)    # region length, elements (float64)
@@ -80,7 +80,7 @@ def _median_time(fn, reps: int) -> float:
 
 def measure(reps: int = 5, progress: bool = True) -> dict:
     """Collective: the raw measurements (seconds; the slowest locale's) as a dict."""
-    MPI = runtime.mpi()
+    MPI = process.mpi()
     comm = runtime.comm()
     me, P = comm.Get_rank(), comm.Get_size()
     target = (me + 1) % P
@@ -175,7 +175,7 @@ def _overlap(win, target: int, big: np.ndarray, x: np.ndarray, t_add: float, rep
     the same length alone, and the two together (the get started, then the compute,
     then the wait); ``overlap = (get + compute - together) / min(get, compute)``,
     clipped to [0, 1]."""
-    MPI = runtime.mpi()
+    MPI = process.mpi()
     comm = runtime.comm()
     D = MPI.DOUBLE
 
@@ -213,7 +213,7 @@ def _together(fn) -> float:
     comm.Barrier()
     t0 = time.perf_counter()
     fn()
-    return comm.allreduce(time.perf_counter() - t0, op=runtime.mpi().MAX)
+    return comm.allreduce(time.perf_counter() - t0, op=process.mpi().MAX)
 
 
 def _grid(shape, target: int, n: int, reps: int, bar) -> list:
@@ -274,7 +274,7 @@ def _slowest(comm, out: dict) -> dict:
     """Each timing replaced by its maximum over the locales."""
     flat = [out["latency"], out["big"], out["copy"], out["add"], out["task"]] + list(out["o"].values()) + \
         [g[p] for g in out["grid"] for p in GRID_PROTOCOLS]
-    MPI = runtime.mpi()
+    MPI = process.mpi()
     arr = np.array(flat)
     comm.Allreduce(MPI.IN_PLACE, arr, op=MPI.MAX)
     vals = iter(arr.tolist())
@@ -347,7 +347,7 @@ def main(argv=None) -> int:
     me = comm.Get_rank()
     host = socket.gethostname()
     hosts = comm.allgather(host)
-    key = model.key(host, runtime.library_version(), comm.Get_size(), model.transport())
+    key = model.key(host, process.library_version(), comm.Get_size(), model.transport())
     if hosts.index(host) == me:
         path = model.save(key, figs, meas, args.out)
         if me == 0:

@@ -153,9 +153,9 @@ class _Job:
 def _wait_for_all() -> None:
     """Wait until every locale has ended its script, keeping MPI progressing (a non-blocking
     barrier, tested with growing pauses), so the collective cleanup at exit is safe."""
-    from pgas.comm import runtime
+    from pgas.comm import process
 
-    req = runtime.mpi().COMM_WORLD.Ibarrier()
+    req = process.mpi().COMM_WORLD.Ibarrier()
     pause = 0.0005
     while not req.Test():
         time.sleep(pause)
