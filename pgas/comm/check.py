@@ -265,7 +265,7 @@ def gather_partials(op: str, arrays, args, part: np.ndarray | None, dtype,
     fold_call(op, arrays, args, frame)
     out = _or(agree_words(failed=error is not None, part=None if part is None else np.asarray(part, dtype)))
     if agreed(out, frame):
-        runtime.raise_agreed(error)
+        agreement.raise_agreed(error)
     present = int(out[WORDS])
     raw = out[WORDS + 1:].view(np.uint8)
     picks = [raw[16 * i:16 * i + dtype.itemsize] for i in range(SLOTS) if present >> i & 1]
