@@ -169,6 +169,12 @@ def test_out_and_views():
     D = pg.zeros(6)
     res = np.median(A, axis=0, out=D)
     collective_verdict(res is D and equal_exactly(D.to_numpy(), np.median(g, axis=0)), "out= DistArray")
+    for out, axis in [(np.empty(6), 0), (np.empty(6, np.int64), 0), (np.empty((2, 4)), 1)]:
+        want = np.quantile(g, [0.3, 0.8], axis=axis, out=out.copy()) if out.ndim == 2 else \
+            np.median(g, axis=axis, out=out.copy())
+        res = np.quantile(A, [0.3, 0.8], axis=axis, out=out) if out.ndim == 2 else np.median(A, axis=axis, out=out)
+        collective_verdict(res is out and equal_exactly(out, want), f"out= NumPy array along {axis}: {out}")
+    raises_alike(ValueError, lambda: np.median(A, axis=0, out=np.empty(4)), "out= of another shape")
     got = np.median(A[1:, ::2] * 2)                        # a lazy expression of a view
     collective_verdict(equal_exactly(got, np.median(g[1:, ::2] * 2)), f"{got!r}")
 

@@ -174,9 +174,12 @@ def _distributed(res, rows: bool):
 
 
 def _into(res, out):
-    """``res``, or ``out`` (a DistArray or NumPy array) holding it."""
+    """``res``, or ``out`` (a DistArray or NumPy array) holding it (a NumPy ``out`` gets a
+    distributed ``res`` gathered: it has the reduced shape)."""
     if out is None:
         return res
+    if isinstance(out, np.ndarray) and distributed(res):
+        res = source(res).to_numpy()
     out[...] = res
     return out
 
