@@ -62,6 +62,7 @@ from ... import comm
 from ...comm import trace
 from ..core import DistArray
 from ..creation.layouts import owned_flat
+from ..operands import distributed, source
 
 #: At most this many received runs are merged by NumPy's stable sort of their
 #: concatenation (which finds the runs and merges them), more by its quicksort.
@@ -352,6 +353,14 @@ def check_array(A, what: str) -> None:
     """Raise TypeError unless ``A`` is a DistArray (``what``: the pg function called)."""
     if not isinstance(A, DistArray):
         raise TypeError(f"pg.{what} takes a DistArray, got {type(A).__name__} (use np.{what} for NumPy arrays)")
+
+
+def as_array(A, what: str) -> DistArray:
+    """``A`` as a DistArray, a view or lazy expression materialised (collective); else
+    :func:`check_array`'s TypeError."""
+    A = source(A) if distributed(A) else A
+    check_array(A, what)
+    return A
 
 
 def sorted_run(A):

@@ -26,7 +26,7 @@ from .. import engine
 from ..core import DistArray
 from ..creation.conversion import redistribute
 from ..creation.layouts import new_layout
-from .samplesort import check_array, place, sorted_run, sorted_values
+from .samplesort import as_array, check_array, place, sorted_run, sorted_values
 from .. import collective
 
 
@@ -73,7 +73,7 @@ def sort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None) ->
 
     Parameters
     ----------
-    A : DistArray
+    A : DistArray, view or expression (materialised first)
         Any supported dtype and distribution.
     axis : int or None, optional
         For 1-D arrays ``-1``, ``0`` and None all sort the whole array
@@ -91,7 +91,7 @@ def sort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None) ->
     DistArray
     """
     collective.checked("np.sort({0})", A, args=(collective.plain(axis), kind, repr(dist)))
-    check_array(A, "sort")
+    A = as_array(A, "sort")
     _kind(kind, order)
     ax = _axis(A, axis, "sort")
     if ax is not None:
@@ -105,7 +105,7 @@ def argsort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None)
 
     Parameters
     ----------
-    A : DistArray
+    A : DistArray, view or expression (materialised first)
     axis : int or None, optional
         As for :func:`sort`; with None (or a 1-D ``A``) the indices are global
         flat (C-order) indices.
@@ -119,7 +119,7 @@ def argsort(A, axis=-1, kind=None, order=None, dist: Distribution | None = None)
     DistArray of int64
     """
     collective.checked("np.argsort({0})", A, args=(collective.plain(axis), kind, repr(dist)))
-    check_array(A, "argsort")
+    A = as_array(A, "argsort")
     _kind(kind, order)
     ax = _axis(A, axis, "argsort")
     if ax is not None:
@@ -143,7 +143,7 @@ def sort_inplace(A, axis=-1, kind=None, order=None) -> None:
     _kind(kind, order)
     ax = _axis(A, axis, "sort")
     if ax is None and A.ndim > 1:
-        raise np.exceptions.AxisError("A.sort(axis=None) is not defined for an n-D array (NumPy neither)")
+        raise TypeError("A.sort(axis=None) is not defined for an n-D array (NumPy neither)")
     if ax is not None and A.layout.grid[ax] != 1:
         A[...] = _along(A, ax, lambda x, k: np.sort(x, axis=k, kind="stable"), A.dtype)
         return

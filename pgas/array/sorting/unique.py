@@ -8,7 +8,7 @@ from ... import comm
 from ...layout import Block, Distribution
 from ..core import DistArray
 from ..creation.layouts import new_layout
-from .samplesort import check_array, place, sorted_values
+from .samplesort import as_array, place, sorted_values
 from .. import collective
 
 
@@ -25,7 +25,7 @@ def unique(A, return_counts: bool = False, dist: Distribution | None = None):
 
     Parameters
     ----------
-    A : DistArray
+    A : DistArray, view or expression (materialised first)
     return_counts : bool, optional
         Also return how many times each distinct value occurs (int64).
     dist : Distribution, optional
@@ -43,7 +43,7 @@ def unique(A, return_counts: bool = False, dist: Distribution | None = None):
     per result.  All NaNs count as one value, as NumPy's ``equal_nan=True``.
     """
     collective.checked("np.unique({0})", A, args=(return_counts, repr(dist)))
-    check_array(A, "unique")
+    A = as_array(A, "unique")
     v, off, _ = sorted_values(A)
     me = comm.here()
     lasts = comm.allgather(v[-1:])
