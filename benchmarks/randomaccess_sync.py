@@ -134,7 +134,7 @@ def main() -> None:
     prof.disable()
     stats = pstats.Stats(prof)
     polls = sum(c for (file, _, name), (_, c, *_r) in stats.stats.items() if name in POLLING
-                or (file.endswith(os.path.join("comm", "runtime.py")) and name in ("pause", "<lambda>")))
+                or (file.endswith(os.path.join("comm", "waits.py")) and name in ("pause", "<lambda>")))
     mine = {"python_calls": stats.total_calls / n, "python_calls_less_polls": (stats.total_calls - polls) / n,
             "collective_mpi_calls": sum(c for k, c in calls.items() if COLLECTIVE.match(k)) / n,
             "mpi_calls": {k: c / n for k, c in sorted(calls.items())}}

@@ -33,7 +33,8 @@ def normalize_axes(axis, ndim: int, single: bool = False) -> tuple[int, ...]:
         if not _is_int(ax):
             raise TypeError(f"axis must be None, an integer or a tuple of integers, got {axis!r}")
         if not -ndim <= ax < ndim:
-            raise np.exceptions.AxisError(int(ax), ndim)
+            # NumPy's message, as the error's one argument: raised alike, it can name the locale
+            raise np.exceptions.AxisError(f"axis {int(ax)} is out of bounds for array of dimension {ndim}")
         out.append(int(ax) % ndim)
     if len(set(out)) != len(out):
         raise ValueError(f"duplicate value in 'axis': {axis!r}")

@@ -62,7 +62,11 @@ def raise_agreed(error: BaseException | None) -> None:
             error.locale = first
             if own:
                 error.args = (text,)
-        except AttributeError:
+                if str(error) != text:          # its message is not read from its args (NumPy's AxisError)
+                    fresh = type(error)(text)
+                    fresh.locale = first
+                    raise fresh.with_traceback(error.__traceback__) from error.__cause__
+        except (AttributeError, TypeError):
             pass
         raise error
     module, qualname, _, _ = msgs[first]

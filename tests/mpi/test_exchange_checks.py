@@ -206,3 +206,38 @@ def test_replicated_errors(folding, exchange_kind, case):
                   "getitem-key": (lambda: A[np.array([0, N])], IndexError)}[case]
     _raised(call, kind)
     _in_step(A)
+
+
+@pytest.fixture(params=[False, True, "auto"], ids=["unchecked", "strict", "folded"])
+def any_checking(request):
+    pg.config(check=request.param)
+    try:
+        yield request.param
+    finally:
+        pg.config()
+
+
+@several
+@pytest.mark.parametrize("case", ["sum", "mean", "var", "argmax", "cumsum", "cumsum-out"])
+def test_argument_error_on_one_locale(any_checking, exchange_kind, case):
+    """An axis out of range (or a scan's ``out=`` of another shape) on the last locale only,
+    whatever the checking: the same error class and message on every locale (the axis's
+    error, or CollectiveMismatch where the calls are compared first), never a hang (the
+    others waited in the exchange of the partial results)."""
+    _, _, M, _ = _arrays()
+    axis = 5 if ME == P - 1 else 0
+    outs = [pg.zeros((N, 4)), pg.zeros((N, 5))]
+    call = {"sum": lambda: M.sum(axis=axis), "mean": lambda: M.mean(axis=axis), "var": lambda: M.var(axis=axis),
+            "argmax": lambda: M.argmax(axis=axis), "cumsum": lambda: M.cumsum(axis=axis),
+            "cumsum-out": lambda: M.cumsum(axis=0, out=outs[1] if ME == P - 1 else outs[0])}[case]
+    try:
+        call()
+        got = None
+    except (ValueError, pg.CollectiveMismatch) as e:
+        got = (type(e).__name__, str(e))
+    every = comm.allgather(got)
+    collective_verdict(all(g is not None and g == every[0] for g in every), f"raised {every}")
+    want = "called" if every[0][0] == "CollectiveMismatch" else "out=" if case == "cumsum-out" else "axis 5"
+    collective_verdict(want in every[0][1] and (f"locale {P - 1}" in every[0][1] or every[0][0] != "AxisError"),
+                       f"message {every[0]}")
+    _in_step(M)

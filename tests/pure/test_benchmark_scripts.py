@@ -40,3 +40,13 @@ def test_median_benchmark_finds_numpys_median_and_quantiles(tmp_path):
     got = json.loads(out.read_text())
     assert got["locales"] == 2 and got["n"] == 5001 and got["equal_to_numpy"] is True
     assert all(got[k] > 0 for k in ("pgas_median_s", "numpy_median_s", "median_ratio", "quantile9_ratio"))
+
+
+def test_stmt_scaling_counts_the_comm_layers_collectives(tmp_path):
+    """A sort makes collective calls (its splitters' gather, at least the barrier the script
+    counts): the profile's count finds them in the comm modules that define them."""
+    out = tmp_path / "scaling.jsonl"
+    run_script(tmp_path, str(ROOT / "benchmarks" / "stmt_scaling.py"), "--what", "sort", "--n", "200",
+               "--reps", "2", "--json", str(out))
+    got = json.loads(out.read_text().splitlines()[0])
+    assert got["P"] == 2 and got["colls"] >= 1, got

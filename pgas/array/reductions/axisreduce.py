@@ -112,6 +112,19 @@ class _Target:
         self.cols = [g.reshape(-1) for g in np.meshgrid(*idx, indexing="ij")] if idx else []
 
 
+def _axes(A, axis, name: str, single: bool = False) -> tuple:
+    """``axis`` read for ``A`` (:func:`normalize_axes`); an axis out of range on one locale
+    only is raised on every locale alike, in the exchange the others make for their
+    partial results (:func:`_failed`), with the call folded (or agreed, under strict
+    checking, where its other axis shows it differs)."""
+    try:
+        return normalize_axes(axis, A.ndim, single=single)
+    except (ValueError, TypeError) as e:
+        collective.folded(f"{{0}}.{name}({_axis_text(axis)})", A, args=(collective.plain(axis),))
+        _failed(e)
+        raise
+
+
 def _checked(A, axes, keepdims, out, op: str, args) -> None:
     """Check the call ``op`` (with ``args``) on ``A``: where its result is an array, whose
     partial results go to their owners by one :func:`pgas.comm.exchange`, the call is only
@@ -234,7 +247,7 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
     """Collective: NumPy's ``op`` (sum, prod, min, max, any, all, count_nonzero) of ``a`` along
     ``axis``; see the module docstring."""
     A = source(a)
-    axes = normalize_axes(axis, A.ndim)
+    axes = _axes(A, axis, op)
     ufunc, local_fn = _OPS[op]
     if op in ("sum", "prod"):
         dtype = loop_dtype(ufunc, A.dtype, dtype, out)
@@ -291,7 +304,7 @@ def reduce(a, op: str, axis=None, dtype=None, out=None, keepdims=False, initial=
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     """Collective: NumPy's ``mean`` along ``axis`` (see :func:`reduce`)."""
     A = source(a)
-    axes = normalize_axes(axis, A.ndim)
+    axes = _axes(A, axis, "mean")
     sdt = np.dtype(dtype) if dtype is not None else (       # (NumPy sums floats with out= as sum does)
         np.dtype(np.float64) if A.dtype.kind in "biu" else loop_dtype(np.add, A.dtype, None, out) or A.dtype)
     if where is True and not np.prod([A.shape[d] for d in axes]):      # NumPy's warning, alike
@@ -338,7 +351,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, std=False, w
     elements ``where`` selects: per-locale (count, sum, squared deviations) combined with the
     parallel-variance formula."""
     A = source(a)
-    axes = normalize_axes(axis, A.ndim)
+    axes = _axes(A, axis, "std" if std else "var")
     _checked(A, axes, keepdims, out, f"{{0}}.{'std' if std else 'var'}({_axis_text(axis)})",
              (collective.plain(axis), str(dtype), ddof, keepdims, std, collective.plain(where)))
     if dtype is not None and np.dtype(dtype).kind in "biu":
@@ -400,7 +413,7 @@ def arg(a, op: str, axis=None, out=None, keepdims=False):
     """Collective: NumPy's ``argmin``/``argmax`` along one ``axis`` (global index along it), or
     with ``axis=None`` the flat global (C order) index; NaN wins, ties go to the smallest index."""
     A = source(a)
-    single = normalize_axes(axis, A.ndim, single=True) if axis is not None else None
+    single = _axes(A, axis, op, single=True) if axis is not None else None
     axes = single if single is not None else tuple(range(A.ndim))
     _checked(A, axes, keepdims, out, f"{{0}}.arg{op}({_axis_text(axis)})", (op, collective.plain(axis), keepdims))
     n_out = int(np.prod([A.shape[d] for d in range(A.ndim) if d not in axes]))

@@ -71,14 +71,18 @@ def _scan(a, op: str, ufunc, axis, dtype, out, probe):
                       args=(collective.plain(axis), str(dtype), collective.plain(out)))
     if axis is None and A.ndim > 1:
         A = ravel(A)
-    ax = 0 if axis is None else normalize_axes(axis, A.ndim, single=True)[0]
-    if out is not None:
-        if not isinstance(out, DistArray):
-            raise TypeError(f"{op}: out= must be a DistArray, got {type(out).__name__}")
-        if out.shape != A.shape:
-            raise ValueError(f"{op}: out= has shape {out.shape}, the result has shape {A.shape}")
-    dtype = loop_dtype(ufunc, A.dtype, dtype, out)
-    rdt = check_dtype(probe(np.zeros(1, A.dtype), dtype=dtype).dtype)
+    try:                                             # an argument's error on one locale: raised alike
+        ax = 0 if axis is None else normalize_axes(axis, A.ndim, single=True)[0]
+        if out is not None:
+            if not isinstance(out, DistArray):
+                raise TypeError(f"{op}: out= must be a DistArray, got {type(out).__name__}")
+            if out.shape != A.shape:
+                raise ValueError(f"{op}: out= has shape {out.shape}, the result has shape {A.shape}")
+        dtype = loop_dtype(ufunc, A.dtype, dtype, out)
+        rdt = check_dtype(probe(np.zeros(1, A.dtype), dtype=dtype).dtype)
+    except (ValueError, TypeError) as e:
+        comm.exchange([np.empty(0, np.uint8)] * comm.num_locales(), np.uint8, e)   # raises it on every locale
+        raise
     fn = ufunc.accumulate
     me = comm.here()
     m = A.layout.maps[ax]
