@@ -64,7 +64,7 @@ def plain(x):
     if isinstance(x, np.ndarray):
         return ("np", check.fingerprint(x))
     if isinstance(x, np.generic):
-        return (x.dtype.str, x.tobytes())
+        return (x.dtype.str, check.meaningful(x).tobytes())
     return check.stable_repr(x)
 
 
@@ -407,7 +407,7 @@ def write(A, key, loc, value, before_write) -> None:
     written = None if err is not None else np.asarray(value)
     if check.enabled:
         check.collective("{0}[...] = ...", (ident(A),), error=err, show=show,
-                         detail=(loc, None if written is None else check.digest(written.tobytes())))
+                         detail=(loc, None if written is None else check.digest(check.meaningful(written).tobytes())))
     else:
         check.element(2, ident(A), loc, err, None, A.dtype, show, written)
     before_write(A, None)

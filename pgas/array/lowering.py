@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..comm.check import meaningful
 from ..exec.lowered import Lowered, slot_name
 from ..plan import Access, Statement
 from .expr import Affine, Expr, IndirectRef, Ref, TraceError
@@ -115,7 +116,7 @@ def _const_key(v):
             raise _Uncachable
         return (t, v.real.hex(), v.imag.hex())
     if isinstance(v, np.generic):              # immutable: its dtype and bits are its value
-        return (t, v.dtype, v.tobytes())
+        return (t, v.dtype, meaningful(v).tobytes())
     if t is np.dtype or t is type or isinstance(v, np.dtype):
         return (t, v)
     raise _Uncachable                          # a 0-d array (mutable), or anything unknown

@@ -180,12 +180,38 @@ SAMPLES = 1024
 PIECE = 1 << 22
 
 
+def _padding(dtype: np.dtype) -> int | None:
+    """The bytes of each real part of a ``dtype`` value that hold it, where the rest is
+    padding: x87's 80-bit long double (``np.longdouble`` on x86) fills 10 of its 12 or 16
+    bytes and leaves the others uninitialised, so they differ between locales that hold the
+    same value.  None where every byte counts."""
+    if dtype.kind in "fc" and dtype.itemsize > (16 if dtype.kind == "c" else 8):
+        part = dtype.itemsize // (2 if dtype.kind == "c" else 1)
+        if part > 10 and np.finfo(dtype).nmant == 63:
+            return part
+    return None
+
+
+def meaningful(a) -> np.ndarray:
+    """NumPy array or scalar ``a`` as an array whose bytes are all part of its values: itself,
+    or for a padded long double type (:func:`_padding`) the 10 bytes of each real part."""
+    a = np.asarray(a)
+    part = _padding(a.dtype)
+    if part is None:
+        return a
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape(-1, part)[:, :10].copy()
+
+
 def fingerprint(a: np.ndarray) -> tuple:
     """What tells NumPy operand ``a`` from another: its shape, dtype and a digest of its
-    bytes.  Every element counts: a small operand is hashed whole with BLAKE2b; a large one
-    by BLAKE2b of evenly spread samples and a CRC-32 of all its bytes (zlib's, over a
-    gigabyte a second), so two operands that differ anywhere are told apart (a difference
-    that both misses the samples and is invisible to the CRC is one in 2**32 by chance)."""
+    bytes (of its values' bytes only: :func:`meaningful`).  Every element counts: a small
+    operand is hashed whole with BLAKE2b; a large one by BLAKE2b of evenly spread samples and
+    a CRC-32 of all its bytes (zlib's, over a gigabyte a second), so two operands that differ
+    anywhere are told apart (a difference that both misses the samples and is invisible to
+    the CRC is one in 2**32 by chance)."""
+    if _padding(a.dtype) is not None:
+        shape, dtype = a.shape, a.dtype.str
+        return (shape, dtype, *fingerprint(meaningful(a))[2:])
     flat = a.reshape(-1) if a.flags.c_contiguous or a.ndim <= 1 else None
     if a.nbytes <= WHOLE:
         return (a.shape, a.dtype.str, digest(np.ascontiguousarray(a).reshape(-1).view(np.uint8)))
@@ -637,7 +663,7 @@ def element(code: int, array: tuple, loc, error, value, dtype, show, written=Non
     frame = call_site() if folding else None
     if folding:
         fold_call("{0}[...]" if code == 1 else "{0}[...] = ...", (array,), (), frame)
-    detail = _hash((code, array[0], loc, None if written is None else digest(np.ascontiguousarray(written).tobytes())))
+    detail = _hash((code, array[0], loc, None if written is None else digest(np.ascontiguousarray(meaningful(written)).tobytes())))
     out = _or(agree_words(None if error is not None else detail, error is not None, value))
     if agreed(out, frame):
         agreement.raise_agreed(error)

@@ -682,3 +682,27 @@ def test_scalar_read_every_dtype(check, dtype):
         collective_verdict(d.messages == P - 1, f"{d.messages} messages for one read")
     finally:
         pg.config()
+
+
+@pytest.mark.parametrize("mode", [True, "auto"], ids=["strict", "folded"])
+def test_long_double_operands_compared_by_their_values(mode):
+    """On x86, ``np.longdouble`` fills 10 of its 16 bytes and leaves the rest uninitialised, so
+    the same value's bytes differ between locales: a long double argument (a scalar, a NumPy
+    operand, a fill) is compared by the bytes that hold its value, with no spurious mismatch,
+    and a value that differs on one locale is still told apart."""
+    pg.config(check=mode)
+    try:
+        g = np.arange(10.0)
+        A = pg.from_numpy(g)
+        q, qs = np.longdouble(0.3), np.array([0.3, 0.7], np.longdouble)
+        one, many = np.quantile(A, q), np.quantile(A, qs)
+        collective_verdict(one == np.quantile(g, q) and np.array_equal(many, np.quantile(g, qs)),
+                           f"{one!r}, {many!r}")
+        B = pg.zeros(10)
+        B[2:5] = np.longdouble(1.5)
+        B[0] = np.longdouble(2.5)
+        assert_matches(B, np.array([2.5, 0, 1.5, 1.5, 1.5, 0, 0, 0, 0, 0]))
+        if P > 1:
+            raised_everywhere(lambda: np.quantile(A, np.longdouble(0.3) + pg.here))
+    finally:
+        pg.config()
