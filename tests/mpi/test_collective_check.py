@@ -15,7 +15,7 @@ import pytest
 
 import pgas as pg
 from pgas import comm
-from util import assert_matches, collective_verdict
+from util import assert_matches, collective_verdict, raised_everywhere
 
 FILE = os.path.basename(__file__)
 P = comm.num_locales()
@@ -56,20 +56,6 @@ def unchecked():
         yield
     finally:
         pg.config()
-
-
-def raised_everywhere(fn, kind=pg.CollectiveMismatch) -> str:
-    """Collective: run ``fn``; it must raise ``kind`` on every locale with the same text.
-    Returns the text."""
-    try:
-        fn()
-        got = None
-    except kind as e:
-        got = str(e)
-    texts = comm.allgather(got)
-    collective_verdict(all(t is not None for t in texts), f"{kind.__name__} not raised everywhere: {texts}")
-    collective_verdict(all(t == texts[0] for t in texts), f"different texts: {texts}")
-    return got
 
 
 def expect(text: str, *parts: str) -> None:

@@ -15,7 +15,7 @@ import pytest
 import pgas as pg
 from pgas import comm
 from pgas.comm import counters, window
-from util import collective_verdict
+from util import collective_verdict, raised_everywhere
 
 P = comm.num_locales()
 ME = comm.here()
@@ -111,19 +111,6 @@ def test_synchronisations_per_call(exchange_kind, op, monkeypatch):
         collective_verdict(ok, lambda: f"{op}: got {mine}, NumPy {want_v}")
 
 
-def _raised(fn, kind) -> str:
-    """Collective: ``fn()`` raises ``kind`` on every locale, with the same message; returns it."""
-    try:
-        fn()
-        got = None
-    except kind as e:
-        got = str(e)
-    texts = comm.allgather(got)
-    collective_verdict(all(t is not None for t in texts), f"{kind.__name__} not raised everywhere: {texts}")
-    collective_verdict(all(t == texts[0] for t in texts), f"different messages: {texts}")
-    return got
-
-
 def _in_step(A) -> None:
     collective_verdict(A.sum() == A.sum(), "not in step after the error")
 
@@ -137,7 +124,7 @@ def test_bad_index_on_one_locale(folding, exchange_kind, op):
     idx = np.array([0, N + 5 if ME == P - 1 else 1])
     call = {"gather": lambda: A.gather(idx), "scatter": lambda: A.scatter(idx, 1.0),
             "index_plan": lambda: A.index_plan(idx), "update": lambda: A.update(idx, 1.0)}[op]
-    text = _raised(call, IndexError)
+    text = raised_everywhere(call, IndexError)
     collective_verdict(f"on locale {P - 1}" in text and str(N + 5) in text, f"message {text!r}")
     _in_step(A)
 
@@ -174,7 +161,7 @@ def test_calls_differ(folding, exchange_kind, case):
         B[:] = 1
         return B.sum()
 
-    text = _raised(job, pg.CollectiveMismatch)
+    text = raised_everywhere(job, pg.CollectiveMismatch)
     shown = {"gather-scatter": "A.gather(...)", "gather-plans": "A.gather(plan)", "cumsum-cumprod": "A.cumsum(",
              "sum-axis": "M.sum(axis=0)", "root": "A.to_numpy()", "searchsorted-side": "np.searchsorted(",
              "setitem-keys": "A[<index>] = ...", "getitem-keys": "A[<index>]"}[case]
@@ -189,7 +176,7 @@ def test_reduction_error_on_one_locale(folding, exchange_kind):
     others waited in the exchange)."""
     _, _, M, _ = _arrays()
     outs = [pg.zeros(4), pg.zeros(5)]
-    text = _raised(lambda: M.sum(axis=0, out=outs[1] if ME == P - 1 else outs[0]), ValueError)
+    text = raised_everywhere(lambda: M.sum(axis=0, out=outs[1] if ME == P - 1 else outs[0]), ValueError)
     collective_verdict(f"on locale {P - 1}" in text and "out=" in text, f"message {text!r}")
     _in_step(M)
 
@@ -204,7 +191,7 @@ def test_replicated_errors(folding, exchange_kind, case):
                   "side": (lambda: np.searchsorted(S, V, side="middle"), ValueError),
                   "key": (lambda: A.__setitem__(np.array([0, N]), 1.0), IndexError),
                   "getitem-key": (lambda: A[np.array([0, N])], IndexError)}[case]
-    _raised(call, kind)
+    raised_everywhere(call, kind)
     _in_step(A)
 
 

@@ -54,6 +54,20 @@ def raises_alike(err, call, what: str) -> None:
     collective_verdict(False, f"{what}: ran, NumPy raises {err.__name__}")
 
 
+def raised_everywhere(fn, kind=pg.CollectiveMismatch) -> str:
+    """Collective: ``fn()`` must raise ``kind`` on every locale, with the same message;
+    returns the message."""
+    try:
+        fn()
+        got = None
+    except kind as e:
+        got = str(e)
+    texts = comm.allgather(got)
+    collective_verdict(all(t is not None for t in texts), f"{kind.__name__} not raised everywhere: {texts}")
+    collective_verdict(all(t == texts[0] for t in texts), f"different messages: {texts}")
+    return got
+
+
 def assert_matches(A, expected, rtol: float = 1e-7, atol: float = 0.0, check_dtype: bool = True) -> None:
     """Collective: ``A`` (a DistArray) equals the NumPy array ``expected``, checked by
     every locale on the elements it owns (so storage placement is checked too).
