@@ -192,10 +192,9 @@ def _padding(dtype: np.dtype) -> int | None:
     return None
 
 
-def meaningful(a) -> np.ndarray:
-    """NumPy array or scalar ``a`` as an array whose bytes are all part of its values: itself,
-    or for a padded long double type (:func:`_padding`) the 10 bytes of each real part."""
-    a = np.asarray(a)
+def meaningful(a):
+    """NumPy array or scalar ``a`` itself, or for a padded long double type (:func:`_padding`)
+    an array of the 10 bytes of each real part: what has only bytes that are part of its values."""
     part = _padding(a.dtype)
     if part is None:
         return a

@@ -84,6 +84,18 @@ def exchange_kind(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture
+def folding():
+    """Collective call checking in its default, folding mode (``check="auto"``: calls folded
+    into a running hash, compared at the next call that reaches every locale), whatever
+    ``PGAS_CHECK`` the run has; the settings restored after."""
+    pg.config(check="auto")
+    try:
+        yield
+    finally:
+        pg.config()
+
+
 def pytest_configure(config):
     if comm.here() != 0:
         reporter = config.pluginmanager.get_plugin("terminalreporter")

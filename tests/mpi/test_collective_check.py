@@ -417,15 +417,6 @@ def test_config_check_setting():
 
 
 # -- the default mode: calls folded, compared at the next call that reaches every locale --------
-@pytest.fixture
-def folding():
-    pg.config(check="auto")
-    try:
-        yield
-    finally:
-        pg.config()
-
-
 @several
 def test_folded_statement_on_some_locales(folding):
     A = pg.zeros(6, name="A")

@@ -23,15 +23,6 @@ N = 16 * max(P, 2)
 several = pytest.mark.skipif(P == 1, reason="a mismatch needs two locales")
 
 
-@pytest.fixture
-def folding():
-    pg.config(check="auto")
-    try:
-        yield
-    finally:
-        pg.config()
-
-
 def _arrays():
     A = pg.from_numpy(np.arange(N, dtype=np.float64), dist=pg.Block(), name="A")
     S = pg.from_numpy(np.sort(np.random.default_rng(3).random(N)), dist=pg.Block(), name="S")

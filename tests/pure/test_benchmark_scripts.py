@@ -50,3 +50,14 @@ def test_stmt_scaling_counts_the_comm_layers_collectives(tmp_path):
                "--reps", "2", "--json", str(out))
     got = json.loads(out.read_text().splitlines()[0])
     assert got["P"] == 2 and got["colls"] >= 1, got
+
+
+def test_replay_calls_counts_python_calls_per_replayed_statement(tmp_path):
+    out = tmp_path / "calls.json"
+    run_script(tmp_path, str(ROOT / "benchmarks" / "replay_calls.py"), "--n", "16", "--warmup", "20", "--calls", "5",
+               "--json", str(out))
+    got = json.loads(out.read_text())
+    assert got["locales"] == 2 and set(got["steps"]) == {"jacobi-2d", "fdtd-2d"}
+    for x in got["steps"].values():
+        assert x["calls_per_statement"] > 0 and x["slow"] == 0
+        assert x["fast"] == x["statements"] * (x["replays"])
