@@ -44,6 +44,8 @@ def test_reference_runs_beside_each_trial():
     calls = []
     r = polybench.run_kernel("jacobi-2d", 2, True, TINY, trials=3, between=lambda: calls.append(len(calls)))
     collective_verdict(len(calls) == 3 and len(r["trial_seconds"]) == 3, f"{calls} {r}")
+    # pair_ratios' arithmetic on given figures (nothing here is timed): a reference run
+    # that failed (None) drops its pair, and the reference's time is the median of the rest
     r = {"steps": 2, "trial_seconds": [1.0, 2.0, 3.0]}
     polybench.pair_ratios(r, [{"seconds": 10.0}, {"seconds": None}, {"seconds": 30.0}], 10)
     assert r["trial_ratios"] == [0.5, 0.5] and r["ratio_to_c"] == 0.5
