@@ -210,14 +210,16 @@ def arguments(specs, params, vals):
 def offsets(params, kinds) -> tuple:
     """Where a row kernel's arguments (see :func:`source`) hold each view's first-element
     offset: per view read through its own buffer (the written view first) ``(position of
-    its offset, position of its outer strides, its step along the inner axis)``, for
-    :func:`cut`.  Kept in step with :func:`source`'s parameters."""
+    its offset, position of its outer strides, its step along the inner axis: 1
+    contiguous, 0 constant, None strided, whose inner stride is the last of its strides)``,
+    for :func:`cut`.  Kept in step with :func:`source`'s parameters."""
     arrays = [k for k, (p, _) in enumerate(params) if p == "arr"]
     kind = dict(zip(arrays, kinds[1:]))
-    got, pos = [(2, 3, 1)], 4
+    step = {"c": 1, "s": 0, "t": None}
+    got, pos = [(2, 3, step[kinds[0]])], 4
     for k, (p, _) in enumerate(params):
         if p == "arr" and kind[k] != "o":
-            got.append((pos + 1, pos + 2, 1 if kind[k] == "c" else 0))
+            got.append((pos + 1, pos + 2, step[kind[k]]))
             pos += 3
         else:
             pos += 1
@@ -239,5 +241,5 @@ def cut(where, args, start: int, stop: int) -> list:
     got[0] = (stop - start,) + tuple(dims[1:])
     outer = len(dims) > 1
     for o, s, step in where:
-        got[o] = args[o] + start * (args[s][0] if outer else step)
+        got[o] = args[o] + start * (args[s][0] if outer or step is None else step)
     return got

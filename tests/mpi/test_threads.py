@@ -79,6 +79,31 @@ def test_one_dimensional_and_in_place_kernels_split_alike():
     collective_verdict(split, "no 1-D kernel was split")
 
 
+def test_one_dimensional_strided_kernels_split_alike():
+    """A 1-D kernel over a strided view (every other element read, written, or both) is cut
+    into blocks of its elements, each view's offset moved on by its own stride."""
+    n = 6000
+    x = np.arange(3 * n, dtype=np.float64) % 101
+
+    def run():
+        X = pg.from_numpy(x)
+        A = pg.zeros(n)
+        A[:] = X[::3] * 2.0
+        C = pg.zeros(3 * n)
+        C[1::3] = A + 1.0
+        C[::3] = X[2::3] - A
+        return np.concatenate([A.to_numpy(), C.to_numpy()])
+    got, split = _each_thread_count(run)
+    a = x[::3] * 2.0
+    c = np.zeros(3 * n)
+    c[1::3] = a + 1.0
+    c[::3] = x[2::3] - a
+    want = np.concatenate([a, c])
+    collective_verdict(all(np.array_equal(got[t], want) for t in THREADS),
+                       lambda: f"threads {[t for t in THREADS if not np.array_equal(got[t], want)]} differ from NumPy")
+    collective_verdict(split, "no strided 1-D kernel was split")
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64, np.bool_])
 @pytest.mark.parametrize("op", ["sum", "min", "max", "prod"])
 def test_reductions_are_bit_identical_across_thread_counts(dtype, op):
