@@ -188,6 +188,7 @@ UNEVEN = [
     "tests/mpi/test_ablation.py",
     "tests/mpi/test_compile.py",               # replayed steps on uneven blocks (strict checking at 4 replays nothing)
     "tests/mpi/test_compile_merge.py",         # merged exchanges on uneven blocks (strict checking at 4 merges nothing)
+    "tests/mpi/test_threads_random.py",        # statements split over threads on uneven blocks, against NumPy
 ]
 
 
