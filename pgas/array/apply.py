@@ -91,13 +91,15 @@ def _at(kern, op: str, t, idx, v) -> None:
     :data:`~pgas.exec.workers.SPLIT_MIN` updates into a target as large are split by
     target: each thread reads every record and applies those whose offset falls in its
     range of ``t``, in record order, so every element sees its updates in the same order
-    as one thread applies them (the values are the same bit for bit)."""
+    as one thread applies them (the values are the same bit for bit).  The floating-point
+    errors met (an overflowing float ``add``) are reported as NumPy's ``ufunc.at`` reports
+    them (:func:`pgas.exec.fperr.compiled`: a RuntimeWarning by default)."""
     k = workers.ways(min(len(idx), t.size), t.size)
     if k < 2:
-        kern(t, idx, v)
+        fperr.compiled(kern, (t, idx, v))
         return
     part = getattr(_compiled, f"at_{op}_in")
-    workers.run([(part, (t, idx, v, a, b)) for a, b in workers.bounds(t.size, k)])
+    fperr.compiled(workers.run, ([(part, (t, idx, v, a, b)) for a, b in workers.bounds(t.size, k)],))
 
 
 def combine(pattern, values: np.ndarray, op: str) -> np.ndarray:

@@ -199,3 +199,23 @@ def test_the_kernel_path_is_the_same_at_one_thread():
     before = dict(workers.stats)
     _jacobi(64, np.float64)
     assert workers.stats == before and fuse.stats["fused"] > 0
+
+
+def test_a_compiled_updates_floating_point_errors_are_reported():
+    """A compiled update (``fuse=True``) that overflows warns as NumPy's ``ufunc.at`` does
+    (``fuse=False``), at every thread count: each locale's repeated indices are combined
+    (``1e308 + 1e308``) before they are sent."""
+    n = 6000
+    idx = np.repeat(np.arange(0, n, 2), 2)
+    saw = {}
+    for fuse_mode in (False, True):
+        pg.config(fuse=fuse_mode)
+        for t in THREADS:
+            pg.config(threads=t)
+            A = pg.from_numpy(np.full(n, 1e308), dist=pg.Cyclic())
+            with warnings.catch_warnings(record=True) as seen, np.errstate(over="warn"):
+                warnings.simplefilter("always")
+                A.update(idx, np.full(len(idx), 1e308), "add")
+            saw[fuse_mode, t] = any("overflow" in str(w.message) for w in seen)
+            collective_verdict(np.isinf(A.to_numpy()[::2]).all(), "the overflowed elements are not inf")
+    collective_verdict(all(saw.values()), f"overflow warned (fuse, threads): {saw}")
