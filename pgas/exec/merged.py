@@ -228,8 +228,7 @@ class Kept:
             peers = [k for k, _, value, _ in steps if value is None and k.fs.peers]
             self.syncs = [k.b for k in peers]
             self.packing = [k.fs for k in peers if k.b.sends.packs]
-            self.packs = [(views[0] if len(views) == 1 else None, views, dst)
-                          for k in peers for views, dst in k.b.sends.packs]
+            self.packs = [p for k in peers for p in k.b.sends.packs]
         stats["kept"] += 1
 
     def valid(self) -> bool:
@@ -270,9 +269,9 @@ class Kept:
                     last.settle()
                 fs.inflight = ex
         t0 = trace.on and trace.now()
-        for view, views, dst in self.packs:
-            if view is not None:
-                dst[...] = view
+        for one, views, dst in self.packs:           # (as PackedSends.pack)
+            if one is not None:
+                dst[...] = one
             else:
                 np.concatenate(views, axis=None, out=dst)
         if t0:
