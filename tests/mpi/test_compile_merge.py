@@ -248,6 +248,7 @@ def test_kept_merged_runs_repeat_bit_identical_and_step_aside():
         return
     assert prog.merging and _held(step) == [True] * len(prog.units), pg.explain(step)
     assert "statements 1-3: one exchange" in pg.explain(step)
+    assert "repeated with nothing looked up" in pg.explain(step)
     repeats, made, fast = merged.stats["repeats"], merged.stats["kept"], step.stats["fast"]
     run(2)
     assert merged.stats["repeats"] - repeats == 2 * len(prog.units) and merged.stats["kept"] == made

@@ -419,7 +419,9 @@ class Program:
                     "(on the first replay)"]
         merging = sum(g[2] is not None for g in self.groups)
         out = [f"  exchanges on locale {comm.here()}: {merging} merged of {len(self.groups)} runs of statements"]
-        for first, end, rs, ex, why in self.groups:
+        held = {id(u[2]) for u in self.units if u[2] is not None and u[3] is not None}
+        for g in self.groups:
+            first, end, rs, ex, why = g
             which = f"statement {first + 1}" if end == first + 1 else f"statements {first + 1}-{end}"
             if rs is None:
                 out.append(f"    {which}: {'its' if end == first + 1 else 'their'} own exchanges: {why}")
@@ -430,6 +432,8 @@ class Program:
                 text += (f": sends {_count(len(send), 'message')} (to locales {send}) carrying "
                          f"{_count(ns, 'statement message')}, receives {len(recv)} (from locales {recv}) "
                          f"carrying {nr}")
+            if id(g) in held:
+                text += "; repeated with nothing looked up (pgas.exec.merged.Kept)"
             if why:
                 text += f"; a new exchange starts here: {why}"
             out.append(text)
