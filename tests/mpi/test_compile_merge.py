@@ -68,9 +68,13 @@ def _unsafe(A, B, C, c):
 CASES = {"fdtd": (_fdtd, 3), "jacobi": (_jacobi, 2), "shared": (_shared, 3), "unsafe": (_unsafe, 3)}
 
 
+@pytest.mark.parametrize("fuse", ["auto", True])
 @pytest.mark.parametrize("dist", sorted(DISTS))
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_merged_replays_bit_identical(case, dist):
+def test_merged_replays_bit_identical(case, dist, fuse):
+    """(fuse=True: kernels made at once, so the merged runs repeat by what they keep, while the
+    unmerged step runs the same compiled forms on other arrays in between)"""
+    pg.config(protocol="auto", fuse=fuse)
     fn, k = CASES[case]
     got, off, want = _arrays(1, k, dist), _arrays(1, k, dist), _arrays(1, k, dist)
     step = pg.compile(fn)
