@@ -131,10 +131,15 @@ def compare_compiled(n: int, m: int, reps: int, out: str | None) -> None:
 
 def kernel_calls(step):
     """A function making the kernel calls that ``step``'s replays keep (its statements' kept
-    repeats, :class:`pgas.exec.persistent.Kept`), nothing else; and how many statements have
-    them (0: the function does nothing)."""
+    repeats, :class:`pgas.exec.persistent.Kept`, also within the merged runs' repeats,
+    :class:`pgas.exec.merged.Kept`), nothing else; and how many statements have them (0: the
+    function does nothing)."""
     prog = next(iter(step.programs.values()))
-    kept = [] if prog.kept is None else [k for k in prog.kept[1] if isinstance(k, persistent.Kept)]
+    if prog.merging:
+        kept = [k for u in prog.units if u[3] is not None for k, _, _, _ in u[3].steps]
+    else:
+        kept = [] if prog.kept is None else prog.kept[1]
+    kept = [k for k in kept if isinstance(k, persistent.Kept)]
     calls = [c for k in kept for c in k.early + k.late]      # (a kept fill, KeptFill, calls no kernel)
 
     def run(*_):

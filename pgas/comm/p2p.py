@@ -242,18 +242,24 @@ class PackedSends:
         self.requests = self.xfer.requests()[1]
         self.counts = self.xfer.counts()
         self.inflight = False
+        if self.requests:
+            _inflight.add(self)                       # (for exit: its sends, while in flight)
 
     def _add(self, flat, rtype, dst) -> None:
         views = [_view(flat, off, steps, counts) for off, counts, steps in rtype.regions]
-        self.packs.append((views, dst if len(views) != 1 else dst.reshape(views[0].shape)))
+        if len(views) == 1:                           # (packed by one copy)
+            self.packs.append((views[0], views, dst.reshape(views[0].shape)))
+        else:
+            self.packs.append((None, views, dst))
 
     def pack(self) -> None:
         """Copy the regions into the send buffers (after this set's last sends completed)."""
-        self.settle()
+        if self.inflight:
+            self.settle()
         t0 = trace.on and trace.now()
-        for views, dst in self.packs:
-            if len(views) == 1:
-                np.copyto(dst, views[0])
+        for one, views, dst in self.packs:
+            if one is not None:
+                dst[...] = one                        # (a copy as np.copyto makes it: the same dtype)
             else:
                 np.concatenate(views, axis=None, out=dst)
         if t0:
@@ -264,7 +270,6 @@ class PackedSends:
         """The sends were started: in flight until :meth:`settle`."""
         if self.requests:
             self.inflight = True
-            _inflight.add(self)
 
     def settle(self) -> None:
         """Wait until the sends of the last start are complete (their readers took them)."""
@@ -273,7 +278,6 @@ class PackedSends:
                 trace.waiting = "sends to " + ",".join(str(p) for p, _ in self.counts) + " taken (last run's)"
             wait(self.requests)
             self.inflight = False
-            _inflight.discard(self)
 
     def free(self) -> None:
         """Settle, then free the requests (idempotent)."""
@@ -289,7 +293,8 @@ def _view(flat: np.ndarray, offset: int, strides, counts) -> np.ndarray:
                       strides=tuple(s * item for s in strides))
 
 
-#: Sends that may be in flight (:class:`PackedSends`), settled at exit.
+#: Sends that may be in flight (:class:`PackedSends` with requests, held weakly: each is in
+#: flight while its ``inflight`` says so), settled at exit.
 _inflight: "weakref.WeakSet" = weakref.WeakSet()
 
 

@@ -25,16 +25,29 @@ exchange is made again (on this locale alone: the messages' structure is the pla
 the same everywhere).  As with a statement's own sends, the sends may complete after
 the run: they are waited for before the buffers are packed again, also by a statement
 run on its own (its ``inflight``).
+
+A run repeated on the same arrays under the same settings (a compiled step's next replay)
+keeps what its last run found (:class:`Kept`, made by :meth:`Group.kept`): the exchange,
+each statement's kernel calls or a fill's views (:class:`pgas.exec.persistent.Kept`,
+:class:`~pgas.exec.persistent.KeptFill`), the windows to make visible and the regions to
+pack, so that a repeat looks nothing up: no lowered statement, binding or compiled form is
+found again.  It is checked valid by the identity of what it holds (the exchange still the
+group's, each statement's binding and calls still kept) and made again after a run the usual
+way where it is not.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import comm
+from ..comm import trace
 from ..comm.p2p import Transfers, start_all, wait
 from . import persistent
 
-#: Exchanges made (statements' transfers merged) and runs of them.
-stats = {"built": 0, "runs": 0}
+#: Exchanges made (statements' transfers merged) and runs of them; repeats kept
+#: (:class:`Kept`) and runs by them (counted in ``runs`` too where they merge).
+stats = {"built": 0, "runs": 0, "kept": 0, "repeats": 0}
 
 
 class Exchange:
@@ -155,6 +168,24 @@ class Group:
                 wait(waits.pop())
             stats["runs"] += 1
 
+    def kept(self, items, values) -> "Kept | None":
+        """The repeat of the run of ``items`` that :meth:`run` just made (:class:`Kept`),
+        where every statement's binding keeps its kernel calls, or a fill's views
+        (``values``: per item the fill's value, a NumPy scalar or 0-d array of the
+        target's dtype whose contents each repeat stores, else None); else None.
+        ``items``: ``[(Replay, Lowered, target array)]``."""
+        members = self.members([(r.fs, low, t) for r, low, t in items])
+        steps = []
+        for fs, (r, low, target), value in zip(members, items, values):
+            if value is not None:
+                k = persistent.kept_fill(r, low.arrays, fs)
+            else:
+                k = persistent.kept(r, low.arrays, fs) if low.prog is r.prog else None
+            if not _holds(k, value):
+                return None
+            steps.append((k, target, value, bool(fs.recvs)))
+        return Kept(self, self.ex, steps)
+
     def free(self) -> None:
         if self.ex is not None:
             self.ex.free()
@@ -163,3 +194,101 @@ class Group:
             fs.free()
         self.own.clear()
         self.last = ((), ())
+
+
+def alone(k, target, value) -> "Kept | None":
+    """The repeat of one statement that exchanges its own messages (a :class:`Kept` of one
+    step with no merged exchange): ``k`` its :class:`~pgas.exec.persistent.Kept` (``value``
+    None) or :class:`~pgas.exec.persistent.KeptFill` (``value``: what it stores), None if it
+    has none; ``target``: the array it writes."""
+    return Kept(None, None, [(k, target, value, False)]) if _holds(k, value) else None
+
+
+def _holds(k, value) -> bool:
+    """Whether repeat ``k`` (or None) runs a statement: kernel calls for no ``value``, a
+    fill's views for a ``value`` of its dtype."""
+    if value is None:
+        return type(k) is persistent.Kept
+    return type(k) is persistent.KeptFill and value.dtype == k.dtype
+
+
+class Kept:
+    """A run of compiled statements repeated with nothing looked up (see the module's
+    docstring): ``steps``, in order, ``(repeat, target array, value, reads)``, each
+    statement's :class:`pgas.exec.persistent.Kept` (``value`` None; ``reads``: it reads
+    the exchange's receives) or a fill's :class:`~pgas.exec.persistent.KeptFill`
+    (``value``: what it stores); ``ex``: ``group``'s exchange they share, or None for a
+    statement that exchanges its own messages (one step)."""
+
+    __slots__ = ("group", "ex", "steps", "syncs", "packing", "packs")
+
+    def __init__(self, group, ex, steps) -> None:
+        self.group, self.ex, self.steps = group, ex, steps
+        if ex is not None:
+            peers = [k for k, _, value, _ in steps if value is None and k.fs.peers]
+            self.syncs = [k.b for k in peers]
+            self.packing = [k.fs for k in peers if k.b.sends.packs]
+            self.packs = [p for k in peers for p in k.b.sends.packs]
+        stats["kept"] += 1
+
+    def valid(self) -> bool:
+        """Whether what it holds is still kept: the group's exchange, each statement's
+        compiled form, binding and calls (the caller checks the settings,
+        :func:`pgas.exec.persistent.settings_key`)."""
+        if self.ex is not None and self.group.ex is not self.ex:
+            return False
+        for k, _, _, _ in self.steps:
+            if not k.valid():
+                return False
+        return True
+
+    def run(self, before) -> None:
+        """Run the statements (:meth:`valid` checked by the caller), as :meth:`Group.run`
+        would; ``before(array, None)``: called on each target just before its statement
+        computes.  The caller clears the processor's flags before and reads them after
+        (:func:`pgas.exec.fperr.cleared`)."""
+        stats["repeats"] += 1
+        ex = self.ex
+        if ex is None:
+            for k, target, value, _ in self.steps:
+                before(target, None)
+                if value is None:
+                    k.run(False)
+                else:
+                    k.run(value)
+            return
+        sync = persistent.PersistentStatement.sync
+        for b in self.syncs:
+            sync(b)
+        if ex.inflight:
+            ex.settle()
+        for fs in self.packing:
+            last = fs.inflight
+            if last is not ex:                           # its own sends of a run on its own
+                if last is not None:
+                    last.settle()
+                fs.inflight = ex
+        t0 = trace.on and trace.now()
+        for one, views, dst in self.packs:           # (as PackedSends.pack)
+            if one is not None:
+                dst[...] = one
+            else:
+                np.concatenate(views, axis=None, out=dst)
+        if t0:
+            trace.add("pack", "pack sends", t0, {"peers": ex.peers[1], "bytes": sum(n for _, n in ex.counts)})
+        if ex.requests:
+            start_all(ex.requests, ex.counts)
+            if ex.sends:
+                ex.inflight = True
+        waits = [ex.recvs] if ex.recvs else []
+        try:
+            for k, target, value, reads in self.steps:
+                before(target, None)
+                if value is None:
+                    k.finish(waits if reads else ())
+                else:
+                    k.run(value)
+        finally:
+            if waits:                                    # (see Group.run)
+                wait(waits.pop())
+            stats["runs"] += 1

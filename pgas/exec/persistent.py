@@ -538,6 +538,19 @@ class Kept:
             stats["reruns"] += 1
 
 
+    def finish(self, waits) -> None:
+        """Steps 3-5 by the kept kernel calls, the transfers started by the caller (a merged
+        exchange's, :class:`pgas.exec.merged.Kept`): ``waits`` as for
+        :meth:`PersistentStatement.finish`; the caller reads the processor's flags, as for
+        :meth:`run` with ``flags`` false."""
+        try:
+            _calls(self.early, self.late, self.count, waits, False)
+        finally:
+            stats["runs"] += 1
+            comm.statement_done()
+            stats["reruns"] += 1
+
+
 class KeptFill:
     """A recorded scalar fill's repeat with nothing looked up: the views of its tasks in its
     binding's storage (``b.fills``, made by the fill's last run there, with no peers).
@@ -567,12 +580,13 @@ class KeptFill:
             stats["reruns"] += 1
 
 
-def kept_fill(r: Replay, bases) -> "KeptFill | None":
+def kept_fill(r: Replay, bases, fs=None) -> "KeptFill | None":
     """The :class:`KeptFill` repeat of recorded fill ``r`` on ``bases`` where its binding keeps
-    its tasks' views, else None."""
-    if not valid(r) or r.fs.peers:
+    its tasks' views, else None; ``fs``: the compiled form it runs by where that is not
+    ``r.fs`` (a merged run's own copy, :mod:`pgas.exec.merged`)."""
+    fs = r.fs if fs is None else fs
+    if not valid(r) or fs.peers or not fs.built or fs.transient:
         return None
-    fs = r.fs
     b = fs.bindings.get(tuple(map(id, bases)))
     if b is None or not b.same(bases) or b.fills is None:
         return None
@@ -589,13 +603,15 @@ def settings_key() -> tuple:
             workers.count())
 
 
-def kept(r: Replay, bases) -> "Kept | None":
+def kept(r: Replay, bases, fs=None) -> "Kept | None":
     """The :class:`Kept` repeat of recorded statement ``r`` on ``bases`` (the arrays it last
     ran on) where its binding keeps kernel calls of ``r``'s own program made under the
-    current settings (it last ran every task by a kernel stored in place), else None."""
-    if not valid(r):
+    current settings (it last ran every task by a kernel stored in place), else None;
+    ``fs``: the compiled form it runs by where that is not ``r.fs`` (a merged run's own
+    copy, :mod:`pgas.exec.merged`)."""
+    fs = r.fs if fs is None else fs
+    if not valid(r) or not fs.built or fs.transient:
         return None
-    fs = r.fs
     b = fs.bindings.get(tuple(map(id, bases)))
     calls = None if b is None or not b.same(bases) else b.calls
     if calls is None or calls[0] is not r.prog or calls[4] != (settings.version[0], fuse.generation[0]):

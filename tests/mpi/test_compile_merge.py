@@ -2,7 +2,9 @@
 consecutive statements merged are bit-identical to the statements run one by one, also
 where merging is not allowed (a statement writes a region that a later one's messages
 carry: the later one sees the new values); the runs are named by ``pg.explain``; one
-message per peer pair where statements share a halo."""
+message per peer pair where statements share a halo; a run repeated by what its last run
+kept (``pgas.exec.merged.Kept``: nothing looked up) gives the same bits, and steps aside
+when the settings, the kernels, a binding or an argument array change."""
 
 import numpy as np
 import pytest
@@ -66,9 +68,13 @@ def _unsafe(A, B, C, c):
 CASES = {"fdtd": (_fdtd, 3), "jacobi": (_jacobi, 2), "shared": (_shared, 3), "unsafe": (_unsafe, 3)}
 
 
+@pytest.mark.parametrize("fuse", ["auto", True])
 @pytest.mark.parametrize("dist", sorted(DISTS))
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_merged_replays_bit_identical(case, dist):
+def test_merged_replays_bit_identical(case, dist, fuse):
+    """(fuse=True: kernels made at once, so the merged runs repeat by what they keep, while the
+    unmerged step runs the same compiled forms on other arrays in between)"""
+    pg.config(protocol="auto", fuse=fuse)
     fn, k = CASES[case]
     got, off, want = _arrays(1, k, dist), _arrays(1, k, dist), _arrays(1, k, dist)
     step = pg.compile(fn)
@@ -171,23 +177,29 @@ _stmt = st.tuples(st.integers(0, 2), st.integers(0, len(_SLICES) - 1), st.intege
                   st.integers(0, 2), st.booleans())
 
 
-def _program(stmts):
+def _program(stmts, const: bool = False):
+    """The step of ``stmts``; ``const``: the statements that read scale by a constant, not the
+    parameter (their kernel calls are kept: merged runs repeat with nothing looked up)."""
     def fn(A, B, C, p):
         arrays = (A, B, C)
+        c = 0.75 if const else p
         for tgt, s, r1, r2, shift, fill in stmts:
             if fill:
                 arrays[tgt][_SLICES[s]] = p
                 continue
             reads = _READS[s]
-            arrays[tgt][_SLICES[s]] = p * arrays[r1][reads[shift % len(reads)]] - arrays[r2][reads[(shift + 1) % len(reads)]]
+            arrays[tgt][_SLICES[s]] = c * arrays[r1][reads[shift % len(reads)]] - arrays[r2][reads[(shift + 1) % len(reads)]]
     return fn
 
 
 @hsettings(max_examples=15, derandomize=True, database=None, deadline=None)
-@given(stmts=st.lists(_stmt, min_size=2, max_size=6), k=st.sampled_from([2, 3]), dist=st.sampled_from(sorted(DISTS)))
-def test_random_steps_merged_bit_identical(stmts, k, dist):
+@given(stmts=st.lists(_stmt, min_size=2, max_size=6), k=st.sampled_from([2, 3]), dist=st.sampled_from(sorted(DISTS)),
+       const=st.booleans())
+@pytest.mark.parametrize("fuse", ["auto", True])
+def test_random_steps_merged_bit_identical(stmts, k, dist, const, fuse):
+    pg.config(protocol="auto", fuse=fuse)     # (fuse=True: every kernel made at once, so runs are kept)
     stmts = [(t % k, s, a % k, b % k, sh, f) for t, s, a, b, sh, f in stmts]
-    fn = _program(stmts)
+    fn = _program(stmts, const)
     step = pg.compile(fn)
     got, want = _arrays(5, k, dist), _arrays(5, k, dist)
     got += [got[0]] * (3 - k)                          # (2 arrays: the third argument is the first)
@@ -196,3 +208,113 @@ def test_random_steps_merged_bit_identical(stmts, k, dist):
         step(*got, p)
         fn(*want, p)
     _same(got, want, f"statements {stmts} on {k} arrays, {dist}")
+
+
+def _halo(A, B, C, c):
+    """Two statements reading A's halo (one exchange), a fill of the parameter, then one
+    reading B's and C's halos, which the first two write (a second exchange): no statement
+    that reads has a parameter, so every one keeps its kernel calls."""
+    B[1:-1, :] = A[:-2, :] + A[2:, :]
+    C[1:-1, :] = 0.5 * (A[:-2, :] - A[2:, :])
+    A[0, :] = c
+    A[1:-1, 1:-1] = A[1:-1, 1:-1] + 0.25 * (B[2:, 1:-1] + C[:-2, 1:-1])
+
+
+def _held(step) -> list:
+    """Per run of a merging replay (a merged run or a statement), whether it holds its repeat."""
+    prog = next(iter(step.programs.values()))
+    return [u[3] is not None for u in prog.units]
+
+
+def test_kept_merged_runs_repeat_bit_identical_and_step_aside():
+    """A merged run whose statements keep their kernel calls (or a fill's views) repeats by
+    them and its exchange with nothing looked up, bit-identical to the statements run one by
+    one; it steps aside to the usual way, with the same values, when the settings, the
+    kernels, the thread count, a statement's binding or its compiled form change, and is
+    held again after; an argument array replaced by another binds the new one (the old one
+    is left as it was)."""
+    from pgas.exec import fuse, persistent, threads
+    pg.config(fuse=True, protocol="auto")
+    got, want = _arrays(7, 3, "block"), _arrays(7, 3, "block")
+    step = pg.compile(_halo)
+    c = [0.5]
+
+    def run(k=3):
+        for _ in range(k):
+            c[0] = 1.0 - c[0] / 2
+            step(*got, c[0])
+            _halo(*want, c[0])
+        _same(got, want, "halo by kept merged runs")
+    run()
+    prog = next(iter(step.programs.values()))
+    if check.enabled or pg.num_locales == 1:       # strict checking: the usual way; one locale: nothing merges
+        assert not prog.merging or check.enabled
+        return
+    assert prog.merging and _held(step) == [True] * len(prog.units), pg.explain(step)
+    assert "statements 1-3: one exchange" in pg.explain(step)
+    assert "repeated with nothing looked up" in pg.explain(step)
+    repeats, made, fast = merged.stats["repeats"], merged.stats["kept"], step.stats["fast"]
+    run(2)
+    assert merged.stats["repeats"] - repeats == 2 * len(prog.units) and merged.stats["kept"] == made
+    assert step.stats["fast"] - fast == 2 * 4
+    # B replaced by another array of the same layout: the runs bind it, the old B is left alone
+    old = got[1].to_numpy()
+    fresh = _arrays(8, 1, "block")[0]
+    plain = pg.from_numpy(fresh.to_numpy(), dist=pg.Block())
+    made = merged.stats["kept"]
+    for _ in range(3):
+        step(got[0], fresh, got[2], 0.25)
+        _halo(want[0], plain, want[2], 0.25)
+    _same([got[0], fresh, got[2]], [want[0], plain, want[2]], "halo with B replaced")
+    collective_verdict(np.array_equal(got[1].to_numpy(), old), lambda: "the replaced array was written")
+    assert merged.stats["kept"] > made and _held(step) == [True] * len(prog.units)
+    got[1], want[1] = fresh, plain
+    others = [pg.from_numpy(np.ones((N, N)), dist=pg.Block()) for _ in range(3 * persistent.BINDINGS)]
+    changes = [lambda: pg.config(fuse=True, protocol="auto"),       # the settings' version
+               fuse.reset,                                           # kernels forgotten
+               lambda: threads.apply((threads.limit() or 1) + 1),   # another thread count
+               lambda: [_halo(*others[3 * j:3 * j + 3], 0.5) for j in range(persistent.BINDINGS)],
+               persistent.clear]                                    # bindings evicted; compiled forms freed
+    limit = threads.limit()
+    try:
+        for change in changes:
+            made = merged.stats["kept"]
+            change()
+            run(1)
+            run(3)
+            assert _held(step) == [True] * len(prog.units) and merged.stats["kept"] > made
+    finally:
+        if limit is not None:
+            threads.apply(limit)
+
+
+def test_kept_merged_runs_once_kernels_are_made_later():
+    """Under ``fuse="auto"`` kernels are made after their programs have put enough elements
+    through NumPy: a merged run is held once every statement's binding keeps its calls, and
+    from then on every replay repeats it (fdtd-2d at 4 locales merges ey's, ex's and the
+    fill's messages; the other statements repeat alone)."""
+    from pgas.exec import fuse, settings
+    pg.config(protocol="auto", fuse="auto")
+    if check.enabled or fuse.load_numba() is None or settings.get("fuse") != "auto":
+        pytest.skip("strict checking, or no kernels, runs every statement the usual way")
+    rng = np.random.default_rng(9)
+    data = [rng.random((48, 48)) for _ in range(3)]
+    got = [pg.from_numpy(d) for d in data]
+    want = [pg.from_numpy(d) for d in data]
+    step = pg.compile(_fdtd)
+    for t in range(120):
+        step(*got, float(t))
+    for t in range(120):
+        _fdtd(*want, float(t))
+    _same(got, want, "fdtd with kernels made on the way")
+    step(*got, 0.25)                               # (a kernel the plain runs made: held from this call)
+    _fdtd(*want, 0.25)
+    prog = next(iter(step.programs.values()))
+    repeats = merged.stats["repeats"]
+    for t in range(5):
+        step(*got, 0.5 * t)
+        _fdtd(*want, 0.5 * t)
+    _same(got, want, "fdtd by kept merged runs")
+    if prog.merging:
+        assert _held(step) == [True] * len(prog.units)
+        assert merged.stats["repeats"] - repeats == 5 * len(prog.units)

@@ -41,6 +41,13 @@ class Program:
         self.groups: list | None = None
         self.merge_key = None
         self.merging = False                            # whether a run of ``groups`` merges anything
+        #: What a replay by ``groups`` runs (:meth:`_units`): ``[first, end, group or None,
+        #: repeat]``, a merged run (its entry of ``groups``) or one statement, each with its
+        #: repeat with nothing looked up (:class:`pgas.exec.merged.Kept`, None until made),
+        #: made under ``units_key`` (:func:`pgas.exec.persistent.settings_key`).
+        self.units: list = []
+        self.units_key = None
+        self.param_fills: list = []                     # fills whose value is an argument
         self.shape = tuple(type(a).__name__ if isinstance(a, SCALARS) else "array" for a in args)
         self.params = [k for k, a in enumerate(args) if isinstance(a, SCALARS)]
         self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
@@ -74,6 +81,7 @@ class Program:
             if g[3] is not None:
                 g[3].free()
         self.groups = None
+        self.units = []
 
     def _bind(self, args) -> bool:
         """Bind the statements to ``args``' arrays; False (nothing bound) where an argument
@@ -86,6 +94,7 @@ class Program:
                 return False
             s.bases = bases
         self.kept = None
+        self.units_key = None                           # (the repeats held the last binding's arrays)
         self.bound = tuple(a for a in args if engine.is_array(a))
         return True
 
@@ -149,27 +158,67 @@ class Program:
             if fast:
                 self._keep()
             return True
-        valid = persistent.valid_everywhere
-        for g in groups:
-            rs = g[2]
-            if rs is None or not all([valid(r) for r in rs]):
-                self._each(stmts[g[0]:g[1]], args, stats, fast)
-                continue
-            items = []
-            for s, r in zip(stmts[g[0]:g[1]], rs):
-                got = self._program(s, r, args)
-                if got is None:                          # a fill that does not convert: the usual way
-                    items = None
-                    break
-                items.append((r.fs, Lowered(r.stmt, s.bases, got, r.names), s.bases[0]))
-            if items is None:
-                self._each(stmts[g[0]:g[1]], args, stats, fast)
-                continue
-            if g[3] is None:
-                g[3] = merged.Group()
-            g[3].run(items, engine_statement.compute_tasks, engine_statement.write_results, engine.before_write)
-            stats["fast"] += len(items)
+        self._runs(args, stats)
         return True
+
+    def _runs(self, args, stats) -> None:
+        """Replay by the runs of :attr:`groups` (:attr:`units`): each by the repeat it holds
+        (:class:`pgas.exec.merged.Kept`: nothing looked up) where that is still valid, else
+        the usual way (:meth:`_unit`), which makes one for the next replay."""
+        units = self.units
+        key = persistent.settings_key()
+        if self.units_key != key:
+            for u in units:
+                u[3] = None
+            self.units_key = key
+        # the fills' values converted before the flags are cleared (see _again); one that
+        # does not convert: every run the usual way, which raises as a plain run does
+        held = True
+        for s in self.param_fills:
+            if self._program(s, s.r, args) is None:
+                held = False
+        before = engine.before_write
+        mask = fperr.cleared()
+        try:
+            for u in units:
+                k = u[3]
+                if held and k is not None and k.valid():
+                    k.run(before)
+                    stats["fast"] += u[1] - u[0]
+                    continue
+                fperr.reported(mask)
+                mask = 0                           # (flags after an error of the usual way: not read)
+                u[3] = None
+                u[3] = self._unit(u, args, stats)
+                mask = fperr.cleared()
+        finally:
+            fperr.reported(mask)
+
+    def _unit(self, u, args, stats):
+        """Run unit ``u`` of :attr:`units` the usual way: a merged run by its group
+        (:meth:`pgas.exec.merged.Group.run`), a statement by :meth:`_each`; its repeat
+        with nothing looked up for the next replay (:class:`pgas.exec.merged.Kept`), or None."""
+        first, end, g = u[0], u[1], u[2]
+        stmts = self.stmts[first:end]
+        rs = None if g is None else g[2]
+        if rs is None or not all([persistent.valid_everywhere(r) for r in rs]):
+            self._each(stmts, args, stats, True)
+            if g is not None:
+                return None
+            return merged.alone(_repeat(stmts[0]), stmts[0].bases[0], _fill_value(stmts[0]))
+        items = []
+        for s, r in zip(stmts, rs):
+            got = self._program(s, r, args)
+            if got is None:                          # a fill that does not convert: the usual way
+                self._each(stmts, args, stats, True)
+                return None
+            items.append((r, Lowered(r.stmt, s.bases, got, r.names), s.bases[0]))
+        if g[3] is None:
+            g[3] = merged.Group()
+        g[3].run([(r.fs, low, t) for r, low, t in items], engine_statement.compute_tasks,
+                 engine_statement.write_results, engine.before_write)
+        stats["fast"] += len(items)
+        return g[3].kept(items, [_fill_value(s) for s in stmts])
 
     def _keep(self) -> None:
         """After statements ran one by one: hold each statement's repeat by its kept kernel
@@ -332,6 +381,10 @@ class Program:
         self.groups = groups
         self.merging = any(g[2] is not None for g in groups)
         self.merge_key = (settings.version[0], current_model())
+        self.units = [[g[0], g[1], g, None] if g[2] is not None else [k, k + 1, None, None]
+                      for g in groups for k in (range(g[0], g[1]) if g[2] is None else (g[0],))]
+        self.units_key = None
+        self.param_fills = [s for s in stmts if s.fill and s.params]
 
     def _fold(self, args) -> None:
         """Fold one signature for the whole call (collective checking's running hash)."""
@@ -366,7 +419,9 @@ class Program:
                     "(on the first replay)"]
         merging = sum(g[2] is not None for g in self.groups)
         out = [f"  exchanges on locale {comm.here()}: {merging} merged of {len(self.groups)} runs of statements"]
-        for first, end, rs, ex, why in self.groups:
+        held = {id(u[2]) for u in self.units if u[2] is not None and u[3] is not None}
+        for g in self.groups:
+            first, end, rs, ex, why = g
             which = f"statement {first + 1}" if end == first + 1 else f"statements {first + 1}-{end}"
             if rs is None:
                 out.append(f"    {which}: {'its' if end == first + 1 else 'their'} own exchanges: {why}")
@@ -377,6 +432,8 @@ class Program:
                 text += (f": sends {_count(len(send), 'message')} (to locales {send}) carrying "
                          f"{_count(ns, 'statement message')}, receives {len(recv)} (from locales {recv}) "
                          f"carrying {nr}")
+            if id(g) in held:
+                text += "; repeated with nothing looked up (pgas.exec.merged.Kept)"
             if why:
                 text += f"; a new exchange starts here: {why}"
             out.append(text)
@@ -393,6 +450,18 @@ def _repeat(s: Stmt):
     if s.fill:
         return persistent.kept_fill(s.r, s.bases)
     return None if s.params else persistent.kept(s.r, s.bases)
+
+
+def _fill_value(s: Stmt):
+    """What a repeat of fill ``s`` stores (:class:`pgas.exec.persistent.KeptFill`): its
+    constant, or its buffer (a 0-d array of the target's dtype) that each replay converts
+    the argument into; None for a statement that is not a fill, or a constant that is no
+    NumPy scalar (the kept views take one of the target's dtype only)."""
+    if not s.fill:
+        return None
+    if s.params:
+        return s.buf
+    return s.value if isinstance(s.value, np.generic) else None
 
 
 def _count(k: int, word: str) -> str:
