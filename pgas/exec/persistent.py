@@ -69,7 +69,7 @@ from .. import comm
 from ..comm import trace
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import calibration as calibrate
-from . import fperr, fuse, group, interior, settings, shiftgroup, workers
+from . import chain, fperr, fuse, group, interior, settings, shiftgroup, workers
 from .lowered import Lowered
 from .tasks import strided
 
@@ -536,6 +536,22 @@ class Kept:
             stats["runs"] += 1
             comm.statement_done()
             stats["reruns"] += 1
+
+    def ran(self) -> None:
+        """Count a run of this repeat whose kernel calls the caller made (a chain of
+        statements, :mod:`pgas.exec.chain`), as :meth:`run` counts its own."""
+        fuse.stats["fused"] += self.count
+        fuse.stats["rows"] += self.count
+        stats["calls"] += 1
+        stats["runs"] += 1
+        comm.statement_done()
+        stats["reruns"] += 1
+
+    def chainable(self) -> bool:
+        """Whether this repeat is one row-kernel call, run whole (this locale runs one
+        thread), with no message: a link of a chain (:mod:`pgas.exec.chain`)."""
+        return (not self.fs.peers and not self.late and len(self.early) == 1
+                and type(self.early[0][0]) is not workers.Split and chain.rows_of(self.calls[1][0][0]) is not None)
 
 
 class KeptFill:
