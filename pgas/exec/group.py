@@ -35,9 +35,7 @@ def fits(items) -> bool:
     no agreement.  A group that may not fit runs statement by statement instead,
     each strip-mined to the limit as a statement alone is; its statements write
     distinct arrays that none of them reads, so the order does not change the
-    result.  On one locale nothing is fetched: every group fits."""
-    if comm.num_locales() == 1:
-        return True
+    result."""
     limit, need = settings.get("buffer_limit"), 0
     for low, _ in items:
         stmt = low.stmt

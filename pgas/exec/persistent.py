@@ -101,7 +101,7 @@ def qualifies(low, plan, agree: bool = True) -> bool:
     """True if ``plan`` (this locale's, of ``low``) runs by :class:`PersistentStatement`: from
     replicated facts only, so the answer is the same on every locale.  The owner
     computes every element it writes, no array has ghost cells, the reads fit the
-    buffer limit (:func:`pgas.exec.group.fits`), no locale's model measures overlap
+    buffer limit (:func:`pgas.exec.group.fits`; on one locale nothing is received), no locale's model measures overlap
     (:func:`no_overlap`; ``agree=False``: this locale's model alone, for a
     description), and the settings are those of the model's choice:
     ``protocol="auto"``, ``strips="auto"``, ``nonblocking=True`` and the interior mode
@@ -130,6 +130,10 @@ _fitting: dict = {}
 
 
 def _fits(low, plan) -> bool:
+    """:func:`pgas.exec.group.fits` of the statement alone; on one locale, where a
+    statement receives nothing, always."""
+    if comm.num_locales() == 1:
+        return True
     key = (id(plan), settings.get("buffer_limit"), *[a.dtype for a in low.arrays])
     got = _fitting.get(key)
     if got is None or got[0] is not plan:
