@@ -69,7 +69,7 @@ from .. import comm
 from ..comm import trace
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import calibration as calibrate
-from . import fperr, fuse, group, interior, settings, shiftgroup, workers
+from . import chain, fperr, fuse, group, interior, settings, shiftgroup, workers
 from .lowered import Lowered
 from .tasks import strided
 
@@ -101,7 +101,7 @@ def qualifies(low, plan, agree: bool = True) -> bool:
     """True if ``plan`` (this locale's, of ``low``) runs by :class:`PersistentStatement`: from
     replicated facts only, so the answer is the same on every locale.  The owner
     computes every element it writes, no array has ghost cells, the reads fit the
-    buffer limit (:func:`pgas.exec.group.fits`), no locale's model measures overlap
+    buffer limit (:func:`pgas.exec.group.fits`; on one locale nothing is received), no locale's model measures overlap
     (:func:`no_overlap`; ``agree=False``: this locale's model alone, for a
     description), and the settings are those of the model's choice:
     ``protocol="auto"``, ``strips="auto"``, ``nonblocking=True`` and the interior mode
@@ -130,6 +130,10 @@ _fitting: dict = {}
 
 
 def _fits(low, plan) -> bool:
+    """:func:`pgas.exec.group.fits` of the statement alone; on one locale, where a
+    statement receives nothing, always."""
+    if comm.num_locales() == 1:
+        return True
     key = (id(plan), settings.get("buffer_limit"), *[a.dtype for a in low.arrays])
     got = _fitting.get(key)
     if got is None or got[0] is not plan:
@@ -536,6 +540,22 @@ class Kept:
             stats["runs"] += 1
             comm.statement_done()
             stats["reruns"] += 1
+
+    def ran(self) -> None:
+        """Count a run of this repeat whose kernel calls the caller made (a chain of
+        statements, :mod:`pgas.exec.chain`), as :meth:`run` counts its own."""
+        fuse.stats["fused"] += self.count
+        fuse.stats["rows"] += self.count
+        stats["calls"] += 1
+        stats["runs"] += 1
+        comm.statement_done()
+        stats["reruns"] += 1
+
+    def chainable(self) -> bool:
+        """Whether this repeat is one row-kernel call, run whole (this locale runs one
+        thread), with no message: a link of a chain (:mod:`pgas.exec.chain`)."""
+        return (not self.fs.peers and not self.late and len(self.early) == 1
+                and type(self.early[0][0]) is not workers.Split and chain.rows_of(self.calls[1][0][0]) is not None)
 
 
     def finish(self, waits) -> None:

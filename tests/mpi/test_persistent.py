@@ -108,7 +108,7 @@ def test_taken_for_stencils_and_same_on_every_locale():
 def test_generic_path_where_asked(setting):
     """A pinned protocol or strip count, blocking transfers, a buffer limit the reads may
     exceed, the interior modes, ghost cells and reductions keep the generic path (and
-    still match NumPy)."""
+    still match NumPy).  On one locale nothing is fetched: no buffer limit is exceeded."""
     n = 4 * P + 4
     G = np.arange(n * 1.0)
     kw = {"ghosts": 1} if setting == "ghosts" else {}
@@ -125,7 +125,8 @@ def test_generic_path_where_asked(setting):
     want = np.zeros(n)
     want[1:] = G[:-1] + G[1:]
     assert_matches(B, want, rtol=0.0)
-    collective_verdict(_runs() == runs, f"{_runs() - runs} fast runs under {setting}")
+    fast = setting == {"buffer_limit": 64} and P == 1
+    collective_verdict(_runs() == runs + fast, f"{_runs() - runs} fast runs under {setting}")
 
 
 def test_a_model_with_overlap_anywhere_keeps_the_generic_path():

@@ -7,7 +7,8 @@ import numpy as np
 
 from ... import comm
 from ...comm import check
-from ...exec import fperr, merged, persistent, settings
+from ...comm import trace
+from ...exec import chain, fperr, merged, persistent, settings
 from ...exec import statement as engine_statement
 from ...exec.calibration import current as current_model
 from ...exec.lowered import Lowered
@@ -23,6 +24,9 @@ _MASK = (1 << 62) - 1
 
 #: Off: every replayed statement exchanges its own messages (to compare, and for tests).
 MERGE = True
+#: Replays by the same kept repeats before consecutive statements are made into chains
+#: (:mod:`pgas.exec.chain`); None: never.
+CHAIN_AFTER = 8
 
 
 # -- programs ----------------------------------------------------------------------------
@@ -48,6 +52,10 @@ class Program:
         self.units: list = []
         self.units_key = None
         self.param_fills: list = []                     # fills whose value is an argument
+        #: ``(kept, {first: (end, Chain, repeats)})``: runs of statements replayed as one
+        #: compiled call (:meth:`_chains`) for the repeats ``kept`` holds, None until made.
+        self.chains = None
+        self.replays = 0                                # replays by kept repeats since they were kept
         self.shape = tuple(type(a).__name__ if isinstance(a, SCALARS) else "array" for a in args)
         self.params = [k for k, a in enumerate(args) if isinstance(a, SCALARS)]
         self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
@@ -93,7 +101,7 @@ class Program:
                 self.bound = None
                 return False
             s.bases = bases
-        self.kept = None
+        self.kept = self.chains = None
         self.units_key = None                           # (the repeats held the last binding's arrays)
         self.bound = tuple(a for a in args if engine.is_array(a))
         return True
@@ -226,6 +234,7 @@ class Program:
         replay, if any statement has one."""
         kept = [_repeat(s) for s in self.stmts]
         self.kept = (persistent.settings_key(), kept) if any(kept) else None
+        self.chains, self.replays = None, 0
 
     def _again(self, args, stats) -> bool:
         """Replay by the repeats :meth:`_keep` holds, statements without one the usual way
@@ -236,15 +245,34 @@ class Program:
         if kept is None:
             return False
         if kept[0] != persistent.settings_key() or not all([k is None or k.valid() for k in kept[1]]):
-            self.kept = None
+            self.kept = self.chains = None
             return False
         before = engine.before_write
+        self.replays += 1
+        chains = self.chains
+        if chains is None or chains[0] is not kept:
+            chains = self._chains(kept)
+        links = chains[1]
         # the fills' values converted before the flags are cleared: a conversion that fails
         # (NaN to an integer) may set one, which is no error of the step's
         fills = [self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
-        try:                                       # run the usual way, which read their own)
+        end = 0                                    # run the usual way, which read their own)
+        try:
             for i, (s, k, prog) in enumerate(zip(self.stmts, kept[1], fills)):
+                if i < end:
+                    continue                       # (run by the chain before it)
+                if links and i in links and not trace.on:
+                    end, ch, ks = links[i]
+                    if all([kept[1][q] is ks[q - i] and ks[q - i].valid() for q in range(i, end)]):
+                        for q in range(i, end):
+                            before(self.stmts[q].bases[0], None)
+                        ch.run()
+                        for r in ks:
+                            r.ran()
+                        stats["fast"] += end - i
+                        continue
+                    end = 0
                 if k is not None and not k.valid():
                     k = None                       # freed by a statement run the usual way before it
                 if k is not None and s.fill:
@@ -262,6 +290,8 @@ class Program:
                     # its repeat, once it has one: a binding keeps its kernel calls from a
                     # run that found every kernel made, not always from its first
                     kept[1][i] = _repeat(s)
+                    if kept[1][i] is not None:
+                        self.chains = None         # (chains made again with it, on the next replay)
                 else:
                     before(s.bases[0], None)
                     k.run(False)
@@ -269,6 +299,31 @@ class Program:
         finally:
             fperr.reported(mask)
         return True
+
+    def _chains(self, kept):
+        """Runs of consecutive statements whose repeats are each one row-kernel call with
+        no message (:meth:`pgas.exec.persistent.Kept.chainable`), made into chains
+        (:mod:`pgas.exec.chain`) once the step has replayed :data:`CHAIN_AFTER` times by
+        the same repeats (compiling one costs about a second; the step replays by the
+        statements' own kernels meanwhile), unless kernels are off (``fuse=False``).
+        ``(kept, {})`` until then, made again on a later replay."""
+        links: dict = {}
+        if CHAIN_AFTER is None or self.replays < CHAIN_AFTER or settings.get("fuse") is False:
+            self.chains = None
+            return (kept, links)
+        ks = kept[1]
+        i, n = 0, len(ks)
+        while i < n:
+            end = i
+            while end < n and ks[end] is not None and not self.stmts[end].fill and ks[end].chainable():
+                end += 1
+            if end - i >= 2:
+                ch = chain.make([r.calls[1][0] for r in ks[i:end]])
+                if ch is not None:
+                    links[i] = (end, ch, tuple(ks[i:end]))
+            i = max(end, i + 1)
+        self.chains = (kept, links)
+        return self.chains
 
     def _each(self, stmts, args, stats, fast) -> None:
         """Run ``stmts`` one by one, each exchanging its own messages."""
@@ -408,7 +463,23 @@ class Program:
         for n, s in enumerate(self.stmts, 1):
             lines.append(f"  {n}. {_text(s.target)} = {_text(s.value)}: {s.how}")
         lines.extend(self._describe_groups())
+        lines.extend(self._describe_chains())
         return "\n".join(lines)
+
+    def _describe_chains(self) -> list:
+        """The runs of statements replayed as one compiled call on this locale."""
+        if CHAIN_AFTER is None:
+            return ["  kernels: each statement its own (chains are off: pgas.array.step.replay.CHAIN_AFTER)"]
+        links = self.chains[1] if self.chains is not None else {}
+        if not links:
+            return [f"  kernels on locale {comm.here()}: each statement its own (statements that each run one "
+                    "row kernel with no message are chained into one compiled call, interleaved by rows, after "
+                    f"{CHAIN_AFTER} replays)"]
+        out = [f"  kernels on locale {comm.here()}: {len(links)} chains of statements, each one compiled call "
+               "interleaved by rows"]
+        for first, (end, ch, _) in sorted(links.items()):
+            out.append(f"    statements {first + 1}-{end}: one call: {ch.describe(first + 1)}")
+        return out
 
     def _describe_groups(self) -> list:
         """The runs of statements sharing one exchange, with this locale's messages merged."""
