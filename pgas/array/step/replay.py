@@ -258,13 +258,16 @@ class Program:
         fills = [self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
         end = 0                                    # run the usual way, which read their own)
+        usual = False                              # whether a statement ran the usual way
         try:
             for i, (s, k, prog) in enumerate(zip(self.stmts, kept[1], fills)):
                 if i < end:
                     continue                       # (run by the chain before it)
                 if links and i in links and not trace.on:
                     end, ch, ks = links[i]
-                    if all([kept[1][q] is ks[q - i] and ks[q - i].valid() for q in range(i, end)]):
+                    # (every repeat was valid when the replay began; only a statement run the
+                    # usual way since may have freed one)
+                    if not usual or all([r.valid() for r in ks]):
                         for q in range(i, end):
                             before(self.stmts[q].bases[0], None)
                         ch.run()
@@ -285,6 +288,7 @@ class Program:
                 if k is None:
                     fperr.reported(mask)
                     mask = 0                       # (flags after an error of the usual way: not read)
+                    usual = True
                     self._each((s,), args, stats, True)
                     mask = fperr.cleared()
                     # its repeat, once it has one: a binding keeps its kernel calls from a
