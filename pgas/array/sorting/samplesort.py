@@ -206,7 +206,7 @@ def _split(v: np.ndarray, g, n: int, classes: np.ndarray) -> tuple[np.ndarray, n
     samples = np.empty(len(pos), dtype=[("v", v.dtype), ("g", np.int64), ("w", np.float64)])
     samples["v"], samples["g"], samples["w"] = v[pos], _keys_at(g, pos), m / P
     head = _CLASSES * 8
-    got = comm.allgatherv(np.concatenate([classes.view(np.uint8), samples.view(np.uint8)]), count=False)
+    got = comm.allgatherv(np.concatenate([classes.view(np.uint8), samples.view(np.uint8)]))
     heads = np.stack([b[:head].view(np.uint64) for b in got])
     s = np.concatenate([b[head:] for b in got]).view(samples.dtype)
     o = _key_order(s["v"], s["g"])
@@ -240,7 +240,7 @@ def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.nd
     if P == 1:
         return v, g, 0, np.array([len(v)])
     cuts, _ = _split(v, g, n, np.zeros(_CLASSES, dtype=np.uint64))
-    sizes = comm.iallreduce(np.diff(cuts), "sum")       # every bucket's size, overlapped with the exchange
+    sizes = comm.iallreduce(np.diff(cuts), "sum", data=True)       # every bucket's size, overlapped with the exchange
     rec = np.empty(len(v), dtype=[("v", v.dtype), ("g", np.int64)])
     rec["v"], rec["g"] = v, g
     if t:
@@ -286,7 +286,7 @@ def sort_values(v: np.ndarray, n: int, index) -> tuple[np.ndarray, int, np.ndarr
     if P == 1:
         got, off, counts = s, 0, np.array([len(s)])
     else:
-        sizes = comm.iallreduce(np.diff(cuts), "sum")
+        sizes = comm.iallreduce(np.diff(cuts), "sum", data=True)
         if t:
             t = phase("splitters", t)
         got, rcounts = exchange_runs(s, cuts)
