@@ -347,11 +347,13 @@ def alltoallv(send: list[np.ndarray], dtype, rcounts: np.ndarray | None = None) 
     return [rbuf[a:a + c] for a, c in zip(rdis.tolist(), rcounts.tolist())]
 
 
-def alltoallv_buffer(sbuf: np.ndarray, counts: np.ndarray,
-                     rcounts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def alltoallv_buffer(sbuf: np.ndarray, counts: np.ndarray, rcounts: np.ndarray | None = None,
+                     out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`alltoallv` of one contiguous 1-D buffer holding ``counts[r]`` elements for each
     locale ``r`` in turn; returns what arrived, in locale order, and the elements from each
-    locale (``rcounts``, computed by an all-to-all of counts unless given)."""
+    locale (``rcounts``, computed by an all-to-all of counts unless given).  ``out``: a
+    contiguous 1-D array of ``sbuf``'s dtype and of exactly the elements that arrive,
+    received into straight (no copy after; the caller's storage), and returned."""
     me = here()
     counts = np.asarray(counts, dtype=np.int64)
     if rcounts is None:
@@ -360,7 +362,14 @@ def alltoallv_buffer(sbuf: np.ndarray, counts: np.ndarray,
     else:
         rcounts = np.asarray(rcounts, dtype=np.int64)
     sbuf = np.ascontiguousarray(sbuf)
-    rbuf = np.empty(int(rcounts.sum()), dtype=sbuf.dtype)
+    total = int(rcounts.sum())
+    if out is None:
+        rbuf = np.empty(total, dtype=sbuf.dtype)
+    elif out.dtype != sbuf.dtype or out.ndim != 1 or out.size != total or not out.flags.c_contiguous:
+        raise ValueError(f"alltoallv_buffer: out must be a contiguous 1-D {sbuf.dtype} array of {total} elements, "
+                         f"got {out.dtype} of shape {out.shape}")
+    else:
+        rbuf = out
     mt = mpi_type(sbuf.dtype)
     waited(comm().Ialltoallv([sbuf, (counts, np.cumsum(counts) - counts), mt],
                              [rbuf, (rcounts, np.cumsum(rcounts) - rcounts), mt]))

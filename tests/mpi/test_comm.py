@@ -238,3 +238,14 @@ def test_quantile_selection_shows_its_samples_and_counts():
     collective_verdict(np.array_equal(np.asarray(got), want), f"{got} != {want}")
     collective_verdict((d.messages > 0) == (P > 1), f"{d.messages} messages at {P} locales")
     collective_verdict(d.bytes < (1 << 17) * P * 8 or P == 1, f"{d.bytes} bytes: the data moved, not samples")
+
+
+def test_alltoallv_buffer_receives_into_the_callers_array():
+    """``out=``: what arrives lands in the caller's array (a sort's result storage), no copy."""
+    counts = np.arange(1, P + 1, dtype=np.int64) + me                 # to locale r: r + 1 + me elements
+    sbuf = np.concatenate([np.full(c, 100 * me + r, dtype=np.int32) for r, c in enumerate(counts)])
+    rcounts = me + 1 + np.arange(P, dtype=np.int64)                     # from locale s: me + 1 + s
+    out = np.empty(int(rcounts.sum()), dtype=np.int32)
+    got, rc = comm.alltoallv_buffer(sbuf, counts, rcounts, out=out)
+    want = np.concatenate([np.full(c, 100 * s + me, dtype=np.int32) for s, c in enumerate(rcounts)])
+    collective_verdict(got is out and np.array_equal(out, want) and np.array_equal(rc, rcounts), f"{out} != {want}")

@@ -79,13 +79,17 @@ def exchange(parts: list[np.ndarray]) -> list[np.ndarray]:
     return [g.view(dt) for g in got]
 
 
-def exchange_runs(rec: np.ndarray, cuts: np.ndarray, rcounts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def exchange_runs(rec: np.ndarray, cuts: np.ndarray, rcounts: np.ndarray | None = None,
+                  out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`exchange` of the records ``rec[cuts[r]:cuts[r + 1]]`` to each locale ``r``, with no
     copy into parts; returns what arrived, in
-    locale order, and the records from each locale (``rcounts`` when the caller knows them)."""
+    locale order, and the records from each locale (``rcounts`` when the caller knows them).
+    ``out``: a contiguous 1-D array of ``rec``'s dtype holding exactly what arrives (with
+    ``rcounts``), received into straight."""
     size = rec.dtype.itemsize
     got, rc = comm.alltoallv_buffer(np.ascontiguousarray(rec).view(np.uint8), np.diff(cuts) * size,
-                                    None if rcounts is None else np.asarray(rcounts, dtype=np.int64) * size)
+                                    None if rcounts is None else np.asarray(rcounts, dtype=np.int64) * size,
+                                    None if out is None else out.view(np.uint8))
     return got.view(rec.dtype), rc // size
 
 
@@ -327,8 +331,11 @@ def place(values: np.ndarray, offset: int, layout, out: DistArray, runs: np.ndar
     if bounds is not None:                              # contiguous ranges: the values alone, in order
         starts = np.concatenate([[0], np.cumsum(runs)])
         rcounts = np.diff(np.clip(starts, bounds[me], bounds[me + 1]))
-        got, _ = exchange_runs(values, np.clip(bounds - offset, 0, len(values)), rcounts)
-        out._flat_local[...] = got
+        dest = out._flat_local
+        if dest.dtype == values.dtype and not np.may_share_memory(dest, values):   # straight into the result
+            exchange_runs(values, np.clip(bounds - offset, 0, len(values)), rcounts, dest)
+        else:
+            dest[...] = exchange_runs(values, np.clip(bounds - offset, 0, len(values)), rcounts)[0]
         if t:
             phase("place", t)
         return
