@@ -26,8 +26,9 @@ The values are **not** those of
 Work: a locale whose elements lie in few chunks (Block along the first
 dimension, say) draws those chunks itself (no messages).  Otherwise (Cyclic,
 or a grid split along a later dimension) the chunks are dealt out in equal
-contiguous runs, each locale draws its run and the values go to their owners
-in all-to-all exchanges of :data:`ROUND` chunks from each locale, so no locale
+contiguous runs, each locale draws its run and the values go to their owners,
+with their offsets there, in exchanges (:func:`pgas.comm.exchange`) of
+:data:`ROUND` chunks from each locale, so no locale
 draws more than about ``n / P + CHUNK`` values, nor holds more than a round's
 values and offsets at once.
 """
@@ -141,8 +142,8 @@ class Generator:
             got = np.unique(owned_flat(layout, me, key) // CHUNK)
             touched += len(got) - (got[0] == last)
             last = got[-1]
-        local = comm.allreduce(np.int64(touched * CHUNK <= 2 * a.local.size + 2 * CHUNK), "min")
-        if local or P == 1:
+        mine = touched * CHUNK <= 2 * a.local.size + 2 * CHUNK       # drawing my own chunks costs at most ~2x
+        if P == 1 or comm.allreduce(np.int64(mine), "min"):
             for key in keys:
                 a.local[key] = _values(self._key, call, owned_flat(layout, me, key), n, method, args,
                                        a.dtype).reshape(box_shape(a.local.shape, key))
@@ -157,17 +158,19 @@ class Generator:
 
     def _deal(self, a, call: int, mine: np.ndarray, method: str, args: tuple) -> None:
         """Collective: draw the values at the global flat indices ``mine`` and send each to
-        its owner in one all-to-all exchange (``mine`` may be empty here)."""
+        its owner, with its offset there, in one exchange (:func:`pgas.comm.exchange`: up
+        to its dense limit no collective at all, beyond it one consensus; ``mine`` may be
+        empty here)."""
         layout, P = a.layout, comm.num_locales()
-        vals = _values(self._key, call, mine, math.prod(layout.shape), method, args, a.dtype)
+        rec = np.empty(len(mine), dtype=[("offset", np.int64), ("value", a.dtype)])
+        rec["value"] = _values(self._key, call, mine, math.prod(layout.shape), method, args, a.dtype)
         owners = layout.owners(np.unravel_index(mine, layout.shape))
-        offsets = layout.local_flat(np.unravel_index(mine, layout.shape), owners)
+        rec["offset"] = layout.local_flat(np.unravel_index(mine, layout.shape), owners)
         order = np.argsort(owners, kind="stable")
+        rec = rec[order]
         cuts = np.searchsorted(owners[order], np.arange(P + 1))
-        got_off = comm.alltoallv([offsets[order[cuts[r]:cuts[r + 1]]] for r in range(P)], np.int64)
-        got_val = comm.alltoallv([vals[order[cuts[r]:cuts[r + 1]]] for r in range(P)], a.dtype)
-        for o, v in zip(got_off, got_val):
-            a._flat_local[o] = v
+        for got in comm.exchange([rec[cuts[r]:cuts[r + 1]] for r in range(P)], rec.dtype):
+            a._flat_local[got["offset"]] = got["value"]
 
     def random(self, size, dtype=float, dist=None) -> DistArray:
         """Floats uniform on ``[0, 1)`` (``dtype`` float64 or float32)."""

@@ -68,13 +68,20 @@ def plain(x):
     return check.stable_repr(x)
 
 
-def allocating(layout, dtype) -> None:
+def allocating(layout, dtype) -> bool:
     """Before a new array's window is made (collective, in MPI itself): in the folding mode,
     agree on the calls folded so far, so that locales whose calls differ (one making an
-    array where another reduces) raise instead of meeting in different collectives."""
-    if check.folding:
-        check.agree_history("a new {dtype} array of shape {shape}".format(dtype=dtype, shape=layout.shape),
-                            args=(layout.key, dtype.str), frame=check.call_site())
+    array where another reduces) raise instead of meeting in different collectives.  The
+    window pool's collection rides in the same reduction (:func:`pgas.comm.window.carried`):
+    one collective per new array.  Returns whether the pool was collected so."""
+    if not check.folding:
+        return False
+    win = comm.window
+    got = check.agree_history("a new {dtype} array of shape {shape}".format(dtype=dtype, shape=layout.shape),
+                              args=(layout.key, dtype.str), frame=check.call_site(),
+                              carry=win.carried(check.CARRIED))
+    win.collect(got)
+    return True
 
 
 def folded(op: str, *arrays, args=()) -> None:

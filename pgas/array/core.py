@@ -97,11 +97,11 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         self.layout = layout
         self.dtype = np.dtype(dtype)
         self.name = name
-        collective.allocating(layout, self.dtype)      # making a window is collective: agreed first
+        collected = collective.allocating(layout, self.dtype)     # making a window is collective: agreed first
         shape = layout.local_shape(comm.here())
         size = math.prod(layout.storage_shape(comm.here()))           # the local shape, plus any ghost cells
         win = comm.allocate(size, self.dtype, (layout.key, self.dtype.str),
-                            math.prod(layout.shape) * self.dtype.itemsize)
+                            math.prod(layout.shape) * self.dtype.itemsize, collected)
         #: What the engine runs over (:class:`pgas.exec.store.Store`): storage, window,
         #: ghost-cell state, and the collective writes seen (lazy expressions check it).
         self.store = Store(layout, self.dtype, win, GhostState() if layout.ghosts else None)
@@ -438,7 +438,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
     def _astype(self, dtype) -> "DistArray":
         """Collective: a copy converted to ``dtype`` (same distribution); see ``astype``."""
-        collective.checked("{0}.astype(...)", self, args=(str(dtype),))
+        collective.folded("{0}.astype(...)", self, args=(str(dtype),))   # agreed as the result is made
         res = DistArray._create(self.layout, check_dtype(dtype))
 
         def cast(_):

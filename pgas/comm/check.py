@@ -238,8 +238,11 @@ def digest(data) -> int:
 #: The words of an agreement (:func:`agree_words`): every agreement of the folding mode, an
 #: element access and ``pg.barrier()`` reduce buffers of this one shape, so that two different
 #: ones met at the same point still pair up and find that they differ.
-WORDS = 12
+WORDS = 20
 _ACC, _COUNT, _FAILED, _DETAIL, _VALUE = 0, 2, 4, 5, 8       # pairs (x, ~x) at _ACC, _COUNT, _DETAIL
+#: Where the words an agreement carries for its caller begin (:func:`agree_history`'s ``carry``:
+#: a new array's window pool, :func:`pgas.comm.window.carried`), and how many there are.
+_CARRY, CARRIED = 12, 8
 _U64 = (1 << 64) - 1
 
 
@@ -319,16 +322,24 @@ def _or(words: np.ndarray) -> np.ndarray:
     return collectives.bitwise_or(np.concatenate([words, np.zeros(collectives.BARRIER_WORDS, dtype=np.uint64)]))[:n]
 
 
-def agree_history(op: str = "", arrays=(), args=(), frame=None, error: BaseException | None = None) -> None:
+def agree_history(op: str = "", arrays=(), args=(), frame=None, error: BaseException | None = None,
+                  carry: np.ndarray | None = None) -> np.ndarray | None:
     """Collective (folding mode): agree on the calls folded since the last agreement, then
     start a new record.  ``op`` (with ``arrays``, ``args``, ``frame``): a call agreed now
     itself, folded first (a reduction, say).  Raises :class:`CollectiveMismatch` on every
     locale if the calls differ, else ``error`` (an error this locale has for the call) on
-    every locale if some locale has one (see :func:`pgas.comm.agreement.raise_agreed`)."""
+    every locale if some locale has one (see :func:`pgas.comm.agreement.raise_agreed`).
+    ``carry``: up to :data:`CARRIED` uint64 words that ride in the same reduction, or'ed
+    bitwise over locales; the or'ed words are returned once the calls are found the same."""
     if op:
         fold_call(op, arrays, args, frame)
-    if agreed(_or(agree_words(failed=error is not None)), frame):
+    w = agree_words(failed=error is not None)
+    if carry is not None:
+        w[_CARRY:_CARRY + len(carry)] = carry
+    out = _or(w)
+    if agreed(out, frame):
         agreement.raise_agreed(error)
+    return None if carry is None else out[_CARRY:_CARRY + CARRIED]
 
 
 _SIGNATURES: dict = {}      # (op, arrays' numbers, shapes and dtypes) -> the hash of a call without args

@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 
-from . import runtime, trace
+from . import counters, runtime, trace
 from .counters import record, record_barrier, record_collective, record_each
 from .epochs import _epochs
 from .process import here, mpi, mpi_type, num_locales
@@ -130,7 +130,7 @@ def allgather(obj) -> list:
     """Every locale's ``obj`` (pickled), in locale order, on every locale."""
     t0 = trace.on and trace.now()
     data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
-    got = [pickle.loads(part) for part in allgatherv(data, count=False)]
+    got = [pickle.loads(part) for part in allgatherv(data)]
     if t0:
         trace.add("mpi", "MPI_Allgather", t0)
     return got
@@ -146,15 +146,41 @@ def waited(request):
         yielding_wait([request])
 
 
-def allreduce(value, op: str = "sum"):
-    """Reduce a scalar or NumPy array over all locales; ``op`` in sum, prod, min, max, land, lor, band, bor."""
+def allreduce(value, op: str = "sum", data: bool = False):
+    """Reduce a scalar or NumPy array over all locales; ``op`` in sum, prod, min, max, land, lor, band, bor.
+    ``data``: the value is data the caller computes with (counts, partial results), not a
+    flag that synchronises: its messages are counted in the diagnostics (:func:`record_tree`)."""
     t0 = trace.on and trace.now()
     mop = _mpi_op(op)
     arr = np.array(value, ndmin=1)
     out = np.empty_like(arr)
     t = mpi_type(arr.dtype)
     _collective_wait(comm().Iallreduce([arr, t], [out, t], op=mop), "allreduce", f"MPI_Allreduce ({op})", t0)
+    if data:
+        record_tree(arr.nbytes)
     return out if _ndim(value) else out[0]
+
+
+def record_tree(nbytes: int, down: bool = True) -> None:
+    """Count a reduction of ``nbytes`` per locale as the messages of a binomial tree rooted at
+    locale 0 would be: this locale's value to its parent and, with ``down`` (every locale
+    gets the result), the result to each child: ``2 (P - 1)`` messages over all locales
+    (``P - 1`` without ``down``), at most ``log2 P`` per locale.  What MPI really sends
+    depends on its algorithm; this is the fewest messages a reduction can take, so a
+    reduction of data (sums of counts, partial results) shows in the diagnostics as data
+    moved, not as nothing.  Reductions that synchronise (flags, agreements of collective
+    calls and errors: :func:`bitwise_or`, :func:`pgas.comm.agreement.agree`) are not counted."""
+    if not counters.enabled():
+        return
+    me, P = here(), num_locales()
+    if me:
+        record(me & (me - 1), nbytes)
+    if down:
+        low = me & -me if me else 1 << max(P - 1, 0).bit_length()
+        k = 1
+        while k < low and me + k < P:
+            record(me + k, nbytes)
+            k <<= 1
 
 
 def _collective_wait(req, waiting: str, label: str, t0) -> None:
@@ -179,6 +205,7 @@ def exscan(value: np.ndarray) -> np.ndarray:
     out = np.zeros_like(arr)
     t = mpi_type(arr.dtype)
     _collective_wait(comm().Iexscan([arr, t], [out, t], op=_mpi_op("sum")), "exscan", "MPI_Exscan (sum)", t0)
+    record_tree(arr.nbytes)
     if here() == 0:
         out[...] = 0                    # MPI leaves locale 0's result undefined
     return out
@@ -204,13 +231,15 @@ def _mpi_op(op: str):
 class PendingReduction:
     """A started :func:`iallreduce`; :meth:`wait` gives its value (what :func:`allreduce` returns)."""
 
-    def __init__(self, value, op: str) -> None:
+    def __init__(self, value, op: str, data: bool = False) -> None:
         mop = _mpi_op(op)
         self._in = np.array(value, ndmin=1)
         self._scalar = not _ndim(value)
         self._out = np.empty_like(self._in)
         t = mpi_type(self._in.dtype)
         record_collective()
+        if data:
+            record_tree(self._in.nbytes)
         self._req = comm().Iallreduce([self._in, t], [self._out, t], op=mop)
 
     def wait(self):
@@ -227,13 +256,13 @@ class PendingReduction:
         return self._out[0] if self._scalar else self._out
 
 
-def iallreduce(value, op: str = "sum") -> PendingReduction:
+def iallreduce(value, op: str = "sum", data: bool = False) -> PendingReduction:
     """Start :func:`allreduce` of ``value`` and return at once; ``.wait()`` on the result
     gives the reduced value.  Other communication (a gather, an exchange) may run
     before the wait: MPI progresses the reduction while this locale waits for those,
     so the two latencies overlap.  Every locale must start the same reductions in
-    the same order (as for any collective)."""
-    return PendingReduction(value, op)
+    the same order (as for any collective).  ``data``: as for :func:`allreduce`."""
+    return PendingReduction(value, op, data)
 
 
 def agreement_allgather(obj) -> list:
@@ -277,9 +306,9 @@ def bcast_value(value, dtype, root: int):
     return buf[0]
 
 
-def allgatherv(local: np.ndarray, count: bool = True) -> list[np.ndarray]:
+def allgatherv(local: np.ndarray) -> list[np.ndarray]:
     """Every locale's 1-D array, in locale order, on every locale (one message per locale
-    pair, counted in the diagnostics unless ``count`` is false, as for reductions)."""
+    pair where the sender's array is not empty)."""
     local = np.ascontiguousarray(local).reshape(-1)
     counts = np.empty(num_locales(), dtype=np.int64)
     waited(comm().Iallgather(np.array([local.size], dtype=np.int64), counts))
@@ -288,10 +317,10 @@ def allgatherv(local: np.ndarray, count: bool = True) -> list[np.ndarray]:
     mt = mpi_type(local.dtype)
     waited(comm().Iallgatherv([local, mt], [out, (counts, displs), mt]))
     me = here()
-    if local.size and count:
-        for r in range(num_locales()):
-            if r != me:
-                record(r, local.nbytes)
+    if local.size and counters.enabled():
+        sent = np.ones(num_locales(), dtype=bool)
+        sent[me] = False
+        record_each(np.full(len(sent), local.nbytes, dtype=np.int64), sent)
     return [out[d:d + c] for d, c in zip(displs, counts)]
 
 
@@ -318,11 +347,13 @@ def alltoallv(send: list[np.ndarray], dtype, rcounts: np.ndarray | None = None) 
     return [rbuf[a:a + c] for a, c in zip(rdis.tolist(), rcounts.tolist())]
 
 
-def alltoallv_buffer(sbuf: np.ndarray, counts: np.ndarray,
-                     rcounts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def alltoallv_buffer(sbuf: np.ndarray, counts: np.ndarray, rcounts: np.ndarray | None = None,
+                     out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`alltoallv` of one contiguous 1-D buffer holding ``counts[r]`` elements for each
     locale ``r`` in turn; returns what arrived, in locale order, and the elements from each
-    locale (``rcounts``, computed by an all-to-all of counts unless given)."""
+    locale (``rcounts``, computed by an all-to-all of counts unless given).  ``out``: a
+    contiguous 1-D array of ``sbuf``'s dtype and of exactly the elements that arrive,
+    received into straight (no copy after; the caller's storage), and returned."""
     me = here()
     counts = np.asarray(counts, dtype=np.int64)
     if rcounts is None:
@@ -331,7 +362,14 @@ def alltoallv_buffer(sbuf: np.ndarray, counts: np.ndarray,
     else:
         rcounts = np.asarray(rcounts, dtype=np.int64)
     sbuf = np.ascontiguousarray(sbuf)
-    rbuf = np.empty(int(rcounts.sum()), dtype=sbuf.dtype)
+    total = int(rcounts.sum())
+    if out is None:
+        rbuf = np.empty(total, dtype=sbuf.dtype)
+    elif out.dtype != sbuf.dtype or out.ndim != 1 or out.size != total or not out.flags.c_contiguous:
+        raise ValueError(f"alltoallv_buffer: out must be a contiguous 1-D {sbuf.dtype} array of {total} elements, "
+                         f"got {out.dtype} of shape {out.shape}")
+    else:
+        rbuf = out
     mt = mpi_type(sbuf.dtype)
     waited(comm().Ialltoallv([sbuf, (counts, np.cumsum(counts) - counts), mt],
                              [rbuf, (rcounts, np.cumsum(rcounts) - rcounts), mt]))

@@ -5,8 +5,12 @@ locale (a get, put, accumulate, atomic or send; a derived-datatype transfer is
 one message).  Operations on a locale's own memory are not counted.
 Collectives that move array data count one message per (sender, receiver) pair
 with data: ``to_numpy``, the broadcast of a collective scalar read, the
-exchanges of ``update``/``gather``/``scatter``.  Synchronisation and scalar
-reductions (barriers, ``sum``, ``max``, the agreement on errors) are not
+exchanges of ``update``/``gather``/``scatter``, every gather
+(:func:`~pgas.comm.collectives.allgatherv`: a sort's or a quantile selection's
+samples).  Reductions of data (``allreduce(..., data=True)``: a selection's
+counts, a sort's bucket sizes) count the messages of a binomial tree, ``2 (P - 1)``
+of the reduced size (:func:`~pgas.comm.collectives.record_tree`).  Synchronisation
+and scalar reductions (barriers, ``sum``, ``max``, the agreement on errors) are not
 messages.  Synchronisation is counted apart: ``syncs`` are the point-to-point
 notices a statement exchanges with its peers (zero-byte messages), ``barriers``
 the global barriers entered (per locale: the same on every locale), ``collectives``

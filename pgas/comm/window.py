@@ -382,12 +382,14 @@ def _op(name: str):
     return _OPS[name]
 
 
-def allocate(size: int, dtype, key, weight: int = 0) -> Window:
+def allocate(size: int, dtype, key, weight: int = 0, collected: bool = False) -> Window:
     """Collective: a window of ``size`` elements, reusing one released on every locale under the
     same ``key`` (a value equal on all locales, e.g. the array layout and dtype).  ``weight``
     (equal on all locales, e.g. the global byte count) bounds what the pool keeps.
-    The pool is the same on every locale, so a hit needs no communication."""
-    if not _pool.get(key):
+    The pool is the same on every locale, so a hit needs no communication.  ``collected``:
+    the caller has just collected (:func:`collect` with the words an agreement carried),
+    so this makes no collection of its own."""
+    if not collected and not _pool.get(key):
         collect()
     pooled = _pool.get(key)
     if pooled:
@@ -407,35 +409,102 @@ def on_collect(sweep) -> None:
     """Register ``sweep``, an object of a layer above with ``count()`` (how many items it
     may drop, meant to be the same on every locale), ``flags()`` (a uint8 per item: 1
     where this locale would drop it) and ``drop(flags)`` (the flags agreed by every
-    locale: 1 where each would).  :func:`collect` agrees on them with its own reduction
-    (the counts) and one more only where there are items; where the counts differ
-    between locales nothing is dropped."""
+    locale: 1 where each would).  :func:`collect` agrees on them in its own reduction
+    where they fit (:func:`carried`), else with one more where there are items; where the
+    counts differ between locales nothing is dropped."""
     _sweeps.append(sweep)
 
 
-def collect() -> None:
-    """Collective: pool the windows every locale has released (in id order); free the
-    oldest pooled ones beyond ``POOL_LIMIT``.  The pool is the same on every locale.
+_HALF = (1 << 32) - 1
 
-    The live windows are the same on every locale (they are made and freed collectively),
-    so one allreduce (min) of a released-or-not byte per live window finds the common
-    ones: its size grows with the live windows, never with the locale count.  The same
-    reduction carries the registered sweeps' counts (:func:`on_collect`)."""
+
+def _state() -> tuple[list, list]:
+    """What a collection decides on: the live windows in use, in id order (the same on every
+    locale: windows are made, pooled and freed collectively), and each sweep's count."""
+    return [wid for wid in sorted(_live) if _live[wid].in_use], [sw.count() for sw in _sweeps]
+
+
+def carried(width: int) -> np.ndarray:
+    """This locale's words of a collection that rides in another reduction, ``width`` uint64
+    words or'ed bitwise over locales (an agreement of collective calls,
+    :func:`pgas.comm.check.agree_history`'s ``carry``; :func:`collect` reads the result):
+    per count (the windows in use, then each sweep's items) a word ``c | ~c << 32``, so
+    that counts that differ between locales show; then, where they all fit, one bit per
+    window and sweep item, set where this locale still holds it (a window not released
+    here, an item this locale would not drop): a bit left clear by every locale is
+    released (dropped) everywhere.  Its size does not grow with the locale count."""
+    ids, counts = _state()
+    head = 1 + len(counts)
+    w = np.zeros(width, dtype=np.uint64)
+    for k, c in enumerate([len(ids), *counts]):
+        c = min(c, _HALF)
+        w[k] = c | ((~c & _HALF) << 32)
+    if len(ids) + sum(counts) <= 64 * (width - head):
+        held = [np.fromiter((wid not in _released for wid in ids), dtype=np.uint8, count=len(ids))]
+        held += [1 - np.asarray(sw.flags(), dtype=np.uint8) for sw, c in zip(_sweeps, counts) if c]
+        bits = np.packbits(np.concatenate(held), bitorder="little")
+        w.view(np.uint8)[8 * head:8 * head + len(bits)] = bits
+    return w
+
+
+def _read(got: np.ndarray, ids: list, counts: list):
+    """The decisions in words :func:`carried` made, or'ed over locales: per window in use
+    whether every locale released it, and per sweep the flags every locale agreed on (None
+    where it has no items); None where some count differs or the bits did not fit."""
+    head = 1 + len(counts)
+    for k, c in enumerate([len(ids), *counts]):
+        lo, hi = int(got[k]) & _HALF, int(got[k]) >> 32
+        if lo & hi or lo != min(c, _HALF):
+            return None
+    if len(ids) + sum(counts) > 64 * (len(got) - head):
+        return None
+    held = np.unpackbits(got[head:].view(np.uint8), bitorder="little")
+    gone = 1 - held[:len(ids) + sum(counts)]
+    drops, at = [], len(ids)
+    for c in counts:
+        drops.append(gone[at:at + c] if c else None)
+        at += c
+    return gone[:len(ids)].astype(bool), drops
+
+
+def _reduced(ids: list, counts: list):
+    """:func:`_read`'s decisions by a reduction of their own (one allreduce (min) of a
+    released-or-not byte per window and the counts, one more per sweep with items where
+    the counts agree): its size grows with the windows, never with the locale count.  At
+    one locale, this locale's own state (no reduction)."""
+    released = np.fromiter((wid in _released for wid in ids), dtype=np.int64, count=len(ids))
+    if process.num_locales() == 1:
+        return released.astype(bool), [np.asarray(sw.flags(), dtype=np.uint8) if c else None
+                                        for sw, c in zip(_sweeps, counts)]
+    mine = np.concatenate([released, np.asarray(counts, dtype=np.int64), -np.asarray(counts, dtype=np.int64)])
+    got = collectives.allreduce(mine, "min")
+    drops = []
+    for k, (sw, c) in enumerate(zip(_sweeps, counts)):
+        low, high = int(got[len(ids) + k]), -int(got[len(ids) + len(counts) + k])
+        drops.append(collectives.allreduce(sw.flags(), "min") if low == high and low else None)
+    return got[:len(ids)].astype(bool), drops
+
+
+def collect(got: np.ndarray | None = None) -> None:
+    """Collective: pool the windows every locale has released (in id order); free the
+    oldest pooled ones beyond ``POOL_LIMIT``; drop the registered sweeps' items every
+    locale would drop (:func:`on_collect`).  The pool is the same on every locale.
+
+    ``got``: the words of :func:`carried` or'ed over locales by a reduction the caller
+    made (an agreement: the collection then costs no collective of its own); without it,
+    or where they could not decide (counts differ, or the bits did not fit), a reduction
+    of its own decides (:func:`_reduced`; none at one locale)."""
     if not _live:
         return
-    ids = sorted(_live)
-    counts = [sw.count() for sw in _sweeps]
-    mine = np.empty(len(ids) + 2 * len(counts), dtype=np.int64)
-    mine[:len(ids)] = np.fromiter((wid in _released for wid in ids), dtype=np.int64, count=len(ids))
-    mine[len(ids):len(ids) + len(counts)] = counts
-    mine[len(ids) + len(counts):] = [-c for c in counts]
-    got = collectives.allreduce(mine, "min")
-    for k, sw in enumerate(_sweeps):
-        low, high = int(got[len(ids) + k]), -int(got[len(ids) + len(counts) + k])
-        if low == high and low:                      # the same items everywhere: agree on each
-            sw.drop(collectives.allreduce(sw.flags(), "min"))
-    common = [wid for wid, everywhere in zip(ids, got[:len(ids)]) if everywhere]
-    for wid in common:
+    ids, counts = _state()
+    decided = None if got is None else _read(got, ids, counts)
+    everywhere, drops = decided if decided is not None else _reduced(ids, counts)
+    for sw, flags in zip(_sweeps, drops):
+        if flags is not None:
+            sw.drop(flags)
+    for wid, gone in zip(ids, everywhere):
+        if not gone:
+            continue
         _released.discard(wid)
         win = _live[wid]
         win.in_use = False

@@ -206,3 +206,46 @@ def test_iallreduce_matches_allreduce():
         B.gather(np.array([4 - me % 5]))                        # other communication before the wait
         b = pending.wait()
         collective_verdict(np.array_equal(a, b) and np.asarray(a).dtype == np.asarray(b).dtype, f"{v!r} {op}: {a!r} {b!r}")
+
+
+def test_diagnostics_count_the_data_that_gathers_and_data_reductions_move():
+    """A gather moves each locale's part to every other locale: one message per pair with
+    data; a reduction of data (``data=True``: counts, partial results) is counted as a
+    binomial tree's messages, ``2 (P - 1)`` of its size; a reduction that only
+    synchronises (a flag) is not a message."""
+    part = np.arange(me + 1, dtype=np.int64)              # every locale sends something
+    with pg.comm_diagnostics() as d:
+        comm.allgatherv(part)
+    collective_verdict(d.messages == P * (P - 1), f"allgatherv: {d.messages} messages")
+    collective_verdict(d.bytes == (P - 1) * 8 * sum(range(1, P + 1)), f"allgatherv: {d.bytes} bytes")
+    with pg.comm_diagnostics() as d:
+        comm.allreduce(np.ones(3), "sum", data=True)
+        comm.iallreduce(np.ones(3), "sum", data=True).wait()
+    collective_verdict(d.messages == 2 * 2 * (P - 1) and d.bytes == 2 * 2 * (P - 1) * 24,
+                       f"data reductions: {d.messages} messages, {d.bytes} bytes")
+    collective_verdict(all(int(d.matrix[r].sum()) <= 2 * max(1, P - 1).bit_length() for r in range(P)),
+                       f"a locale sends more than a tree's: {d.matrix}")
+    with pg.comm_diagnostics() as d:
+        comm.allreduce(np.int64(1), "max")
+    collective_verdict(d.messages == 0 and d.collectives == 1, f"a flag: {d.messages} messages")
+
+
+def test_quantile_selection_shows_its_samples_and_counts():
+    Q = pg.from_numpy(np.random.default_rng(3).random((1 << 17) * P))
+    with pg.comm_diagnostics() as d:
+        got = np.quantile(Q, [0.1, 0.5, 0.9])
+    want = np.quantile(Q.to_numpy(), [0.1, 0.5, 0.9])
+    collective_verdict(np.array_equal(np.asarray(got), want), f"{got} != {want}")
+    collective_verdict((d.messages > 0) == (P > 1), f"{d.messages} messages at {P} locales")
+    collective_verdict(d.bytes < (1 << 17) * P * 8 or P == 1, f"{d.bytes} bytes: the data moved, not samples")
+
+
+def test_alltoallv_buffer_receives_into_the_callers_array():
+    """``out=``: what arrives lands in the caller's array (a sort's result storage), no copy."""
+    counts = np.arange(1, P + 1, dtype=np.int64) + me                 # to locale r: r + 1 + me elements
+    sbuf = np.concatenate([np.full(c, 100 * me + r, dtype=np.int32) for r, c in enumerate(counts)])
+    rcounts = me + 1 + np.arange(P, dtype=np.int64)                     # from locale s: me + 1 + s
+    out = np.empty(int(rcounts.sum()), dtype=np.int32)
+    got, rc = comm.alltoallv_buffer(sbuf, counts, rcounts, out=out)
+    want = np.concatenate([np.full(c, 100 * s + me, dtype=np.int32) for s, c in enumerate(rcounts)])
+    collective_verdict(got is out and np.array_equal(out, want) and np.array_equal(rc, rcounts), f"{out} != {want}")

@@ -32,8 +32,8 @@ def _arrays():
 
 
 #: Global collectives (other than barriers) per call, after a first call: (at one locale, dense,
-#: sparse), and barriers per call; the window pool's reductions (:func:`pgas.comm.window.collect`,
-#: which depend on which arrays earlier code released) left out.  A new result array costs one
+#: sparse), and barriers per call; the window pool's own reductions (:func:`pgas.comm.window.collect`,
+#: made where its decision does not ride in a new array's agreement) left out.  A new result array costs one
 #: (the agreement before its window is made), a sparse exchange one (its consensus).
 COUNTS = {
     "gather": ((0, 0, 1), 0),             # the index plan's exchange, then replies between peers
@@ -68,9 +68,9 @@ def test_synchronisations_per_call(exchange_kind, op, monkeypatch):
     call = calls[op]
     pool, collect = [0], window.collect
 
-    def counted_collect():
+    def counted_collect(*carried):
         before = counters.collectives()
-        collect()
+        collect(*carried)
         pool[0] += counters.collectives() - before
     monkeypatch.setattr(window, "collect", counted_collect)
     pg.config(check="auto")

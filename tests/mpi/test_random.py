@@ -4,6 +4,8 @@ in one process with NumPy only, so it cannot depend on the locale count).
 
 Also: the reference arrays under every distribution."""
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -130,3 +132,27 @@ def test_random_arrays_are_the_reference_arrays_under_every_distribution(n):
         rng = pg.random.default_rng(7)
         assert_matches(rng.random(n, dist=d), pg.random.reference(7, 0, n, "random"), rtol=0)
         assert_matches(rng.random(n, dist=d), pg.random.reference(7, 1, n, "random"), rtol=0)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_dealt_values_move_in_one_exchange(folding, kind, monkeypatch):
+    """Values drawn for other locales (Cyclic: each locale's elements lie in every chunk)
+    go to their owners with their offsets in one exchange a round, which carries the
+    agreement of folded calls: no collective of its own up to the exchange's dense limit,
+    its consensus beyond (``sparse``); the values are those of the reference, whichever."""
+    if kind == "sparse":
+        monkeypatch.setattr(sys.modules["pgas.comm.exchange"], "DENSE_MAX", 1)
+    shape = (8 * CHUNK + 5,)
+    rng = pg.random.default_rng(11)
+    with pg.comm_diagnostics() as d:
+        A = rng.random(shape, dist=pg.Cyclic())
+    exact(A, reference(11, 0, shape))
+    nchunks = -(-shape[0] // CHUNK)
+    dealt = P > 2                                    # at 2 locales each draws its own chunks
+    rounds = -(-(-(-nchunks // P)) // pg.random.ROUND) if dealt else 0
+    # the new array's agreement and the choice between drawing and dealing (none at one locale),
+    # and beyond the dense limit a consensus per round
+    want = (2 if P > 1 else 0) + (rounds if kind == "sparse" else 0)
+    collective_verdict(d.collectives == want, f"{d.collectives} collectives, want {want} ({rounds} rounds)")
+    collective_verdict(d.barriers == 1, f"{d.barriers} barriers")
+    collective_verdict(not dealt or d.messages == P * (P - 1) * rounds, f"{d.messages} messages in {rounds} rounds")

@@ -4,7 +4,8 @@ released it (live views, locales releasing at different times, cycles)."""
 import gc
 
 import numpy as np
-from util import collective_verdict
+import pytest
+from util import assert_matches, collective_verdict, raised_everywhere
 
 import pgas as pg
 from pgas import comm
@@ -81,3 +82,90 @@ def test_cycle_collected_on_one_locale_only_is_not_reused():
     finally:
         if was:
             gc.enable()
+
+
+# -- the collective a new array costs ------------------------------------------------
+def _made(make, calls=3) -> tuple[int, int]:
+    """Collectives and barriers per call of ``make`` (its results dropped at once: a steady
+    state that reuses pooled windows), the most of any locale."""
+    for _ in range(2):
+        make()
+    with pg.comm_diagnostics() as d:
+        for _ in range(calls):
+            make()
+    return d.collectives / calls, d.barriers / calls
+
+
+A = pg.from_numpy(np.arange(40.0))
+B = pg.from_numpy(np.ones(40))
+MAKERS = {"zeros": lambda: pg.zeros(40), "empty": lambda: pg.empty(40), "A + B": lambda: A + B,
+          "A.copy()": lambda: A.copy()}
+
+
+@pytest.mark.parametrize("what", sorted(MAKERS))
+def test_new_array_costs_one_collective(folding, what):
+    """The agreement of collective calls before a new window and the window pool's decision
+    are one reduction (none at one locale, which agrees with nobody); ``pg.zeros`` adds the
+    barrier after its fill."""
+    calls, barriers = _made(MAKERS[what])
+    collective_verdict(calls == (1 if P > 1 else 0), f"{what}: {calls} collectives per call")
+    collective_verdict(barriers == (1 if what == "zeros" else 0), f"{what}: {barriers} barriers per call")
+
+
+def test_new_array_unchecked_costs_the_pools_reduction_only():
+    pg.config(check=False)
+    try:
+        calls, _ = _made(MAKERS["empty"])
+    finally:
+        pg.config()
+    collective_verdict(calls == (1 if P > 1 else 0), f"{calls} collectives per call")
+
+
+def test_pool_decides_alike_beyond_what_an_agreement_carries(folding):
+    """More live windows than an agreement's carried bits hold: the pool decides by a
+    reduction of its own (a second collective), and still reuses what every locale released."""
+    held = [pg.empty(3) for _ in range(64 * comm.check.CARRIED)]
+    A = _key_array(2)
+    wid = A._win.id
+    del A
+    calls, _ = _made(lambda: pg.empty(5))
+    B = _key_array(8)
+    every = comm.allgather(B._win.id)
+    collective_verdict(len(set(every)) == 1 and B._win.id == wid, f"pool decisions {every}, released {wid}")
+    collective_verdict(calls == (2 if P > 1 else 0), f"{calls} collectives per call")
+    del held
+
+
+def test_dropped_expressions_forgotten_in_the_same_collective(folding):
+    """Pending expressions dropped on every locale ride in the new array's agreement too."""
+    from pgas.array import engine
+
+    X = pg.from_numpy(np.arange(12.0))
+    keep = X[1:] * 2
+    for _ in range(3):
+        X[1:] + X[:-1]                                   # built and dropped at once
+    n0 = len(engine._pending)
+    with pg.comm_diagnostics() as d:
+        pg.empty(7)
+    collective_verdict(len(engine._pending) == n0 - 3, f"{n0} pending, {len(engine._pending)} after")
+    collective_verdict(d.collectives == (1 if P > 1 else 0), f"{d.collectives} collectives")
+    assert_matches(keep.eval(), np.arange(1.0, 12.0) * 2)
+
+
+@pytest.mark.skipif(P == 1, reason="a mismatch needs two locales")
+@pytest.mark.parametrize("other", ["sum", "barrier", "element"])
+def test_new_array_against_another_collective_raises_everywhere(folding, other):
+    X = pg.from_numpy(np.arange(8.0))
+
+    def job():
+        if pg.here == 0:
+            pg.zeros(6)
+        elif other == "sum":
+            X.sum()
+        elif other == "barrier":
+            pg.barrier()
+        else:
+            X[3]
+
+    raised_everywhere(job)
+    X.sum()                                   # in step again

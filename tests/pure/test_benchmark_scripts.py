@@ -61,3 +61,14 @@ def test_replay_calls_counts_python_calls_per_replayed_statement(tmp_path):
     for x in got["steps"].values():
         assert x["calls_per_statement"] > 0 and x["slow"] == 0
         assert x["fast"] == x["statements"] * (x["replays"])
+
+
+def test_alloc_sync_counts_one_collective_per_new_array(tmp_path):
+    out = tmp_path / "alloc.json"
+    run_script(tmp_path, str(ROOT / "benchmarks" / "alloc_sync.py"), "--n", "256", "--calls", "2", "--json", str(out))
+    got = json.loads(out.read_text())
+    assert got["locales"] == 2
+    rows = got["per_call"]
+    for what in ("pg.empty(n)", "A + B", "A.copy()"):
+        assert rows[what]["collectives"] == 1 and rows[what]["windows"] == 0, (what, rows[what])
+    assert rows["np.quantile(Q, [.1, .5, .9])"]["messages"] > 0

@@ -106,7 +106,7 @@ def _records(dtype):
 
 
 def _gathered(rec: np.ndarray) -> np.ndarray:
-    got = comm.allgatherv(rec.view(np.uint8), count=False)
+    got = comm.allgatherv(rec.view(np.uint8))
     return np.concatenate(got).view(rec.dtype)
 
 
@@ -195,7 +195,7 @@ def select(x: np.ndarray, n: int, ranks: np.ndarray) -> np.ndarray:
         s = _samples(open_, rng, x.dtype)
         by = [s[s["i"] == k] for k in range(len(open_))]
         pivots = [_pivots(iv, ranks[iv.targets] - iv.base, by[k]) for k, iv in enumerate(open_)]
-        counts = comm.allreduce(np.concatenate([_count(iv, *p) for iv, p in zip(open_, pivots)]), "sum")
+        counts = comm.allreduce(np.concatenate([_count(iv, *p) for iv, p in zip(open_, pivots)]), "sum", data=True)
         nxt, at = [], 0
         for iv, (piv, _) in zip(open_, pivots):
             c = counts[at:at + 2 * len(piv)]

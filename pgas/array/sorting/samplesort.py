@@ -79,13 +79,17 @@ def exchange(parts: list[np.ndarray]) -> list[np.ndarray]:
     return [g.view(dt) for g in got]
 
 
-def exchange_runs(rec: np.ndarray, cuts: np.ndarray, rcounts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def exchange_runs(rec: np.ndarray, cuts: np.ndarray, rcounts: np.ndarray | None = None,
+                  out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`exchange` of the records ``rec[cuts[r]:cuts[r + 1]]`` to each locale ``r``, with no
     copy into parts; returns what arrived, in
-    locale order, and the records from each locale (``rcounts`` when the caller knows them)."""
+    locale order, and the records from each locale (``rcounts`` when the caller knows them).
+    ``out``: a contiguous 1-D array of ``rec``'s dtype holding exactly what arrives (with
+    ``rcounts``), received into straight."""
     size = rec.dtype.itemsize
     got, rc = comm.alltoallv_buffer(np.ascontiguousarray(rec).view(np.uint8), np.diff(cuts) * size,
-                                    None if rcounts is None else np.asarray(rcounts, dtype=np.int64) * size)
+                                    None if rcounts is None else np.asarray(rcounts, dtype=np.int64) * size,
+                                    None if out is None else out.view(np.uint8))
     return got.view(rec.dtype), rc // size
 
 
@@ -206,7 +210,7 @@ def _split(v: np.ndarray, g, n: int, classes: np.ndarray) -> tuple[np.ndarray, n
     samples = np.empty(len(pos), dtype=[("v", v.dtype), ("g", np.int64), ("w", np.float64)])
     samples["v"], samples["g"], samples["w"] = v[pos], _keys_at(g, pos), m / P
     head = _CLASSES * 8
-    got = comm.allgatherv(np.concatenate([classes.view(np.uint8), samples.view(np.uint8)]), count=False)
+    got = comm.allgatherv(np.concatenate([classes.view(np.uint8), samples.view(np.uint8)]))
     heads = np.stack([b[:head].view(np.uint64) for b in got])
     s = np.concatenate([b[head:] for b in got]).view(samples.dtype)
     o = _key_order(s["v"], s["g"])
@@ -240,7 +244,7 @@ def sample_sort(v: np.ndarray, g: np.ndarray, n: int) -> tuple[np.ndarray, np.nd
     if P == 1:
         return v, g, 0, np.array([len(v)])
     cuts, _ = _split(v, g, n, np.zeros(_CLASSES, dtype=np.uint64))
-    sizes = comm.iallreduce(np.diff(cuts), "sum")       # every bucket's size, overlapped with the exchange
+    sizes = comm.iallreduce(np.diff(cuts), "sum", data=True)       # every bucket's size, overlapped with the exchange
     rec = np.empty(len(v), dtype=[("v", v.dtype), ("g", np.int64)])
     rec["v"], rec["g"] = v, g
     if t:
@@ -286,7 +290,7 @@ def sort_values(v: np.ndarray, n: int, index) -> tuple[np.ndarray, int, np.ndarr
     if P == 1:
         got, off, counts = s, 0, np.array([len(s)])
     else:
-        sizes = comm.iallreduce(np.diff(cuts), "sum")
+        sizes = comm.iallreduce(np.diff(cuts), "sum", data=True)
         if t:
             t = phase("splitters", t)
         got, rcounts = exchange_runs(s, cuts)
@@ -327,8 +331,11 @@ def place(values: np.ndarray, offset: int, layout, out: DistArray, runs: np.ndar
     if bounds is not None:                              # contiguous ranges: the values alone, in order
         starts = np.concatenate([[0], np.cumsum(runs)])
         rcounts = np.diff(np.clip(starts, bounds[me], bounds[me + 1]))
-        got, _ = exchange_runs(values, np.clip(bounds - offset, 0, len(values)), rcounts)
-        out._flat_local[...] = got
+        dest = out._flat_local
+        if dest.dtype == values.dtype and not np.may_share_memory(dest, values):   # straight into the result
+            exchange_runs(values, np.clip(bounds - offset, 0, len(values)), rcounts, dest)
+        else:
+            dest[...] = exchange_runs(values, np.clip(bounds - offset, 0, len(values)), rcounts)[0]
         if t:
             phase("place", t)
         return

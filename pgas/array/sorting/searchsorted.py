@@ -108,7 +108,7 @@ def searchsorted(a, v, side: str = "left"):
         mine = target == me
         ans = np.zeros(len(flat), dtype=np.int64)
         ans[mine] = start + np.searchsorted(run, flat[mine], side)
-        ans = comm.allreduce(ans, "sum") if len(ans) else ans
+        ans = comm.allreduce(ans, "sum", data=True) if len(ans) else ans
         return ans.reshape(q.shape) if q.ndim else ans[0]
     order = np.argsort(target, kind="stable")
     edges = np.searchsorted(target[order], np.arange(-1, P + 1))
