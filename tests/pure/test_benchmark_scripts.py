@@ -72,3 +72,12 @@ def test_alloc_sync_counts_one_collective_per_new_array(tmp_path):
     for what in ("pg.empty(n)", "A + B", "A.copy()"):
         assert rows[what]["collectives"] == 1 and rows[what]["windows"] == 0, (what, rows[what])
     assert rows["np.quantile(Q, [.1, .5, .9])"]["messages"] > 0
+
+
+def test_step_chain_times_chained_and_unchained_steps_alike(tmp_path):
+    out = tmp_path / "chain.json"
+    run_script(tmp_path, str(ROOT / "benchmarks" / "step_chain.py"), "--n", "24", "--steps", "2", "--trials", "1",
+               "--json", str(out))
+    got = json.loads(out.read_text())
+    assert got["locales"] == 2 and set(got["kernels"]) == {"jacobi-2d", "fdtd-2d"}
+    assert all(k["bit_identical"] for k in got["kernels"].values()), got
