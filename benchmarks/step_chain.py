@@ -51,8 +51,12 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=50, help="steps per trial")
     p.add_argument("--trials", type=int, default=5, help="pairs of trials")
     p.add_argument("--kernels", default="jacobi-2d,fdtd-2d")
+    p.add_argument("--chunk-bytes", type=int, default=None,
+                   help="bytes of written rows a chain advances by (pgas.exec.chain.CHUNK_BYTES; default its own)")
     p.add_argument("--json", default=None, metavar="FILE")
     a = p.parse_args()
+    if a.chunk_bytes is not None:
+        chain.CHUNK_BYTES = a.chunk_bytes
     pg.config(protocol="auto", threads=1)
     after = replay.CHAIN_AFTER
     res = {}
@@ -92,7 +96,7 @@ def main() -> None:
         if a.json:
             with open(a.json, "w") as f:
                 json.dump({"locales": pg.num_locales, "n": a.n, "steps": a.steps, "trials": a.trials,
-                           "kernels": res}, f, indent=1)
+                           "chunk_bytes": chain.CHUNK_BYTES, "kernels": res}, f, indent=1)
 
 
 if __name__ == "__main__":

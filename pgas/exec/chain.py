@@ -189,7 +189,18 @@ def _driver(kernels, wheres, argss):
         per_call.append(mine)
     modules = [k.py_func.__module__ for k in kernels]
     src = _source(modules, wheres, per_call, names, [len(a[0]) > 1 for a in argss])
-    return fusecode.load_module(src, "chain").chain, flat
+    fn = _drivers.get(src)
+    if fn is None:
+        if len(_drivers) >= DRIVERS:
+            _drivers.clear()
+        fn = _drivers[src] = fusecode.load_module(src, "chain").chain
+    return fn, flat
+
+
+#: Drivers loaded in this process, by source: a chain made again (its arrays replaced)
+#: reuses its compiled driver rather than loading it from the cache again.
+_drivers: dict = {}
+DRIVERS = 64
 
 
 def _source(modules, wheres, per_call, names, outer) -> str:
