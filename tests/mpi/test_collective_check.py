@@ -629,8 +629,64 @@ def test_folded_correct_loop_no_messages(folding):
     pg.barrier()
     for _ in range(10):
         A[1:-1, 1:-1] = 0.25 * (B[1:-1, :-2] + B[1:-1, 2:] + B[:-2, 1:-1] + B[2:, 1:-1])
-    assert comm.check._count == 10             # folded, not agreed one by one
+    assert len(comm.check._log) == 10          # folded, not agreed one by one
     assert A.sum() == 14 * 14
+
+
+def _put(X):
+    X[1:] = X[1:] + 1.0  # repeat-helper
+
+
+@several
+def test_folded_repeat_named_where_it_was_made(folding):
+    """A replayed statement made from two lines of one function, and from a helper called at
+    two stack depths, is named by the line of the call that differs (a repeat's record
+    entry is kept per instruction, not per statement).  (Statements without messages: one
+    made on some locales only is found at the next agreement; the library's default
+    protocol, under which statements are replayed.)"""
+    pg.config(check="auto", protocol="auto")
+    A = pg.zeros(6)
+    B = pg.zeros(6)
+
+    def job(helper: bool):
+        for _ in range(3):
+            B[1:] = B[1:] * 2.0  # repeat-b
+            (lambda: _put(A))()
+            _put(A)
+        if pg.here != 0:                    # the same statement as the loop's, from another line
+            if helper:
+                _put(A)
+            else:
+                B[1:] = B[1:] * 2.0  # repeat-a
+        return A.sum()  # repeat-sum
+
+    text = raised_everywhere(lambda: job(False))
+    expect(text, f"locale 0 called A.sum() {at('repeat-sum')}", f"{others()} called a statement writing B "
+           f"{at('repeat-a')}", "10th collective call")
+    text = raised_everywhere(lambda: job(True))
+    expect(text, f"locale 0 called A.sum() {at('repeat-sum')}", f"{others()} called a statement writing A "
+           f"{at('repeat-helper')}", "10th collective call")
+
+
+@several
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "uint64", "complex128", "bool"])
+def test_folded_fill_values(folding, dtype):
+    """A repeated fill is folded with its value, whatever the dtype: the same value on every
+    locale (NaN too, which Python hashes by identity) is no mismatch, another one is.  (The
+    library's default protocol, under which statements are replayed.)"""
+    pg.config(check="auto", protocol="auto")
+    A = pg.zeros(6, dtype=dtype)
+    one = np.ones(1, dtype)[0]
+    same = np.array(np.nan, dtype)[()] if dtype in ("float64", "float32", "complex128") else one
+
+    def job(v):
+        for _ in range(4):
+            A[2:] = v  # fill-loop
+        return A.sum()
+
+    job(same)
+    text = raised_everywhere(lambda: job(one if pg.here == 0 else np.zeros(1, dtype)[0]))
+    expect(text, f"called a statement writing A {at('fill-loop')} with values that differ")
 
 
 def test_locale_ranges():
