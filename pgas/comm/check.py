@@ -125,7 +125,6 @@ def fold(h: int, op: str, arrays=(), args=(), site=None) -> None:
 #: number they equal; NaN aside, hashed by identity): a folded fill's value is hashed as it is.
 _NUMBERS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdFD")
 _NAN = 0x7FF8_0000_0000_0001            # a NaN fill, in a folded statement's hash
-_NO_ENTRY = (None,)
 _getframe = sys._getframe
 
 
@@ -133,29 +132,39 @@ def repeat_tag(h: int, op: str, arrays) -> list:
     """What a call made again and again from one place (a replayed statement) keeps for
     :func:`fold_repeat`: its signature's hash ``h``, ``op`` and ``arrays`` (as :func:`fold`
     takes them), then how many frames above :func:`fold_repeat` its caller was the last
-    time, the caller's code and instruction offset there, and the record's entry made."""
-    return [h, op, arrays, 0, None, -1, _NO_ENTRY]
+    time, the caller's code and instruction offset there, the record's entry made and, for
+    a fill, the value it was made for."""
+    return [h, op, arrays, 0, None, -1, None, None]
 
 
 def fold_repeat(tag: list, fill=None) -> None:
     """:func:`fold` a call kept as ``tag`` (:func:`repeat_tag`), with scalar ``fill`` (a NumPy
     scalar: a row fill's value, part of the signature) if any: the cheap path of the
     folding mode.  The caller's frame is looked up where it was the last time; a call made
-    from the same instruction with the same hash appends the same entry to the record (no
-    tuple made, no line number looked up): a repeat costs a frame look-up, three
-    comparisons and an append."""
-    h = tag[0]
-    if fill is not None:
-        v = fill if type(fill) in _NUMBERS else fill.item()
-        h = hash((h, v if v == v else _NAN))
+    from the same instruction appends the same entry to the record as the last time (no
+    tuple made, no line number looked up; a fill's entry is made again, with the same
+    site, when its value is not the last time's): a repeat costs a frame look-up, two
+    comparisons and an append (and a fill the comparison of its value).  Equal values hash
+    alike (NaN aside, which is equal to nothing and hashed again), so a value kept is the
+    value's hash."""
     try:
         f = _getframe(tag[3])
     except ValueError:                      # a shallower stack than the last time
         f = _getframe()
-    entry = tag[6]
-    if f.f_code is not tag[4] or f.f_lasti != tag[5] or entry[0] != h:
-        entry = _repeat_entry(tag, h, f)
-    _log.append(entry)
+    if fill is None:
+        if f.f_code is tag[4] and f.f_lasti == tag[5]:
+            _log.append(tag[6])
+        else:
+            _log.append(_repeat_entry(tag, tag[0], f))
+    else:
+        same = f.f_code is tag[4] and f.f_lasti == tag[5]
+        entry = tag[6]
+        if not (same and fill == tag[7]):   # (a NaN, equal to nothing, is hashed again)
+            v = fill if type(fill) in _NUMBERS else fill.item()
+            h = hash((tag[0], v if v == v else _NAN))
+            entry = (h, *entry[1:]) if same else _repeat_entry(tag, h, f)
+            tag[6], tag[7] = entry, fill
+        _log.append(entry)
     if len(_log) >= PERIOD:
         agree_history()
 

@@ -15,6 +15,7 @@ import pytest
 
 import pgas as pg
 from pgas import comm
+from pgas.comm.check import _ordinal
 from util import assert_matches, collective_verdict, raised_everywhere
 
 FILE = os.path.basename(__file__)
@@ -671,22 +672,29 @@ def test_folded_repeat_named_where_it_was_made(folding):
 @several
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "uint64", "complex128", "bool"])
 def test_folded_fill_values(folding, dtype):
-    """A repeated fill is folded with its value, whatever the dtype: the same value on every
-    locale (NaN too, which Python hashes by identity) is no mismatch, another one is.  (The
-    library's default protocol, under which statements are replayed.)"""
+    """A repeated fill is folded with its value, whatever the dtype: the same values on every
+    locale (NaN too, which Python hashes by identity; a value kept from one call to the next,
+    or not) are no mismatch, another value in any one call is, the first or a later one.
+    (The library's default protocol, under which statements are replayed.)"""
     pg.config(check="auto", protocol="auto")
     A = pg.zeros(6, dtype=dtype)
-    one = np.ones(1, dtype)[0]
-    same = np.array(np.nan, dtype)[()] if dtype in ("float64", "float32", "complex128") else one
+    zero, one = np.zeros(1, dtype)[0], np.ones(1, dtype)[0]
+    nan = np.array(np.nan, dtype)[()] if dtype in ("float64", "float32", "complex128") else one
 
-    def job(v):
-        for _ in range(4):
+    def job(values):
+        for v in values:
             A[2:] = v  # fill-loop
         return A.sum()
 
-    job(same)
-    text = raised_everywhere(lambda: job(one if pg.here == 0 else np.zeros(1, dtype)[0]))
-    expect(text, f"called a statement writing A {at('fill-loop')} with values that differ")
+    base = [one, one, nan, nan, zero, one, one]
+    job(base)
+    for k in (0, 1, 3, 6):                  # locale 0 writes another value in call k + 1
+        values = list(base)
+        if pg.here == 0:
+            values[k] = zero if base[k] is one else one
+        text = raised_everywhere(lambda: job(values))
+        expect(text, f"called a statement writing A {at('fill-loop')} with values that differ",
+               f"the {_ordinal(k + 1)} collective call")
 
 
 def test_locale_ranges():
