@@ -130,30 +130,28 @@ def _writing(n: int) -> str:
     return _WRITING[max(n, 1) - 1]
 
 
-def fold_statement(key, bases, fill=None, replay=None) -> None:
-    """Fold statement structure ``key`` (:func:`pgas.array.lowering.structure`'s, the fill
-    value left out) over arrays ``bases``, with scalar ``fill`` (a row fill's value), into
-    the running hash (:func:`pgas.comm.check.fold`).  ``replay``: the statement's recording
-    (:class:`pgas.exec.persistent.Replay`, bound to these arrays), which keeps what this
-    needs (the signature's hash among it), so that a repeat costs a few integer operations
-    and a look-up of the caller's frame."""
-    got = None if replay is None else replay.tag
-    if got is None:
-        s = _STABLE.get(key)
-        if s is None:
-            if len(_STABLE) >= STABLE_CACHE:
-                del _STABLE[next(iter(_STABLE))]
-            s = _STABLE[key] = check.stable_hash(key)
-        sig = (s, *[a._seq for a in bases])
-        got = (hash(sig) & _MASK, sig, _writing(len(bases)),
-               tuple([(a._seq, None, None, id(a), a.name) for a in bases]), [0, None])
-        if replay is not None:
-            replay.tag = got
-    h, sig, op, arrays, depth = got
-    if fill is not None:
-        v = fill.item()                          # a Python number: hashed alike in every process
-        h = hash((*sig, v if v == v else _NAN)) & _MASK   # (but NaN, hashed by identity; and no str: salted)
-    check.fold_repeat(h, op, arrays, depth)
+def statement_tag(key, bases, replay=None) -> list:
+    """What folding statement structure ``key`` (:func:`pgas.array.lowering.structure`'s,
+    a fill's value left out) over arrays ``bases`` takes (:func:`pgas.comm.check.repeat_tag`),
+    kept with ``replay`` (the statement's recording, :class:`pgas.exec.persistent.Replay`,
+    bound to these arrays) if given, so that a repeat folds by
+    :func:`pgas.comm.check.fold_repeat` at once."""
+    s = _STABLE.get(key)
+    if s is None:
+        if len(_STABLE) >= STABLE_CACHE:
+            del _STABLE[next(iter(_STABLE))]
+        s = _STABLE[key] = check.stable_hash(key)
+    tag = check.repeat_tag(hash((s, *[a._seq for a in bases])) & _MASK, _writing(len(bases)),
+                           tuple([(a._seq, None, None, id(a), a.name) for a in bases]))
+    if replay is not None:
+        replay.tag = tag
+    return tag
+
+
+def fold_statement(key, bases, fill=None) -> None:
+    """Fold statement structure ``key`` over arrays ``bases`` (see :func:`statement_tag`),
+    with scalar ``fill`` (a row fill's value), into the record of folded calls."""
+    check.fold_repeat(statement_tag(key, bases), fill)
 
 
 def _fold_sig(op: str, sig: "_Sig", key) -> None:
@@ -170,7 +168,6 @@ _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "d
 
 
 _MASK = (1 << 62) - 1
-_NAN = 0x7FF8_0000_0000_0001            # a NaN fill, in a folded statement's hash
 
 
 class _Sig:

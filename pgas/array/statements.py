@@ -51,8 +51,9 @@ def assign(target: View, value, casting: str) -> None:
         again = persistent.replayable(rkey, known[1])
         if (again is not None and again.fs is not None and not check.enabled and not fperr.numpy_only
                 and not fperr.raising()):
-            if check.folding:
-                collective.fold_statement(rkey, known[1], value if fill else None, again)
+            if check.folding:                     # (its signature kept with the recording)
+                check.fold_repeat(again.tag or collective.statement_tag(rkey, known[1], again),
+                                  value if fill else None)
             before_write(target.base, value)      # a repeat on the same arrays, as it ran before
             if trace.on:
                 trace.stmt_args["path"] = "replayed: no lowering or planning"

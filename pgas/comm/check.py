@@ -19,9 +19,10 @@ That is the *strict* mode (``$PGAS_CHECK=1``, ``pg.config(check=True)``): it
 costs a message per statement.  The default mode (``"auto"``, at two locales or
 more) checks every call too, at almost no cost: a call that communicates with
 neighbours at most or not at all (a statement, a ghost update, a ``forall``)
-is only *folded* into a running 64-bit hash of the calls made since the locales
-last agreed (:func:`fold`, a few integer operations), and the locales compare
-that hash inside the next call that reaches every locale anyway (a reduction,
+is only *folded*: appended to this locale's record of the calls made since the
+locales last agreed (:func:`fold`; a replayed statement's entry is kept with it,
+:func:`fold_repeat`), and the locales compare a 62-bit hash of that record
+(:func:`history_words`, made once per agreement) inside the next call that reaches every locale anyway (a reduction,
 ``A[i]``, a print, a constructor, ``pg.barrier()``, the exchange of an ``update``
 (:func:`pgas.comm.exchange` carries the hash and count in its own messages,
 :func:`carried` / :func:`exchanged`: no reduction of its own), or at the latest
@@ -97,7 +98,7 @@ def _apply(_node=None) -> None:
     if runtime._comm is not None:
         P = process.num_locales()
         SLOTS = P if P <= MAX_SLOTS else 0
-    if folding and not fold_now and _count:
+    if folding and not fold_now and _log:
         agree_history()
     enabled, folding = _mode is True, fold_now
     if folding and not _hooked:
@@ -107,39 +108,81 @@ def _apply(_node=None) -> None:
 node.on_learned(_apply)             # the library's communicator is made: the locale count is known
 
 
-# -- the running hash of folded calls ------------------------------------------------
-_acc = 0                 # hash of the calls made since the locales last agreed
-_count = 0               # how many
-_log: list = []          # (hash, op, arrays, args, site) of each, in order
+# -- the record of folded calls -----------------------------------------------------
+_log: list = []          # (hash, op, arrays, args, site) of each call folded since the locales last agreed
 
 
 def fold(h: int, op: str, arrays=(), args=(), site=None) -> None:
-    """Record this locale's collective call ``op`` (its signature's 62-bit hash ``h``; the
-    rest only names it in messages: ``arrays`` as :func:`collective` takes them, without
+    """Record this locale's collective call ``op`` (its signature's hash ``h``, an integer;
+    the rest only names it in messages: ``arrays`` as :func:`collective` takes them, without
     holding the arrays) for the next agreement; agree now if :data:`PERIOD` calls wait."""
-    global _acc, _count
-    _acc = ((_acc * 1000003) ^ h) & _MASK
-    _count += 1
     _log.append((h, op, arrays, args, site))
-    if _count >= PERIOD:
+    if len(_log) >= PERIOD:
         agree_history()
 
 
-def fold_repeat(h: int, op: str, arrays, depth: list) -> None:
-    """:func:`fold` a call made again from where it was made before (a replayed statement),
-    with its caller's site found through ``depth`` (see :func:`caller_site`): the cheap
-    path of the folding mode, in one function."""
-    global _acc, _count
+#: NumPy scalar types whose ``hash`` is their value's, alike in every process (of the Python
+#: number they equal; NaN aside, hashed by identity): a folded fill's value is hashed as it is.
+_NUMBERS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefdFD")
+_NAN = 0x7FF8_0000_0000_0001            # a NaN fill, in a folded statement's hash
+_getframe = sys._getframe
+
+
+def repeat_tag(h: int, op: str, arrays) -> list:
+    """What a call made again and again from one place (a replayed statement) keeps for
+    :func:`fold_repeat`: its signature's hash ``h``, ``op`` and ``arrays`` (as :func:`fold`
+    takes them), then how many frames above :func:`fold_repeat` its caller was the last
+    time, the caller's code and instruction offset there, the record's entry made and, for
+    a fill, the value it was made for."""
+    return [h, op, arrays, 0, None, -1, None, None]
+
+
+def fold_repeat(tag: list, fill=None) -> None:
+    """:func:`fold` a call kept as ``tag`` (:func:`repeat_tag`), with scalar ``fill`` (a NumPy
+    scalar: a row fill's value, part of the signature) if any: the cheap path of the
+    folding mode.  The caller's frame is looked up where it was the last time; a call made
+    from the same instruction appends the same entry to the record as the last time (no
+    tuple made, no line number looked up; a fill's entry is made again, with the same
+    site, when its value is not the last time's): a repeat costs a frame look-up, two
+    comparisons and an append (and a fill the comparison of its value).  Equal values hash
+    alike (NaN aside, which is equal to nothing and hashed again), so a value kept is the
+    value's hash."""
     try:
-        f = sys._getframe(depth[0] - 1) if depth[0] else None     # (depth counts from caller_site's frame)
-    except ValueError:
-        f = None
-    site = (f.f_code.co_filename, f.f_lineno) if f is not None and f.f_code is depth[1] else caller_site(depth)
-    _acc = ((_acc * 1000003) ^ h) & _MASK
-    _count += 1
-    _log.append((h, op, arrays, (), site))
-    if _count >= PERIOD:
+        f = _getframe(tag[3])
+    except ValueError:                      # a shallower stack than the last time
+        f = _getframe()
+    if fill is None:
+        if f.f_code is tag[4] and f.f_lasti == tag[5]:
+            _log.append(tag[6])
+        else:
+            _log.append(_repeat_entry(tag, tag[0], f))
+    else:
+        same = f.f_code is tag[4] and f.f_lasti == tag[5]
+        entry = tag[6]
+        if not (same and fill == tag[7]):   # (a NaN, equal to nothing, is hashed again)
+            v = fill if type(fill) in _NUMBERS else fill.item()
+            h = hash((tag[0], v if v == v else _NAN))
+            entry = (h, *entry[1:]) if same else _repeat_entry(tag, h, f)
+            tag[6], tag[7] = entry, fill
+        _log.append(entry)
+    if len(_log) >= PERIOD:
         agree_history()
+
+
+def _repeat_entry(tag: list, h: int, f) -> tuple:
+    """:func:`fold_repeat`'s entry for hash ``h`` called from frame ``f`` (``tag[3]`` frames
+    above it), the caller's frame looked for first if ``f`` is not it; kept in ``tag``."""
+    if f.f_code is not tag[4]:
+        f, k = _getframe(1), 0              # (k: frames above fold_repeat)
+        while f is not None and _in_library(f.f_code):
+            f, k = f.f_back, k + 1
+        if f is None:
+            tag[4] = None
+            return (h, tag[1], tag[2], (), None)
+        tag[3], tag[4] = k, f.f_code
+    tag[5] = f.f_lasti
+    entry = tag[6] = (h, tag[1], tag[2], (), (f.f_code.co_filename, f.f_lineno))
+    return entry
 
 
 def site_of(frame):
@@ -266,7 +309,7 @@ def agree_words(detail: int | None = None, failed: bool = False, value: np.ndarr
     bytes of a ``value`` (up to 16; from one locale only) and this locale's partial result
     ``part`` (up to 16 bytes) in its slot."""
     w = np.zeros(width(), dtype=np.uint64)
-    acc, count = (_acc, _count) if folding else (0, 0)
+    acc, count = history_words() if folding else (0, 0)
     k = 0 if detail is None else detail
     w[_ACC], w[_ACC + 1], w[_COUNT], w[_COUNT + 1] = acc, ~acc & _U64, count, ~count & _U64
     w[_FAILED] = int(failed)
@@ -388,8 +431,7 @@ def fold_known(op: str, arrays=(), args=(), frame=None) -> None:
 
 def reset() -> None:
     """Start a new record: the locales have just agreed on the one before."""
-    global _acc, _count, _agreements
-    _acc = _count = 0
+    global _agreements
     _agreements += 1
     _log.clear()
 
@@ -412,8 +454,8 @@ def _on_stall() -> None:
         return
     c, MPI = runtime.stall_comm(), process.mpi()
     me, frame = process.here(), call_site()
-    if _told != (_agreements, _count):
-        _told = (_agreements, _count)
+    if _told != (_agreements, len(_log)):
+        _told = (_agreements, len(_log))
         start = max(0, len(_log) - _SHOWN)
         state = (me, _agreements, [e[0] for e in _log], start, [_describe(e, frame) for e in _log[start:]])
         for r in range(process.num_locales()):
@@ -448,15 +490,20 @@ waits.on_stall(_on_stall)
 
 
 def history_words() -> tuple:
-    """The running hash and call count (for a collective that carries them itself)."""
-    return _acc, _count
+    """The hash of the calls folded since the locales last agreed and their count (for a
+    collective that carries them itself): Python's hash of the tuple of their hashes, the
+    same in every process (a tuple's hash is made from its items' and an integer's is its
+    value modulo a prime: no per-process salt, unlike a string's), made once per agreement
+    rather than per call; (0, 0) for none."""
+    n = len(_log)
+    return (hash(tuple([e[0] for e in _log])) & _MASK if n else 0), n
 
 
 def carried() -> bytes:
     """What a collective that agrees on the folded calls in its own messages carries (a
     :func:`pgas.comm.exchange`): the running hash and count as 16 bytes, zeros when not
     folding (so every locale's messages have one shape whatever its mode)."""
-    return np.array((_acc, _count) if folding else (0, 0), dtype=np.uint64).tobytes()
+    return np.array(history_words() if folding else (0, 0), dtype=np.uint64).tobytes()
 
 
 def exchanged(differ: bool, frame=None) -> None:
@@ -546,29 +593,6 @@ def _in_library(code) -> bool:
     skipped = code.co_filename.startswith(_SKIPPED)
     _LIBRARY_CODE[id(code)] = (code, skipped)
     return skipped
-
-
-def caller_site(depth: list | None = None):
-    """``(file, line)`` of :func:`call_site` (None if none): what a folded call keeps.
-    ``depth``: a two-item list remembering how many frames up the user's frame was the
-    last time and its code (a call made again from the same place): if the frame there
-    runs that code still, it is taken at once (one frame look-up, one comparison), else
-    the frames are walked."""
-    if depth is not None and depth[0]:
-        try:
-            f = sys._getframe(depth[0])
-        except ValueError:
-            f = None
-        if f is not None and f.f_code is depth[1]:
-            return (f.f_code.co_filename, f.f_lineno)
-    f, k = sys._getframe(1), 1
-    while f is not None and _in_library(f.f_code):
-        f, k = f.f_back, k + 1
-    if f is None:
-        return None
-    if depth is not None:
-        depth[:] = [k, f.f_code]
-    return (f.f_code.co_filename, f.f_lineno)
 
 
 def _where(frame) -> str:

@@ -15,6 +15,7 @@ import pytest
 
 import pgas as pg
 from pgas import comm
+from pgas.comm.check import _ordinal
 from util import assert_matches, collective_verdict, raised_everywhere
 
 FILE = os.path.basename(__file__)
@@ -629,8 +630,71 @@ def test_folded_correct_loop_no_messages(folding):
     pg.barrier()
     for _ in range(10):
         A[1:-1, 1:-1] = 0.25 * (B[1:-1, :-2] + B[1:-1, 2:] + B[:-2, 1:-1] + B[2:, 1:-1])
-    assert comm.check._count == 10             # folded, not agreed one by one
+    assert len(comm.check._log) == 10          # folded, not agreed one by one
     assert A.sum() == 14 * 14
+
+
+def _put(X):
+    X[1:] = X[1:] + 1.0  # repeat-helper
+
+
+@several
+def test_folded_repeat_named_where_it_was_made(folding):
+    """A replayed statement made from two lines of one function, and from a helper called at
+    two stack depths, is named by the line of the call that differs (a repeat's record
+    entry is kept per instruction, not per statement).  (Statements without messages: one
+    made on some locales only is found at the next agreement; the library's default
+    protocol, under which statements are replayed.)"""
+    pg.config(check="auto", protocol="auto")
+    A = pg.zeros(6)
+    B = pg.zeros(6)
+
+    def job(helper: bool):
+        for _ in range(3):
+            B[1:] = B[1:] * 2.0  # repeat-b
+            (lambda: _put(A))()
+            _put(A)
+        if pg.here != 0:                    # the same statement as the loop's, from another line
+            if helper:
+                _put(A)
+            else:
+                B[1:] = B[1:] * 2.0  # repeat-a
+        return A.sum()  # repeat-sum
+
+    text = raised_everywhere(lambda: job(False))
+    expect(text, f"locale 0 called A.sum() {at('repeat-sum')}", f"{others()} called a statement writing B "
+           f"{at('repeat-a')}", "10th collective call")
+    text = raised_everywhere(lambda: job(True))
+    expect(text, f"locale 0 called A.sum() {at('repeat-sum')}", f"{others()} called a statement writing A "
+           f"{at('repeat-helper')}", "10th collective call")
+
+
+@several
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "uint64", "complex128", "bool"])
+def test_folded_fill_values(folding, dtype):
+    """A repeated fill is folded with its value, whatever the dtype: the same values on every
+    locale (NaN too, which Python hashes by identity; a value kept from one call to the next,
+    or not) are no mismatch, another value in any one call is, the first or a later one.
+    (The library's default protocol, under which statements are replayed.)"""
+    pg.config(check="auto", protocol="auto")
+    A = pg.zeros(6, dtype=dtype)
+    zero, one = np.zeros(1, dtype)[0], np.ones(1, dtype)[0]
+    nan = np.array(np.nan, dtype)[()] if dtype in ("float64", "float32", "complex128") else one
+
+    def job(values):
+        for v in values:
+            A[2:] = v  # fill-loop
+        return A.sum()
+
+    base = [one, one, nan, nan, zero, one, one]
+    job(base)
+    for k in (0, 1, 3, 6):                  # locale 0 writes another value in call k + 1
+        values = list(base)
+        if pg.here == 0:
+            values[k] = zero if base[k] is one else one
+        text = raised_everywhere(lambda: job(values))
+        expect(text, f"called a statement writing A {at('fill-loop')} with values that differ",
+               f"the {_ordinal(k + 1)} collective call")
 
 
 def test_locale_ranges():
