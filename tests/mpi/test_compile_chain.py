@@ -218,3 +218,18 @@ def test_threads_run_statement_by_statement(monkeypatch):
     _same(got, want, "jacobi at 2 threads")
     text = pg.explain(step)
     collective_verdict("one call" not in text, text)
+
+
+def test_chains_off_after_they_were_made(monkeypatch):
+    """``CHAIN_AFTER = None`` (never) stops a step's chains made before it was set: the
+    statements run by their own kernels, and ``pg.explain`` says so truthfully."""
+    rng = np.random.default_rng(8)
+    want, got = _both([rng.random((N, N)) for _ in range(2)])
+    step = _replay(_jacobi, got, want, 3)
+    monkeypatch.setattr(replay, "CHAIN_AFTER", None)
+    before = chain.stats["runs"]
+    for _ in range(3):
+        step(*got)
+        _jacobi(*want)
+    _same(got, want, "jacobi, chains off")
+    collective_verdict(chain.stats["runs"] == before, f"{chain.stats['runs'] - before} chained runs with chains off")
