@@ -201,8 +201,8 @@ class Program:
         before = engine.before_write
         self.replays += 1
         chains = self.chains
-        if chains is None or chains[0] is not kept:
-            chains = self._chains(kept)
+        if chains is None or chains[0] is not kept or CHAIN_AFTER is None:
+            chains = self._chains(kept)            # (None: chains made before are dropped)
         links = chains[1]
         # the fills' values converted before the flags are cleared: a conversion that fails
         # (NaN to an integer) may set one, which is no error of the step's
