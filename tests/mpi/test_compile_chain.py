@@ -233,3 +233,26 @@ def test_chains_off_after_they_were_made(monkeypatch):
         _jacobi(*want)
     _same(got, want, "jacobi, chains off")
     collective_verdict(chain.stats["runs"] == before, f"{chain.stats['runs'] - before} chained runs with chains off")
+
+
+def _sweeps(A, B, C):
+    B[:, :] = A[:, :] * 0.5 + C[:, :]
+    C[:, :] = B[:, :] - A[:, :]
+    A[:, :] = C[:, :] * 2.0 + B[:, :]
+    B[:, :] = A[:, :] - 1.0
+    C[:, :] = B[:, :] * A[:, :] - C[:, :]
+
+
+def test_dependences_held_within_a_bound(monkeypatch):
+    """A chain keeps one entry per row of a later statement for each earlier one it depends
+    on: a long chain over large arrays would hold many times their memory (16 elementwise
+    statements over 512 x 512 arrays: 250 MB).  A chain ends before the statement that
+    would take its entries past ``MAX_NEED``; the next chain starts there."""
+    monkeypatch.setattr(chain, "MAX_NEED", 3 * N * (N + 1), raising=False)
+    rng = np.random.default_rng(9)
+    want, got = _both([rng.random((N + 1, N)) for _ in range(3)])
+    step = _replay(_sweeps, got, want, 5)
+    _same(got, want, "sweeps")
+    held = [ch.args[2].size for p in step.programs.values() if p.chains for _, ch, _ in p.chains[1].values()]
+    collective_verdict(all(h <= chain.MAX_NEED for h in held) and (held or P > 1),
+                       f"chains' entries {held}, at most {chain.MAX_NEED}")
