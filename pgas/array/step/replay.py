@@ -272,11 +272,12 @@ class Program:
             end = i
             while end < n and ks[end] is not None and not self.stmts[end].fill and ks[end].chainable():
                 end += 1
-            if end - i >= 2:
-                ch = chain.make([r.calls[1][0] for r in ks[i:end]])
-                if ch is not None:
-                    links[i] = (end, ch, tuple(ks[i:end]))
-            i = max(end, i + 1)
+            ch = chain.make([r.calls[1][0] for r in ks[i:end]]) if end - i >= 2 else None
+            if ch is None:
+                i = max(end, i + 1)
+                continue
+            links[i] = (i + ch.count, ch, tuple(ks[i:i + ch.count]))
+            i += ch.count                          # (the rest of the run: the next chain)
         self.chains = (kept, links)
         return self.chains
 
