@@ -45,6 +45,11 @@ CHUNK_BYTES = 1 << 17
 #: The most rows (iterations of the outer loop) a later statement of a chain may have:
 #: each keeps an array of that length per earlier statement it depends on.
 MAX_ROWS = 1 << 18
+#: The most entries (8 bytes each) a chain keeps of what its statements wait for: one per
+#: row of a later statement per earlier one it depends on.  A chain ends before the
+#: statement that would take it past this (a long chain over large arrays would hold
+#: many times their memory); the next chain starts there.
+MAX_NEED = 1 << 20
 
 #: Chains made (compiled calls built) and run.
 stats = {"built": 0, "runs": 0}
@@ -86,7 +91,8 @@ def make(calls) -> "Chain | None":
     """A :class:`Chain` of ``calls``, one ``(kernel, args)`` row-kernel call per statement
     in program order (``kernel`` a :class:`pgas.exec.workers.Split`, run whole: the locale
     runs one thread), or None where they do not fit one: fewer than two, a kernel of
-    another kind, no iteration, a later statement of more than :data:`MAX_ROWS` rows."""
+    another kind, no iteration, a later statement of more than :data:`MAX_ROWS` rows.
+    The chain may cover only the first ``count`` calls (:data:`MAX_NEED`)."""
     if len(calls) < 2:
         return None
     wheres, views, rows = [], [], []
@@ -107,16 +113,22 @@ def make(calls) -> "Chain | None":
     needs, size = [], 0
     for j in range(1, m):
         r = np.arange(rows[j], dtype=np.int64)
+        mine = []
         for i in range(j):
             last = _last(views[i], rows[i], views[j], r)
-            if last is None:
-                continue
+            if last is not None:
+                mine.append((i, last))
+        if j > 1 and size + len(mine) * (rows[j] + 1) > MAX_NEED:
+            m = j                              # (statements j on: the next chain)
+            break
+        for i, last in mine:
             need = np.zeros(rows[j] + 1, dtype=np.int64)
             np.maximum.accumulate(last + 1, out=need[1:])
             lags[i][j] = int((last - r).max())
             at[i, j] = size
             size += len(need)
             needs.append(need)
+    lags, at, calls, wheres, views = [x[:m] for x in lags[:m]], at[:m, :m].copy(), calls[:m], wheres[:m], views[:m]
     chain = Chain()
     chain.lags = lags
     chain.chunks = tuple(max(1, CHUNK_BYTES // (m * v[0][2])) for v in views)

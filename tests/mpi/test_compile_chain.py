@@ -16,6 +16,7 @@ from util import collective_verdict
 
 import pgas as pg
 from pgas.array.step import replay
+from pgas.comm import check
 from pgas.exec import chain, workers
 
 pytest.importorskip("numba")
@@ -95,7 +96,8 @@ def _local(A, B, C):
 
 def test_statements_without_messages_chain_at_every_locale_count():
     """Elementwise statements over arrays of one layout send nothing: they chain on every
-    locale, also when the arrays change between calls (the chain is made again)."""
+    locale, also when the arrays change between calls (the chain is made again); not
+    under strict collective checking, which runs every statement the usual way."""
     rng = np.random.default_rng(3)
     want, got = _both([rng.random((N + 1, N)) for _ in range(3)])
     before = chain.stats["runs"]
@@ -106,7 +108,8 @@ def test_statements_without_messages_chain_at_every_locale_count():
         _local(*want2)
     _same(got + got2, want + want2, "elementwise")
     mine = chain.stats["runs"] - before
-    collective_verdict(mine >= 4 or min(a.to_numpy().size for a in got) == 0, f"{mine} chained runs")
+    collective_verdict(mine >= 4 or check.enabled or min(a.to_numpy().size for a in got) == 0,
+                       f"{mine} chained runs")   # (strict checking: every statement the usual way)
 
 
 def test_pending_expression_sees_the_values_before_the_step():
@@ -218,3 +221,41 @@ def test_threads_run_statement_by_statement(monkeypatch):
     _same(got, want, "jacobi at 2 threads")
     text = pg.explain(step)
     collective_verdict("one call" not in text, text)
+
+
+def test_chains_off_after_they_were_made(monkeypatch):
+    """``CHAIN_AFTER = None`` (never) stops a step's chains made before it was set: the
+    statements run by their own kernels, and ``pg.explain`` says so truthfully."""
+    rng = np.random.default_rng(8)
+    want, got = _both([rng.random((N, N)) for _ in range(2)])
+    step = _replay(_jacobi, got, want, 3)
+    monkeypatch.setattr(replay, "CHAIN_AFTER", None)
+    before = chain.stats["runs"]
+    for _ in range(3):
+        step(*got)
+        _jacobi(*want)
+    _same(got, want, "jacobi, chains off")
+    collective_verdict(chain.stats["runs"] == before, f"{chain.stats['runs'] - before} chained runs with chains off")
+
+
+def _sweeps(A, B, C):
+    B[:, :] = A[:, :] * 0.5 + C[:, :]
+    C[:, :] = B[:, :] - A[:, :]
+    A[:, :] = C[:, :] * 2.0 + B[:, :]
+    B[:, :] = A[:, :] - 1.0
+    C[:, :] = B[:, :] * A[:, :] - C[:, :]
+
+
+def test_dependences_held_within_a_bound(monkeypatch):
+    """A chain keeps one entry per row of a later statement for each earlier one it depends
+    on: a long chain over large arrays would hold many times their memory (16 elementwise
+    statements over 512 x 512 arrays: 250 MB).  A chain ends before the statement that
+    would take its entries past ``MAX_NEED``; the next chain starts there."""
+    monkeypatch.setattr(chain, "MAX_NEED", 3 * N * (N + 1), raising=False)
+    rng = np.random.default_rng(9)
+    want, got = _both([rng.random((N + 1, N)) for _ in range(3)])
+    step = _replay(_sweeps, got, want, 5)
+    _same(got, want, "sweeps")
+    held = [ch.args[2].size for p in step.programs.values() if p.chains for _, ch, _ in p.chains[1].values()]
+    collective_verdict(all(h <= chain.MAX_NEED for h in held) and (held or P > 1),
+                       f"chains' entries {held}, at most {chain.MAX_NEED}")

@@ -250,8 +250,8 @@ class Program:
         before = engine.before_write
         self.replays += 1
         chains = self.chains
-        if chains is None or chains[0] is not kept:
-            chains = self._chains(kept)
+        if chains is None or chains[0] is not kept or CHAIN_AFTER is None:
+            chains = self._chains(kept)            # (None: chains made before are dropped)
         links = chains[1]
         # the fills' values converted before the flags are cleared: a conversion that fails
         # (NaN to an integer) may set one, which is no error of the step's
@@ -321,11 +321,12 @@ class Program:
             end = i
             while end < n and ks[end] is not None and not self.stmts[end].fill and ks[end].chainable():
                 end += 1
-            if end - i >= 2:
-                ch = chain.make([r.calls[1][0] for r in ks[i:end]])
-                if ch is not None:
-                    links[i] = (end, ch, tuple(ks[i:end]))
-            i = max(end, i + 1)
+            ch = chain.make([r.calls[1][0] for r in ks[i:end]]) if end - i >= 2 else None
+            if ch is None:
+                i = max(end, i + 1)
+                continue
+            links[i] = (i + ch.count, ch, tuple(ks[i:i + ch.count]))
+            i += ch.count                          # (the rest of the run: the next chain)
         self.chains = (kept, links)
         return self.chains
 
