@@ -81,3 +81,13 @@ def test_step_chain_times_chained_and_unchained_steps_alike(tmp_path):
     got = json.loads(out.read_text())
     assert got["locales"] == 2 and set(got["kernels"]) == {"jacobi-2d", "fdtd-2d"}
     assert all(k["bit_identical"] for k in got["kernels"].values()), got
+
+
+def test_check_cost_counts_calls_with_checking_off_and_folded(tmp_path):
+    out = tmp_path / "check.json"
+    run_script(tmp_path, str(ROOT / "benchmarks" / "check_cost.py"), "--n", "16", "--warmup", "5", "--calls", "5",
+               "--rounds", "0", "--json", str(out))
+    got = json.loads(out.read_text())
+    assert got["locales"] == 2 and got["statements"]
+    # folded checking adds calls (the fold of each call) and never removes any
+    assert all(x["calls_auto"] >= x["calls_off"] for x in got["statements"].values()), got
