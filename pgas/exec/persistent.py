@@ -61,6 +61,7 @@ other arrays of the same layouts makes new sends (a few are kept per plan).
 
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy as np
@@ -130,9 +131,10 @@ _fitting: dict = {}
 
 
 def _fits(low, plan) -> bool:
-    """:func:`pgas.exec.group.fits` of the statement alone; on one locale, where a
-    statement receives nothing, always."""
-    if comm.num_locales() == 1:
+    """:func:`pgas.exec.group.fits` of the statement alone; on one locale (its arrays'
+    grids: ``pg.explain(locales=N)`` plans for N), where a statement receives nothing,
+    always."""
+    if all(math.prod(a.layout.grid) == 1 for a in low.arrays):
         return True
     key = (id(plan), settings.get("buffer_limit"), *[a.dtype for a in low.arrays])
     got = _fitting.get(key)
