@@ -98,7 +98,7 @@ STRIPS = ("strips: 1; its messages are persistent two-sided transfers (pgas.exec
           "that read none computed while they travel")
 
 
-def qualifies(low, plan, agree: bool = True) -> bool:
+def qualifies(low, plan, agree: bool = True, layouts=None) -> bool:
     """True if ``plan`` (this locale's, of ``low``) runs by :class:`PersistentStatement`: from
     replicated facts only, so the answer is the same on every locale.  The owner
     computes every element it writes, no array has ghost cells, the reads fit the
@@ -108,7 +108,8 @@ def qualifies(low, plan, agree: bool = True) -> bool:
     ``protocol="auto"``, ``strips="auto"``, ``nonblocking=True`` and the interior mode
     off (a pinned protocol or strip count, and the interior modes, are the generic
     path's to honour).  Collective (every locale, the same statement) the first time
-    a model is used with ``agree``."""
+    a model is used with ``agree``.  ``layouts``: those the plan was made with, where
+    not the arrays' own (``pg.explain(locales=N)``)."""
     if not ENABLED or interior.MODE != "off":
         return False
     get = settings.get
@@ -121,7 +122,7 @@ def qualifies(low, plan, agree: bool = True) -> bool:
     for a in arrays:
         if a.store.ghost is not None:
             return False
-    if len(arrays) > MAX_PER_PAIR or not _fits(low, plan):
+    if len(arrays) > MAX_PER_PAIR or not _fits(low, plan, layouts or [a.layout for a in arrays]):
         return False
     return no_overlap() if agree else calibrate.current().overlap <= 0
 
@@ -130,11 +131,11 @@ def qualifies(low, plan, agree: bool = True) -> bool:
 _fitting: dict = {}
 
 
-def _fits(low, plan) -> bool:
-    """:func:`pgas.exec.group.fits` of the statement alone; on one locale (its arrays'
-    grids: ``pg.explain(locales=N)`` plans for N), where a statement receives nothing,
-    always."""
-    if all(math.prod(a.layout.grid) == 1 for a in low.arrays):
+def _fits(low, plan, layouts) -> bool:
+    """:func:`pgas.exec.group.fits` of the statement alone; on one locale (the grids of
+    ``layouts``, the arrays' own or those ``pg.explain(locales=N)`` plans with), where a
+    statement receives nothing, always."""
+    if all(math.prod(L.grid) == 1 for L in layouts):
         return True
     key = (id(plan), settings.get("buffer_limit"), *[a.dtype for a in low.arrays])
     got = _fitting.get(key)

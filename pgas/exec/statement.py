@@ -250,7 +250,7 @@ def _describe(low, layouts, at: int) -> str:
                       f"cells, so {mine.messages - served} messages")
 
     fast = (settings.fast_paths() and mine.kind == "pieces" and mine.fetches + mine.writebacks
-            and persistent.qualifies(low, mine, agree=False))
+            and persistent.qualifies(low, mine, agree=False, layouts=layouts))
     said_strips = persistent.STRIPS if fast else strip.explain(low, mine)    # the strip count and why
     if said_strips:
         lines += f"\n{said_strips}"
