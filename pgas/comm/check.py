@@ -53,7 +53,7 @@ import zlib
 
 import numpy as np
 
-from . import agreement, collectives, node, process, runtime, waits
+from . import agreement, collectives, epochs, node, process, runtime, waits
 
 #: Whether every collective call is agreed before it runs (the strict mode; set through
 #: ``pg.config(check=...)``, whose default :mod:`pgas.exec.settings` reads from ``$PGAS_CHECK``).
@@ -537,8 +537,18 @@ def history_mismatch(frame=None) -> None:
     for r, c in enumerate(seen):
         groups.setdefault(c, []).append(r)
     reset()
+    realign_statements()
     calls = "; ".join(f"{_locales(rs)} called {c}" for c, rs in groups.items())
     raise CollectiveMismatch(f"{calls} (the {_ordinal(first + 1)} collective call since the locales last agreed)")
+
+
+def realign_statements() -> None:
+    """Collective, before :class:`CollectiveMismatch` is raised on every locale: the locales
+    may have run different statements (one ran a statement the others skipped), so their
+    counts of completed statements, which one-sided operations wait on
+    (:mod:`pgas.comm.epochs`), are set to the most of any; else a later ``A.get`` would wait
+    forever for a statement the others never run."""
+    epochs.realign(max(collectives.agreement_allgather(epochs.completed())))
 
 
 def _holds_operand(args) -> bool:
@@ -731,6 +741,7 @@ def _mismatch(shown: str, arrays, frame, error, args=()) -> None:
     groups: dict[str, list[int]] = {}
     for r, c in enumerate(seen):
         groups.setdefault(c, []).append(r)
+    realign_statements()
     raise CollectiveMismatch("; ".join(f"{_locales(rs)} called {c}" for c, rs in groups.items()))
 
 

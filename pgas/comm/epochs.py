@@ -42,6 +42,12 @@ class _Epochs:
             self.count[0] = self.mine
             self.win.Sync()
 
+    def realign(self, n: int) -> None:
+        self.mine = n
+        if self.count is not None:
+            self.count[0] = n
+            self.win.Sync()
+
     def wait(self, target: int) -> None:
         if self.all_seen >= self.mine or self.seen.get(target, -1) >= self.mine or target == here():
             return
@@ -69,6 +75,18 @@ _epochs = _Epochs()
 def statement_done() -> None:
     """This locale completed one collective write (a statement): see :class:`_Epochs`."""
     _epochs.done()
+
+
+def completed() -> int:
+    """How many statements this locale has completed."""
+    return _epochs.mine
+
+
+def realign(n: int) -> None:
+    """Count ``n`` statements completed (the most of any locale, after a collective
+    mismatch that ran statements on some locales only: see
+    :func:`pgas.comm.check.realign_statements`)."""
+    _epochs.realign(n)
 
 
 def await_target(target: int) -> None:

@@ -432,6 +432,11 @@ def test_folded_statement_on_some_locales(folding):
            f"{others()} called a statement writing A {at('folded-some')}", "1st collective call")
     total = A.sum()                         # in step again (A holds what each locale's statement wrote)
     collective_verdict(len(set(comm.allgather(float(total)))) == 1, f"sum {total}")
+    # a one-sided read waits until its target has completed the statements this locale has:
+    # after the mismatch the counts agree again, so it does not wait for a statement locale 0
+    # never ran (it hung here before)
+    got = (A.get((0,)), A.get((5,)))         # (locale 0 skipped the statement, the last locale ran it)
+    collective_verdict(got == (0.0, 0.0 if P == 1 else 1.0), f"A[0], A[5] read {got}")
 
 
 @several
