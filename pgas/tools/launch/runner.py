@@ -130,18 +130,16 @@ class _Job:
         os.replace(f"{self.base}.{kind}.tmp", f"{self.base}.{kind}")
 
     def _sample(self, main: int) -> None:
-        """Touch ``K.beat`` whenever the main thread's Python stack changed since the last look
-        (every 0.5 s): the watchdog's measure of progress for ``--hang-timeout``."""
+        """Touch ``K.beat`` whenever the main thread's innermost Python frame changed since the
+        last look (every 0.5 s: another frame object, code or line): the watchdog's measure of
+        progress for ``--hang-timeout``.  Only the innermost frame is read: walking ``f_back``
+        through another thread's stack can crash CPython 3.11 (a segfault in
+        ``PyFrame_GetBack`` on a frame still being set up, seen at 3 locales in CI), and a
+        change deeper in the stack changes the innermost frame too."""
         last = None
         while True:
             frame = sys._current_frames().get(main)
-            sig = []
-            try:
-                while frame is not None:
-                    sig.append((frame.f_code, frame.f_lineno, id(frame)))
-                    frame = frame.f_back
-            except AttributeError:      # the stack changed under the walk (seen once in CI): that is progress
-                sig = None
+            sig = None if frame is None else (id(frame), frame.f_code, frame.f_lineno)
             if sig != last:
                 last = sig
                 with open(self.base + ".beat", "w"):
