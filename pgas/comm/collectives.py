@@ -13,7 +13,7 @@ from .counters import record, record_barrier, record_collective, record_each
 from .epochs import _epochs
 from .process import here, mpi, mpi_type, num_locales
 from .runtime import _windows, comm
-from .waits import yielding_wait
+from .waits import poll, yielding_wait
 
 
 def barrier(windows=None, agree: bool = False, words: np.ndarray | None = None):
@@ -283,16 +283,69 @@ def fence() -> None:
         w.sync()
 
 
+#: The tag of :func:`allreduce_with`'s messages (its tree's pairs are fixed, and MPI keeps the
+#: order of one sender's messages of one tag, so successive reductions do not mix).
+_TREE_TAG = 73
+
+
 def allreduce_with(value, combine):
     """Every locale's ``value`` combined in locale order by ``combine(a, b)`` (associative;
-    pickled objects, for small values): a reduction tree of O(log P) steps, where an
-    allgather would hand every locale all P values."""
-    op = mpi().Op.Create(lambda a, b, datatype=None: combine(a, b), commute=False)
+    pickled objects, for small values): a binomial tree to locale 0 of O(log P) steps, where
+    an allgather would hand every locale all P values, then the result broadcast.  Each
+    message is waited for by the wait policy, as every other collective here, so a locale
+    left waiting in it while the others are elsewhere is found by the stall probe (MPI's
+    reduction with a Python operation is a blocking call that nothing can interrupt)."""
     record_collective()
-    try:
-        return comm().allreduce(value, op=op)
-    finally:
-        op.Free()
+    c, me, P = comm(), here(), num_locales()
+    if P == 1:
+        return value
+    t0 = trace.on and trace.now()
+    acc, d = value, 1
+    while d < P:
+        if me & d:                       # holds locales [me, me + d): hand them to me - d
+            _send_pickled(c, acc, me - d)
+            break
+        if me + d < P:                   # holds [me, me + d); me + d holds what follows
+            acc = combine(acc, _recv_pickled(c, me + d))
+        d <<= 1
+    out = _bcast_pickled(c, acc if me == 0 else None)
+    if t0:
+        trace.add("mpi", "reduction tree", t0)
+    return out
+
+
+def _send_pickled(c, obj, dest: int) -> None:
+    data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+    record(dest, data.nbytes)
+    req = c.Isend([data, mpi().BYTE], dest, _TREE_TAG)
+    if not req.Test():
+        yielding_wait([req])
+
+
+def _recv_pickled(c, source: int):
+    MPI = mpi()
+    status = MPI.Status()
+    poll(lambda: c.Iprobe(source, _TREE_TAG, status))
+    buf = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
+    c.Recv([buf, MPI.BYTE], source, _TREE_TAG)
+    return pickle.loads(buf)
+
+
+def _bcast_pickled(c, obj):
+    """``obj`` of locale 0 on every locale, each step waited for by the wait policy (not counted
+    as a collective of its own: :func:`allreduce_with`'s)."""
+    mine = here() == 0
+    data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8) if mine else None
+    size = np.array([0 if data is None else data.size], dtype=np.int64)
+    for buf, t in ((size, mpi_type(size.dtype)), (None, mpi().BYTE)):
+        buf = buf if buf is not None else data if mine else np.empty(int(size[0]), dtype=np.uint8)
+        req = c.Ibcast([buf, t], root=0)
+        if not req.Test():
+            yielding_wait([req])
+    if mine:
+        record_to_all(0, data.nbytes)
+        return obj
+    return pickle.loads(buf)
 
 
 def bcast_value(value, dtype, root: int):

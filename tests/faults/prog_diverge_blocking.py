@@ -1,7 +1,7 @@
 """Locale 0 runs a stencil statement (it waits for locale 1's halo) while locale 1, after a
 statement of its own, waits in a collective of the library's runtime that no agreement
-precedes (``KIND``: an allgather, a personalised exchange as sort's, a broadcast or an
-agreement on errors): each waits for the other.  Started by a plain ``mpiexec``:
+precedes (``KIND``: an allgather, a personalised exchange as sort's, a broadcast, an
+agreement on errors or the reduction tree of ``min``/``argmax`` with a Python combination): each waits for the other.  Started by a plain ``mpiexec``:
 ``prog_diverge_blocking.py KIND --marker=...``."""
 import sys
 
@@ -26,6 +26,8 @@ else:
         comm.alltoallv([np.arange(3.0)] * pg.num_locales, np.float64)
     elif kind == "bcast":
         comm.bcast("x", 1)
+    elif kind == "tree":
+        comm.allreduce_with(np.arange(2.0), lambda a, b: np.minimum(a, b))
     else:
         comm.agree(None)
 print("finished", pg.here)

@@ -26,7 +26,7 @@ def test_diverged_waits_end_the_job():
             and f"called A.sum() at prog_diverge.py:{reduction}" in r.stderr), r.stderr
 
 
-@pytest.mark.parametrize("kind", ["allgather", "alltoallv", "bcast", "agree"])
+@pytest.mark.parametrize("kind", ["allgather", "alltoallv", "bcast", "agree", "tree"])
 def test_diverged_blocking_collective_ends_the_job(kind):
     """A locale waiting in a collective that MPI offers as a blocking call (waited for by the
     runtime's polling loop, which runs the stall probe) is found too."""

@@ -249,3 +249,22 @@ def test_alltoallv_buffer_receives_into_the_callers_array():
     got, rc = comm.alltoallv_buffer(sbuf, counts, rcounts, out=out)
     want = np.concatenate([np.full(c, 100 * s + me, dtype=np.int32) for s, c in enumerate(rcounts)])
     collective_verdict(got is out and np.array_equal(out, want) and np.array_equal(rc, rcounts), f"{out} != {want}")
+
+
+@pytest.mark.parametrize("late", range(2))
+def test_reduction_tree_combines_in_locale_order_and_its_waits_run_the_stall_hooks(monkeypatch, late):
+    """``allreduce_with`` (the tree of ``min``, ``argmax`` and scalar axis reductions) combines in
+    locale order, and a locale waiting in it for a late one polls as every other collective
+    does: the stall hooks run (a blocking MPI reduction would sit in MPI, found by no probe)."""
+    waits = importlib.import_module("pgas.comm.waits")
+    called = []
+    monkeypatch.setattr(waits, "STALL", 0.05)
+    monkeypatch.setattr(waits, "STALL_POLLS", 16)
+    monkeypatch.setattr(waits, "_stall_hook", [lambda: called.append(1)])
+    pg.barrier()
+    if me == late % P:
+        time.sleep(0.5)
+    got = comm.allreduce_with([me], lambda a, b: a + b)
+    assert got == list(range(P))
+    if P > 1 and me != late % P:
+        assert called, "a wait for the late locale ran no stall hook"

@@ -400,6 +400,9 @@ def test_finalizers_free_mpi_handles_on_mpis_thread(monkeypatch):
     monkeypatch.setattr(p2p.Transfers, "free", spy)
     enabled = gc.isenabled()
     gc.disable()                              # nothing collected on this thread meanwhile
+    gc.collect()                              # earlier tests' garbage (their exchanges) freed first
+    waits.poll(lambda: True)
+    freed.clear()
     try:
         A = pg.zeros((6, 8), dist=pg.Block(), ghosts=(1, 1))
         A.update_ghosts()
