@@ -339,7 +339,11 @@ def start_all(requests: list, counts: list) -> None:
 def wait(requests: list) -> None:
     """Wait for ``requests`` (started), polling as :func:`pgas.comm.waits.yielding_wait`
     with :data:`SPINS` and :data:`NAP` (which nap only on an oversubscribed node)."""
-    waits.yielding_wait(requests, SPINS, NAP)
+    # (requests already complete, the usual case for sends settled a statement later: one test,
+    # no polling loop; tracing, or frees deferred to this thread, take the loop, which does both)
+    MPI = process._MPI
+    if trace.on or waits._deferred or MPI is None or not MPI.Request.Testall(requests):
+        waits.yielding_wait(requests, SPINS, NAP)
 
 
 def live() -> bool:
