@@ -56,6 +56,10 @@ class Program:
         #: compiled call (:meth:`_chains`) for the repeats ``kept`` holds, None until made.
         self.chains = None
         self.replays = 0                                # replays by kept repeats since they were kept
+        #: What :meth:`_fold` folds for the bound arrays and the scalar values ``fold_vals``
+        #: (:func:`pgas.comm.check.repeat_tag`), None until made.
+        self.fold_tag = None
+        self.fold_vals: tuple = ()
         self.shape = tuple(type(a).__name__ if isinstance(a, SCALARS) else "array" for a in args)
         self.params = [k for k, a in enumerate(args) if isinstance(a, SCALARS)]
         self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
@@ -103,6 +107,7 @@ class Program:
             s.bases = bases
         self.kept = self.chains = None
         self.units_key = None                           # (the repeats held the last binding's arrays)
+        self.fold_tag = None                            # (:meth:`_fold`'s entry names the arrays)
         self.bound = tuple(a for a in args if engine.is_array(a))
         return True
 
@@ -447,7 +452,24 @@ class Program:
         self.param_fills = [s for s in stmts if s.fill and s.params]
 
     def _fold(self, args) -> None:
-        """Fold one signature for the whole call (collective checking's running hash)."""
+        """Fold one signature for the whole call (collective checking's running hash): its
+        entry made once per binding and scalar values (the same values bit for bit: the
+        same hash), repeated by :func:`pgas.comm.check.fold_repeat` (the caller's site looked
+        up again only where it called from elsewhere)."""
+        tag = self.fold_tag
+        vals = ()
+        if self.params:
+            vals = tuple([args[k] for k in self.params])
+            if tag is not None and not _same_values(vals, self.fold_vals):
+                tag = None
+        if tag is None:
+            tag = self.fold_tag = self._fold_tag(args)
+            self.fold_vals = vals
+        check.fold_repeat(tag)
+
+    def _fold_tag(self, args) -> list:
+        """What :meth:`_fold` folds for ``args``: the program's hash with the arrays' numbers
+        and the scalars' values (:func:`pgas.comm.check.repeat_tag`)."""
         items = [self.hash]
         arrays = []
         for a in args:
@@ -457,8 +479,7 @@ class Program:
             else:
                 v = a.item() if isinstance(a, np.generic) else a
                 items.append(v if v == v else "nan")
-        check.fold(check.stable_hash(tuple(items)) & _MASK, "compiled step", tuple(arrays), (),
-                   check.site_of(check.call_site()))
+        return check.repeat_tag(check.stable_hash(tuple(items)) & _MASK, "compiled step", tuple(arrays))
 
     def describe(self) -> str:
         head = f"arguments ({', '.join(self.shape)})"
