@@ -281,7 +281,7 @@ class Program:
                         stats["fast"] += end - i
                         continue
                     end = 0
-                if k is not None and not k.valid():
+                if usual and k is not None and not k.valid():
                     k = None                       # freed by a statement run the usual way before it
                 if k is not None and s.fill:
                     if prog is not None and k.takes(prog[1]):
