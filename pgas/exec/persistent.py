@@ -70,7 +70,7 @@ from .. import comm
 from ..comm import counters, process, trace
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import calibration as calibrate
-from . import chain, fperr, fuse, group, interior, settings, shiftgroup, workers
+from . import chain, fperr, fuse, group, interior, settings, shiftgroup, threads, workers
 from .lowered import Lowered
 from .tasks import strided
 
@@ -647,7 +647,7 @@ def settings_key() -> tuple:
     each use: the settings' version, the fuse generation, the calibrated model, the switches
     and the locale's thread count."""
     return (settings.version[0], fuse.generation[0], calibrate.current(), ENABLED, interior.MODE,
-            workers.count())
+            threads._applied[0])                # (workers.count(): the thread limit, None before it is known)
 
 
 def kept(r: Replay, bases, fs=None) -> "Kept | None":

@@ -3,6 +3,8 @@ arrays, run by their kept compiled forms, in runs whose messages travel together
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ... import comm
@@ -21,6 +23,7 @@ from .record import SCALARS, Stmt, all_bases, rebuild, substitute
 from .watch import identical
 
 _MASK = (1 << 62) - 1
+_NONE = itertools.repeat(None)
 
 #: Off: every replayed statement exchanges its own messages (to compare, and for tests).
 MERGE = True
@@ -62,6 +65,8 @@ class Program:
         self.fold_vals: tuple = ()
         self.shape = tuple(type(a).__name__ if isinstance(a, SCALARS) else "array" for a in args)
         self.params = [k for k, a in enumerate(args) if isinstance(a, SCALARS)]
+        self.arrays_at = [k for k, a in enumerate(args) if engine.is_array(a)]
+        self.fills = any(s.fill for s in stmts)
         self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
                                        tuple((s.casting, s.fill, len(s.srcs)) for s in stmts)))
         if reason is None:
@@ -144,16 +149,15 @@ class Program:
         """Run the recording on ``args`` (its signature's); where they alias an array the
         recording reads from a global (:meth:`_bind`), run the function plainly."""
         bound = self.bound
-        k = 0
-        for a in args:
-            if engine.is_array(a):
-                if bound is None or k >= len(bound) or bound[k] is not a:
-                    if not self._bind(args):
-                        stats["plain"] += 1
-                        self.fn(*args)
-                        return False
+        if bound is not None:
+            for k, a in zip(self.arrays_at, bound):      # (the signature's: the same places)
+                if args[k] is not a:
+                    bound = None
                     break
-                k += 1
+        if bound is None and not self._bind(args):
+            stats["plain"] += 1
+            self.fn(*args)
+            return False
         fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
         if check.folding:
             self._fold(args)
@@ -260,7 +264,8 @@ class Program:
         links = chains[1]
         # the fills' values converted before the flags are cleared: a conversion that fails
         # (NaN to an integer) may set one, which is no error of the step's
-        fills = [self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
+        fills = ([self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
+                 if self.fills else _NONE)
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
         end = 0                                    # run the usual way, which read their own)
         usual = False                              # whether a statement ran the usual way
