@@ -220,13 +220,16 @@ class Kept:
     (``value``: what it stores); ``ex``: ``group``'s exchange they share, or None for a
     statement that exchanges its own messages (one step)."""
 
-    __slots__ = ("group", "ex", "steps", "syncs", "packing", "packs")
+    __slots__ = ("group", "ex", "steps", "syncs", "wins", "packing", "packs")
 
     def __init__(self, group, ex, steps) -> None:
         self.group, self.ex, self.steps = group, ex, steps
         if ex is not None:
             peers = [k for k, _, value, _ in steps if value is None and k.fs.peers]
             self.syncs = [k.b for k in peers]
+            #: the windows the statements make visible, each once (their bindings' own, kept
+            #: while the bindings are)
+            self.wins = list({id(w): w for b in self.syncs for w in b.wins}.values())
             self.packing = [k.fs for k in peers if k.b.sends.packs]
             self.packs = [p for k in peers for p in k.b.sends.packs]
         stats["kept"] += 1
@@ -257,9 +260,15 @@ class Kept:
                 else:
                     k.run(value)
             return
-        sync = persistent.PersistentStatement.sync
-        for b in self.syncs:
-            sync(b)
+        if trace.on:
+            sync = persistent.PersistentStatement.sync
+            for b in self.syncs:
+                sync(b)
+        else:                                            # (as sync, each window once)
+            for w in self.wins:
+                if w.pending:
+                    w.complete()
+                w.win.Sync()
         if ex.inflight:
             ex.settle()
         for fs in self.packing:

@@ -67,10 +67,10 @@ import weakref
 import numpy as np
 
 from .. import comm
-from ..comm import trace
+from ..comm import counters, process, trace
 from ..comm.p2p import MAX_PER_PAIR, PackedSends, start_all, wait
 from . import calibration as calibrate
-from . import chain, fperr, fuse, group, interior, settings, shiftgroup, workers
+from . import chain, fperr, fuse, group, interior, settings, shiftgroup, threads, workers
 from .lowered import Lowered
 from .tasks import strided
 
@@ -532,8 +532,32 @@ class Kept:
         waits = []
         try:
             if fs.peers:
-                fs.sync(b)
-                fs.start(b)
+                if trace.on or counters._on:
+                    fs.sync(b)
+                    fs.start(b)
+                else:                        # (sync and start as they are, no span or count to make)
+                    for w in b.wins:
+                        if w.pending:
+                            w.complete()
+                        w.win.Sync()
+                    sends = b.sends
+                    if sends.packs:
+                        last = fs.inflight
+                        if last is not None and last is not sends:
+                            last.settle()            # (another binding's, or a merged exchange's)
+                        if sends.inflight:
+                            wait(sends.requests)
+                            sends.inflight = False
+                        for one, views, dst in sends.packs:
+                            if one is not None:
+                                dst[...] = one
+                            else:
+                                np.concatenate(views, axis=None, out=dst)
+                        fs.inflight = sends
+                    if b.requests:
+                        process._MPI.Prequest.Startall(b.requests)
+                        if sends.requests:
+                            sends.inflight = True
                 if b.recvs:
                     waits.append(b.recvs)
             _calls(self.early, self.late, self.count, waits, flags)
@@ -623,7 +647,7 @@ def settings_key() -> tuple:
     each use: the settings' version, the fuse generation, the calibrated model, the switches
     and the locale's thread count."""
     return (settings.version[0], fuse.generation[0], calibrate.current(), ENABLED, interior.MODE,
-            workers.count())
+            threads._applied[0])                # (workers.count(): the thread limit, None before it is known)
 
 
 def kept(r: Replay, bases, fs=None) -> "Kept | None":

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
-from util import collective_verdict, raises_alike
+from util import collective_verdict, raised_everywhere, raises_alike
 
 import pgas as pg
 from pgas.comm import check
@@ -468,11 +468,36 @@ def test_one_fold_per_replayed_call(monkeypatch):
     step(*got, 0.0)
     step(*got, 1.0)
     folds = []
-    orig = check.fold
+    orig, orig_repeat = check.fold, check.fold_repeat
     monkeypatch.setattr(check, "fold", lambda *a, **k: (folds.append(a[1]), orig(*a, **k)))
+    monkeypatch.setattr(check, "fold_repeat", lambda tag, *a: (folds.append(tag[1]), orig_repeat(tag, *a)))
+    step(*got, 2.0)
     step(*got, 2.0)
     monkeypatch.undo()
-    assert folds == ["compiled step"], folds
+    assert folds == ["compiled step"] * 2, folds
+
+
+def test_replayed_scalar_that_differs_raises_alike():
+    """A replay folds its call's entry kept from the last replay with the same values: a
+    scalar that differs on one locale after replays with equal values (0.0 and -0.0: equal,
+    not the same value) is still found, on every locale alike."""
+    pg.barrier()
+    pg.config(check="auto", protocol="auto")
+    if not check.folding:
+        pytest.skip("collective checking folds only at two or more locales")
+    _, got = _arrays(10)
+    step = pg.compile(_fdtd)
+    for _ in range(3):
+        step(*got, 0.0)
+
+    def job():
+        step(*got, -0.0 if pg.here == 0 else 0.0)
+        got[0].sum()
+
+    text = raised_everywhere(job)
+    collective_verdict("compiled step" in text, text)
+    step(*got, 0.0)
+    got[0].sum()                                      # (in step again)
 
 
 def _fill_one(A, t):

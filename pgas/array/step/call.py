@@ -58,18 +58,21 @@ class Compiled:
         self.stats = {"replays": 0, "records": 0, "plain": 0, "fast": 0, "slow": 0}
 
     def __call__(self, *args, **kwargs):
-        if kwargs or engine_statement.explaining or engine.capturing or engine.tracing():
+        if kwargs or engine_statement.explaining or engine.capturing or engine._tracers:    # (engine.tracing())
             self.stats["plain"] += 1
             return self.fn(*args, **kwargs)
         last = self.last
-        if last is not None and len(args) == len(last[0]) and all(
-                [a is b or type(a) is b for a, b in zip(args, last[0])]):
+        prog = sig = None
+        if last is not None and len(args) == len(last[0]):
             prog = last[1]                      # the arrays and scalar types of the last call
-            sig = None
-        else:
+            for a, b in zip(args, last[0]):
+                if a is not b and type(a) is not b:
+                    prog = None
+                    break
+        if prog is None:
             sig = _signature(args)
             prog = self.programs.get(sig)
-        if prog is None or not prog.current():
+        if prog is None or not prog.watch.same():       # (prog.current())
             if sig is None:
                 sig = _signature(args)
             self.last = None

@@ -3,6 +3,8 @@ arrays, run by their kept compiled forms, in runs whose messages travel together
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ... import comm
@@ -21,6 +23,7 @@ from .record import SCALARS, Stmt, all_bases, rebuild, substitute
 from .watch import identical
 
 _MASK = (1 << 62) - 1
+_NONE = itertools.repeat(None)
 
 #: Off: every replayed statement exchanges its own messages (to compare, and for tests).
 MERGE = True
@@ -56,8 +59,14 @@ class Program:
         #: compiled call (:meth:`_chains`) for the repeats ``kept`` holds, None until made.
         self.chains = None
         self.replays = 0                                # replays by kept repeats since they were kept
+        #: What :meth:`_fold` folds for the bound arrays and the scalar values ``fold_vals``
+        #: (:func:`pgas.comm.check.repeat_tag`), None until made.
+        self.fold_tag = None
+        self.fold_vals: tuple = ()
         self.shape = tuple(type(a).__name__ if isinstance(a, SCALARS) else "array" for a in args)
         self.params = [k for k, a in enumerate(args) if isinstance(a, SCALARS)]
+        self.arrays_at = [k for k, a in enumerate(args) if engine.is_array(a)]
+        self.fills = any(s.fill for s in stmts)
         self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
                                        tuple((s.casting, s.fill, len(s.srcs)) for s in stmts)))
         if reason is None:
@@ -103,6 +112,7 @@ class Program:
             s.bases = bases
         self.kept = self.chains = None
         self.units_key = None                           # (the repeats held the last binding's arrays)
+        self.fold_tag = None                            # (:meth:`_fold`'s entry names the arrays)
         self.bound = tuple(a for a in args if engine.is_array(a))
         return True
 
@@ -139,16 +149,15 @@ class Program:
         """Run the recording on ``args`` (its signature's); where they alias an array the
         recording reads from a global (:meth:`_bind`), run the function plainly."""
         bound = self.bound
-        k = 0
-        for a in args:
-            if engine.is_array(a):
-                if bound is None or k >= len(bound) or bound[k] is not a:
-                    if not self._bind(args):
-                        stats["plain"] += 1
-                        self.fn(*args)
-                        return False
+        if bound is not None:
+            for k, a in zip(self.arrays_at, bound):      # (the signature's: the same places)
+                if args[k] is not a:
+                    bound = None
                     break
-                k += 1
+        if bound is None and not self._bind(args):
+            stats["plain"] += 1
+            self.fn(*args)
+            return False
         fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
         if check.folding:
             self._fold(args)
@@ -255,7 +264,8 @@ class Program:
         links = chains[1]
         # the fills' values converted before the flags are cleared: a conversion that fails
         # (NaN to an integer) may set one, which is no error of the step's
-        fills = [self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
+        fills = ([self._program(s, s.r, args) if k is not None and s.fill else None for s, k in zip(self.stmts, kept[1])]
+                 if self.fills else _NONE)
         mask = fperr.cleared()                     # the kernels' flags read once (around statements
         end = 0                                    # run the usual way, which read their own)
         usual = False                              # whether a statement ran the usual way
@@ -276,7 +286,7 @@ class Program:
                         stats["fast"] += end - i
                         continue
                     end = 0
-                if k is not None and not k.valid():
+                if usual and k is not None and not k.valid():
                     k = None                       # freed by a statement run the usual way before it
                 if k is not None and s.fill:
                     if prog is not None and k.takes(prog[1]):
@@ -447,7 +457,24 @@ class Program:
         self.param_fills = [s for s in stmts if s.fill and s.params]
 
     def _fold(self, args) -> None:
-        """Fold one signature for the whole call (collective checking's running hash)."""
+        """Fold one signature for the whole call (collective checking's running hash): its
+        entry made once per binding and scalar values (the same values bit for bit: the
+        same hash), repeated by :func:`pgas.comm.check.fold_repeat` (the caller's site looked
+        up again only where it called from elsewhere)."""
+        tag = self.fold_tag
+        vals = ()
+        if self.params:
+            vals = tuple([args[k] for k in self.params])
+            if tag is not None and not _same_values(vals, self.fold_vals):
+                tag = None
+        if tag is None:
+            tag = self.fold_tag = self._fold_tag(args)
+            self.fold_vals = vals
+        check.fold_repeat(tag)
+
+    def _fold_tag(self, args) -> list:
+        """What :meth:`_fold` folds for ``args``: the program's hash with the arrays' numbers
+        and the scalars' values (:func:`pgas.comm.check.repeat_tag`)."""
         items = [self.hash]
         arrays = []
         for a in args:
@@ -457,8 +484,7 @@ class Program:
             else:
                 v = a.item() if isinstance(a, np.generic) else a
                 items.append(v if v == v else "nan")
-        check.fold(check.stable_hash(tuple(items)) & _MASK, "compiled step", tuple(arrays), (),
-                   check.site_of(check.call_site()))
+        return check.repeat_tag(check.stable_hash(tuple(items)) & _MASK, "compiled step", tuple(arrays))
 
     def describe(self) -> str:
         head = f"arguments ({', '.join(self.shape)})"
