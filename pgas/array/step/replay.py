@@ -13,11 +13,10 @@ from ...exec import statement as engine_statement
 from ...exec.calibration import current as current_model
 from ...exec.lowered import Lowered
 from .. import engine, statements
-from ..expr import Expr, Param
 from ..lowering import structure
 from ..view import View
 from .conflicts import conflict, moved_arrays
-from .record import SCALARS, Stmt, all_bases, rebuild, substitute
+from .record import SCALARS, Stmt, all_bases, rebuild, substitute, text
 from .watch import identical
 
 _MASK = (1 << 62) - 1
@@ -466,7 +465,7 @@ class Program:
             return f"{head}: runs its function plainly: {self.reason}"
         lines = [f"{head}: {len(self.stmts)} statements recorded"]
         for n, s in enumerate(self.stmts, 1):
-            lines.append(f"  {n}. {_text(s.target)} = {_text(s.value)}: {s.how}")
+            lines.append(f"  {n}. {text(s.target)} = {text(s.value)}: {s.how}")
         lines.extend(self._describe_groups())
         lines.extend(self._describe_chains())
         return "\n".join(lines)
@@ -546,16 +545,3 @@ def _count(k: int, word: str) -> str:
 
 def _same_values(a, b) -> bool:
     return all(x is y or identical(x, y) for x, y in zip(a, b))
-
-
-
-def _text(node) -> str:
-    if type(node) is Param:
-        return node.name
-    if isinstance(node, View):
-        name = node.base.name or "array"
-        return name if node.shape == node.base.shape and node.c == (0,) * len(node.c) else f"{name}[view {node.shape}]"
-    if isinstance(node, Expr):
-        fname = getattr(node.func, "__name__", "f")
-        return f"{fname}({', '.join(_text(a) for a in node.args)})"
-    return repr(node)
