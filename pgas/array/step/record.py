@@ -20,7 +20,7 @@ class Stmt:
     arrays come from, and its compiled form once run."""
 
     __slots__ = ("target", "value", "casting", "fill", "params", "srcs", "r", "bases", "prog", "vals", "buf",
-                 "how")
+                 "how", "varies")
 
     def __init__(self, target, value, casting, fill, params, srcs) -> None:
         self.target, self.value, self.casting, self.fill = target, value, casting, fill
@@ -29,6 +29,7 @@ class Stmt:
         self.r = self.bases = self.prog = self.vals = None
         self.buf = np.empty((), target.dtype) if fill else None
         self.how = "not run yet"
+        self.varies = False             # its parameters' values changed between replays
 
 
 class Recorder:
