@@ -121,8 +121,7 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
         it until the next ``update_ghosts`` (see ``docs/polyshift.md``)."""
         if engine.capturing:
             engine.capturing[-1].refuse("array data read or written outside a statement (A.local, a reduction, a copy, "
-                                          "whole-array arithmetic such as A + B, which makes a new array: write "
-                                          "views, A[:] + B[:])")
+                                          "a ufunc with several outputs)")
         if self.store.ghost is not None:
             self.store.ghost.touch()
         return self._local
@@ -466,6 +465,8 @@ class DistArray(ArrayMethods, ghosts.GhostMethods, NDArrayOperatorsMixin):
 
 def _elementwise(ufunc, method, inputs, out, kwargs):
     """A plain element-wise ufunc call: local on arrays of one layout, else a statement."""
+    if engine.capturing and not engine.tracing() and ufunc.nout == 1:
+        return engine.ufunc(ufunc, method, inputs, out, kwargs)   # recorded as the expression it builds
     outs = out if out is not None else ()
     arrays = [x for x in inputs + tuple(outs) if isinstance(x, DistArray)]
     layout = arrays[0].layout

@@ -209,9 +209,12 @@ class Expr(Lazy):
                     return b
         return None
 
-    def eval(self):
-        """Collective: the value as a new DistArray (computed once, then kept)."""
+    def eval(self, how: str = "evaluated into an array"):
+        """Collective: the value as a new DistArray (computed once, then kept).  Inside the
+        recording of a compiled step that makes the step run plainly (``how`` names the use)."""
         if self._value is None:
+            if engine.capturing and self._shape is not None:
+                engine.capturing[-1].materialise(self, how)
             if self._shape is None:
                 raise TraceError("inside pg.forall an expression must be assigned to a subscripted array")
             b = self.stale()
@@ -226,10 +229,12 @@ class Expr(Lazy):
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self.eval(), name)
+        return getattr(self.eval(f".{name}"), name)
 
     def __getitem__(self, key):
-        return self.eval()[key]
+        if engine.capturing and self._value is None and self._shape is not None:
+            return engine.capturing[-1].index(self, key)      # indexed operands: no new array
+        return self.eval("indexed")[key]
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -241,7 +246,7 @@ class Expr(Lazy):
             return f"Expr({name}, shape={self.shape})"
         from . import printing
 
-        v = self.eval()
+        v = self.eval("printed")
         M, c = printing._identity_map(v)
         return printing.array_repr("Expr", v, v.shape, M, c, f"op={name}, dist={v.dist}")
 
@@ -249,7 +254,7 @@ class Expr(Lazy):
         """Collective (outside ``forall``): the value as NumPy's ``str`` shows it."""
         if self._shape is None or engine.tracing():
             return repr(self)
-        return str(self.eval())
+        return str(self.eval("printed"))
 
 
 _DIRECT.add(Expr)

@@ -650,18 +650,20 @@ def settings_key() -> tuple:
             threads._applied[0])                # (workers.count(): the thread limit, None before it is known)
 
 
-def kept(r: Replay, bases, fs=None) -> "Kept | None":
+def kept(r: Replay, bases, fs=None, prog=None) -> "Kept | None":
     """The :class:`Kept` repeat of recorded statement ``r`` on ``bases`` (the arrays it last
-    ran on) where its binding keeps kernel calls of ``r``'s own program made under the
-    current settings (it last ran every task by a kernel stored in place), else None;
-    ``fs``: the compiled form it runs by where that is not ``r.fs`` (a merged run's own
-    copy, :mod:`pgas.exec.merged`)."""
+    ran on) where its binding keeps kernel calls of ``r``'s own program (or of ``prog``, the
+    program with other constants that :func:`rerun` last ran it by) made under the current
+    settings (it last ran every task by a kernel stored in place), else None; ``fs``: the
+    compiled form it runs by where that is not ``r.fs`` (a merged run's own copy,
+    :mod:`pgas.exec.merged`)."""
     fs = r.fs if fs is None else fs
     if not valid(r) or not fs.built or fs.transient:
         return None
     b = fs.bindings.get(tuple(map(id, bases)))
     calls = None if b is None or not b.same(bases) else b.calls
-    if calls is None or calls[0] is not r.prog or calls[4] != (settings.version[0], fuse.generation[0]):
+    if calls is None or calls[0] is not (r.prog if prog is None else prog) or calls[4] != (
+            settings.version[0], fuse.generation[0]):
         return None
     k = Kept()
     k.fs, k.b, k.calls, k.count = fs, b, calls, calls[3]

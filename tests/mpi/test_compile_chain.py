@@ -112,6 +112,29 @@ def test_statements_without_messages_chain_at_every_locale_count():
                        f"{mine} chained runs")   # (strict checking: every statement the usual way)
 
 
+def _scaled(A, B, C, c, d):
+    B[1:-1] = A[1:-1] * c
+    C[1:-1] = B[1:-1] + d
+    A[1:-1] = C[1:-1] * c - B[1:-1]
+
+
+def test_statements_with_scalar_arguments_chain_while_their_values_stay():
+    """A statement with a scalar argument replays by the kernel calls it kept while the call
+    passes the values they were made with (chained with its neighbours), and the usual way
+    when another value comes (then never chained again): NumPy's values throughout."""
+    rng = np.random.default_rng(5)
+    want, got = _both([rng.random((N + 1, N)) for _ in range(3)])
+    before = chain.stats["runs"]
+    step = pg.compile(_scaled)
+    for c, d in [(0.5, 0.25)] * 4 + [(0.5, 0.75), (0.5, 0.75), (1.5, 0.75), (0.5, 0.25)]:
+        step(*got, c, d)
+        _scaled(*want, c, d)
+    _same(got, want, "scalar arguments")
+    if not check.enabled:                          # (strict checking: every statement the usual way)
+        mine = chain.stats["runs"] - before
+        collective_verdict(mine >= 2 and step.stats["fast"] == 3 * 7, f"{mine} chained runs, {step.stats}")
+
+
 def test_pending_expression_sees_the_values_before_the_step():
     rng = np.random.default_rng(4)
     want, got = _both([rng.random((N, N)) for _ in range(2)])

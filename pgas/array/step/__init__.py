@@ -5,7 +5,11 @@ its DistArray arguments, the types of its scalar arguments) runs ``fn`` *dry*: e
 scalar argument is a :class:`pgas.array.expr.Param`, and each assignment ``fn`` makes
 (``A[...] = expr``, ``A[...] += expr``, ``np.add(A, B, out=C)``) is recorded instead of
 run (its target view, its value tree, where each array comes from: an argument or a
-global or closure variable, and where each parameter appears).  Nothing runs while
+global or closure variable, and where each parameter appears).  Whole-array arithmetic
+(``A * 2.0 + C``), which outside a step makes a new array at once, builds the lazy
+expression its views would (``A[...] * 2.0 + C[...]``), recorded as their statement; an
+expression used other than as an assignment's value, or after a statement wrote an
+array it reads, cannot be recorded (:class:`pgas.array.step.record.Recorder`).  Nothing runs while
 ``fn`` runs dry: the library's communicators are silenced
 (:func:`pgas.comm.runtime.silent`), so any collective call (creating an array, a
 reduction, an element read, printing an array, a one-sided call) raises before

@@ -8,6 +8,7 @@ import numpy as np
 from ...exec import statement as engine_statement
 from .. import engine
 from ..expr import Affine, CaptureError, Expr, Lazy, Param, Ref
+from ..expr import probe as expr_probe
 from ..view import View
 
 SCALARS = (bool, int, float, complex, np.generic)
@@ -19,7 +20,7 @@ class Stmt:
     arrays come from, and its compiled form once run."""
 
     __slots__ = ("target", "value", "casting", "fill", "params", "srcs", "r", "bases", "prog", "vals", "buf",
-                 "how")
+                 "how", "varies")
 
     def __init__(self, target, value, casting, fill, params, srcs) -> None:
         self.target, self.value, self.casting, self.fill = target, value, casting, fill
@@ -28,6 +29,7 @@ class Stmt:
         self.r = self.bases = self.prog = self.vals = None
         self.buf = np.empty((), target.dtype) if fill else None
         self.how = "not run yet"
+        self.varies = False             # its parameters' values changed between replays
 
 
 class Recorder:
@@ -36,6 +38,9 @@ class Recorder:
     def __init__(self, args, watch) -> None:
         self.args, self.watch = args, watch
         self.stmts: list[Stmt] = []
+        #: id(array) -> the expression sequence number (:data:`engine._seq`) at the last
+        #: recorded statement writing it: an expression built before reads the old values.
+        self.written: dict = {}
 
     def refuse(self, what: str) -> None:
         raise CaptureError(f"{what} inside the step cannot be recorded")
@@ -52,6 +57,9 @@ class Recorder:
                 fill = isinstance(value, np.generic)
             value = engine.as_operand(value)
             engine.used(value)
+        self.fresh(value)
+        if casting == "same_kind" and isinstance(value, Expr) and _casts(value, target.dtype):
+            casting = "unsafe"      # (the cast depends on dtypes alone, which the signature fixes)
         params = []
         _walk(value, (), params)
         srcs = [self._source(target.base)]
@@ -61,6 +69,43 @@ class Recorder:
                 seen.append(b)
                 srcs.append(self._source(b))
         self.stmts.append(Stmt(target, value, casting, fill, params, srcs))
+        self.written[id(target.base)] = next(engine._seq)
+
+    def fresh(self, value) -> None:
+        """Refuse if an expression in ``value`` was built before a recorded statement wrote
+        one of its arrays: run plainly, it holds the values of the moment it was built
+        (whole-array arithmetic computes them then; a view expression is evaluated before
+        the write), which a recording, reading the arrays when the statement runs, cannot."""
+        if not self.written:
+            return
+        stack = [value]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, Expr):
+                for b, _ in x._seen or ():
+                    if self.written.get(id(b), -1) > x._seq:
+                        raise CaptureError(
+                            f"the step uses an array expression ({text(x)}) after a statement wrote {b.label}, which "
+                            "it reads: run plainly it holds the values from before that write, which a recording "
+                            "cannot; assign it to an array before the write")
+                stack.extend(x.args)
+
+    def materialise(self, e, how: str) -> None:
+        """Refuse: expression ``e`` is used as an array (``how``), which makes a new array."""
+        raise CaptureError(f"the step uses an array expression ({text(e)}) other than as the value of an "
+                           f"assignment ({how}): that makes a new array, which a recording cannot hold; assign "
+                           "it to a view of an existing array instead (B[...] = expression)")
+
+    def index(self, e, key):
+        """``e[key]`` as an expression of its operands' views indexed by ``key`` (indexing
+        commutes with element-wise functions), where every operand array has ``e``'s shape
+        and ``key`` is basic; else refuse (that would make a new array)."""
+        self.fresh(e)
+        got = _indexed(e, key) if _basic(key) else None
+        if got is None:
+            self.materialise(e, f"indexed with {key!r}, with broadcast operands or a key that is not basic")
+        engine.used(e)
+        return got
 
     def _source(self, base) -> int:
         for k, a in enumerate(self.args):
@@ -124,6 +169,66 @@ def substitute(prog, path, value):
     args[k] = substitute(args[k], path[1:], value)
     return (prog[0], prog[1], tuple(args), *prog[3:])
 
+
+
+def _indexed(node, key):
+    """Expression ``node`` with each operand view indexed by ``key``; None where an operand
+    does not have ``node``'s shape (broadcast) or the key is not slices, integers, ``None``
+    and ``...``."""
+    if not isinstance(node, Expr):
+        return node
+    args = []
+    for a in node.args:
+        if isinstance(a, Expr):
+            if a.shape != node.shape:
+                return None
+            a = _indexed(a, key)
+            if a is None:
+                return None
+        elif isinstance(a, View):
+            if a.shape != node.shape:
+                return None
+            a = a[key]
+        elif isinstance(a, np.ndarray) and a.ndim or not isinstance(a, (*SCALARS, Param, np.ndarray)):
+            return None
+        args.append(a)
+    return Expr(node.func, args, node.kwargs)
+
+
+def _casts(value, dtype) -> bool:
+    """Whether expression ``value``'s result casts to ``dtype`` under ``same_kind`` (``A += B``,
+    ``np.add(A, B, out=C)``): then it runs as a plain assignment, as the replay's compiled
+    forms do; else as written, and raises as the function run plainly does."""
+    def probe(node):
+        if type(node) is Param:
+            return node.value
+        if isinstance(node, Expr):
+            return node.func(*[probe(a) for a in node.args], **node.kwargs)
+        return expr_probe(node)
+    try:
+        got = probe(value)
+    except Exception:     # noqa: BLE001 (run as written: the statement raises it)
+        return False
+    return np.can_cast(np.result_type(got), dtype, "same_kind")
+
+
+def _basic(key) -> bool:
+    key = key if type(key) is tuple else (key,)
+    return all(k is None or k is Ellipsis or type(k) is slice or isinstance(k, (int, np.integer))
+               and not isinstance(k, (bool, np.bool_)) for k in key)
+
+
+def text(node) -> str:
+    """How ``pg.explain`` shows a value tree or target view."""
+    if type(node) is Param:
+        return node.name
+    if isinstance(node, View):
+        name = node.base.name or "array"
+        return name if node.shape == node.base.shape and node.c == (0,) * len(node.c) else f"{name}[view {node.shape}]"
+    if isinstance(node, Expr):
+        fname = getattr(node.func, "__name__", "f")
+        return f"{fname}({', '.join(text(a) for a in node.args)})"
+    return repr(node)
 
 
 def all_bases(s: Stmt) -> list:

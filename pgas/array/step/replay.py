@@ -15,11 +15,10 @@ from ...exec import statement as engine_statement
 from ...exec.calibration import current as current_model
 from ...exec.lowered import Lowered
 from .. import engine, statements
-from ..expr import Expr, Param
 from ..lowering import structure
 from ..view import View
 from .conflicts import conflict, moved_arrays
-from .record import SCALARS, Stmt, all_bases, rebuild, substitute
+from .record import SCALARS, Stmt, all_bases, rebuild, substitute, text
 from .watch import identical
 
 _MASK = (1 << 62) - 1
@@ -67,6 +66,9 @@ class Program:
         self.params = [k for k, a in enumerate(args) if isinstance(a, SCALARS)]
         self.arrays_at = [k for k, a in enumerate(args) if engine.is_array(a)]
         self.fills = any(s.fill for s in stmts)
+        self.kept_vals: list = []                       # per statement of ``kept``: see _keep
+        #: The statements (not fills) with parameters in their programs.
+        self.with_params = [k for k, s in enumerate(stmts) if s.params and not s.fill]
         self.hash = check.stable_hash((getattr(fn, "__qualname__", ""), len(stmts),
                                        tuple((s.casting, s.fill, len(s.srcs)) for s in stmts)))
         if reason is None:
@@ -241,7 +243,10 @@ class Program:
         """After statements ran one by one: hold each statement's repeat by its kept kernel
         calls (:func:`pgas.exec.persistent.kept`, None where there is none) for the next
         replay, if any statement has one."""
-        kept = [_repeat(s) for s in self.stmts]
+        kept = [_repeat(s, True) for s in self.stmts]
+        # the values a statement's kept kernel calls were made with (its program's, now)
+        self.kept_vals = [s.vals if k is not None and s.params and not s.fill else None
+                          for s, k in zip(self.stmts, kept)]
         self.kept = (persistent.settings_key(), kept) if any(kept) else None
         self.chains, self.replays = None, 0
 
@@ -256,6 +261,18 @@ class Program:
         if kept[0] != persistent.settings_key() or not all([k is None or k.valid() for k in kept[1]]):
             self.kept = self.chains = None
             return False
+        for i in self.with_params:                 # kernel calls made with other parameter values:
+            s = self.stmts[i]                      # the usual way, and no chain from now on
+            if kept[1][i] is None:
+                continue
+            for (_, j), v in zip(s.params, self.kept_vals[i]):
+                a = args[j]
+                if a is not v and not identical(a, v):
+                    kept[1][i] = None
+                    if not s.varies:
+                        s.varies = True
+                        self.chains = None
+                    break
         before = engine.before_write
         self.replays += 1
         chains = self.chains
@@ -303,8 +320,9 @@ class Program:
                     mask = fperr.cleared()
                     # its repeat, once it has one: a binding keeps its kernel calls from a
                     # run that found every kernel made, not always from its first
-                    kept[1][i] = _repeat(s)
-                    if kept[1][i] is not None:
+                    kept[1][i] = _repeat(s, True)
+                    self.kept_vals[i] = s.vals if s.params else None
+                    if kept[1][i] is not None and not s.varies:
                         self.chains = None         # (chains made again with it, on the next replay)
                 else:
                     before(s.bases[0], None)
@@ -329,7 +347,8 @@ class Program:
         i, n = 0, len(ks)
         while i < n:
             end = i
-            while end < n and ks[end] is not None and not self.stmts[end].fill and ks[end].chainable():
+            while (end < n and ks[end] is not None and not self.stmts[end].fill and not self.stmts[end].varies
+                   and ks[end].chainable()):
                 end += 1
             ch = chain.make([r.calls[1][0] for r in ks[i:end]]) if end - i >= 2 else None
             if ch is None:
@@ -492,7 +511,7 @@ class Program:
             return f"{head}: runs its function plainly: {self.reason}"
         lines = [f"{head}: {len(self.stmts)} statements recorded"]
         for n, s in enumerate(self.stmts, 1):
-            lines.append(f"  {n}. {_text(s.target)} = {_text(s.value)}: {s.how}")
+            lines.append(f"  {n}. {text(s.target)} = {text(s.value)}: {s.how}")
         lines.extend(self._describe_groups())
         lines.extend(self._describe_chains())
         return "\n".join(lines)
@@ -543,15 +562,21 @@ class Program:
 
 
 
-def _repeat(s: Stmt):
+def _repeat(s: Stmt, params: bool = False):
     """Statement ``s``'s repeat by kept kernel calls (:func:`pgas.exec.persistent.kept`, or
-    :func:`~pgas.exec.persistent.kept_fill` for a fill) on its bound arrays, if it has one;
-    none for a statement with parameters in its program."""
+    :func:`~pgas.exec.persistent.kept_fill` for a fill) on its bound arrays, if it has one.
+    A statement with parameters in its program has one only with ``params`` (the caller
+    runs it only while the call's values are those it was made with, :meth:`Program._again`):
+    the kernel calls of its program with the last values (:meth:`Program._program`)."""
     if s.r is None:
         return None
     if s.fill:
         return persistent.kept_fill(s.r, s.bases)
-    return None if s.params else persistent.kept(s.r, s.bases)
+    if not s.params:
+        return persistent.kept(s.r, s.bases)
+    if not params or s.prog is None or s.prog[0] is not s.r:
+        return None
+    return persistent.kept(s.r, s.bases, prog=s.prog[1])
 
 
 def _fill_value(s: Stmt):
@@ -572,16 +597,3 @@ def _count(k: int, word: str) -> str:
 
 def _same_values(a, b) -> bool:
     return all(x is y or identical(x, y) for x, y in zip(a, b))
-
-
-
-def _text(node) -> str:
-    if type(node) is Param:
-        return node.name
-    if isinstance(node, View):
-        name = node.base.name or "array"
-        return name if node.shape == node.base.shape and node.c == (0,) * len(node.c) else f"{name}[view {node.shape}]"
-    if isinstance(node, Expr):
-        fname = getattr(node.func, "__name__", "f")
-        return f"{fname}({', '.join(_text(a) for a in node.args)})"
-    return repr(node)
