@@ -146,6 +146,14 @@ FULL_ONLY_AT_TWO = [
     "tests/fuzz/test_statement_reruns.py",     # hypothesis: statements re-run with changed values (34 s)
     "tests/mpi/test_memory.py",                # peak memory of constructors and first runs (16 s; also at 1 locale)
     "tests/mpi/test_array_api_functions.py",   # the namespace's composed functions against NumPy (20 s; also at 1)
+    # the slowest single tests at 2 locales (about 20 s together; each also at 1, and at 1-4 in the full matrix):
+    "tests/mpi/test_window_pool.py::test_pool_decides_alike_beyond_what_an_agreement_carries",
+    "tests/mpi/test_irregular_plans.py::test_plan_gathers_interleaved_across_dtypes_arrays_and_writes",
+    "tests/mpi/test_shift_cache.py::test_plan_on_freed_and_reallocated_arrays",
+    "tests/mpi/test_sort.py::test_views_and_expressions_sort_as_numpy",            # also at 4 (CORE)
+    "tests/mpi/test_fuse_rows.py::test_row_kernels_match_numpy_bit_for_bit",       # 2 x 2 grids: test_fuse_grids at 4
+    "tests/mpi/test_nanfuncs.py::test_isclose_as_numpy",
+    "tests/mpi/test_linalg.py::test_norm_along_axes",
 ]
 
 #: The tests that the fast matrix also runs at 4 locales: where uneven blocks, 2 x 2 grids
