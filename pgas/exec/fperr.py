@@ -374,6 +374,35 @@ _MAKE = {"divide": lambda: np.divide(np.float64(1.0), np.float64(0.0)),
          "invalid": lambda: np.subtract(np.float64(np.inf), np.float64(np.inf))}
 
 
+#: The same made by a NumPy reduction, whose message says ``"... encountered in reduce"``.
+_MAKE_REDUCE = {"divide": lambda: np.divide.reduce(np.array([1.0, 0.0])),
+                "over": lambda: np.add.reduce(np.array([1e308, 1e308])),
+                "under": lambda: np.multiply.reduce(np.array([1e-308, 1e-308])),
+                "invalid": lambda: np.add.reduce(np.array([np.inf, -np.inf]))}
+
+
+def quietly(fn, args):
+    """``(fn(*args), flags)``: ``fn`` called with NumPy's floating-point errors collected,
+    not reported: ``flags`` or's their bits (:data:`_FLAGS`), for :func:`report_reduced`."""
+    seen = [0]
+
+    def note(kind, flag) -> None:
+        seen[0] |= flag
+    with np.errstate(call=note, all="call"):
+        got = fn(*args)
+    return got, seen[0]
+
+
+def report_reduced(flags: int) -> None:
+    """Report each category of ``flags`` (:func:`quietly`'s, or'ed over the parts of one
+    reduction) once, as one NumPy reduction that met it reports it under the current
+    ``np.errstate`` (a reduction split over threads warns once, as NumPy's own call)."""
+    if flags:
+        for cat, bit in _FLAGS.items():
+            if flags & bit:
+                _MAKE_REDUCE[cat]()
+
+
 def cleared() -> int:
     """Start compiled calls made directly (no :func:`compiled` each): the flags of the
     categories to report cleared; the mask for :func:`reported` (0: nothing to report,

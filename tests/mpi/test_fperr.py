@@ -821,3 +821,20 @@ def test_error_leaves_targets_as_numpy(form):
     V[1:-1] = T[:-2] + T[2:]
     assert_matches(V, np.r_[0.0, t[:-2] + t[2:], 0.0])
 
+
+@pytest.mark.usefixtures("_defaults")
+def test_threaded_sum_warns_once():
+    """A float sum split over a locale's threads whose parts overflow warns once, as NumPy's
+    one call does (each part warned: four warnings at four threads)."""
+    pg.config(threads=4)
+    per = 4 * (1 << 17)                            # four parts of SPLIT_MIN // 2 on every locale
+    x = np.full(per * P, 1e303)
+    A = pg.from_numpy(x)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        s = A.sum()
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        w = x.sum()
+    said = [str(m.message) for m in got]
+    collective_verdict(s == w and said == [str(m.message) for m in want], f"sum {s}, warned {said}")
