@@ -82,7 +82,9 @@ def assign(target: View, value, casting: str) -> None:
         trace.add("plan", "check and lower" + (" (probed)" if dkey is not None else ""), t0)
     record = again is None and rkey is not None and not powers and not check.enabled and (
         not fill or low.prog[0] == "const")
-    engine_statement.run_new(low, rkey if record else None)
+    # a floating-point error puts the target back, as NumPy's T[:] = A / B leaves T (its right side is a
+    # temporary); not a ufunc's out= (A += B) nor a plain copy's cast (T[:] = X), which NumPy writes first
+    engine_statement.run_new(low, rkey if record else None, casting != "same_kind" and low.prog[0] == "call")
 
 
 def materialise(x, dtype=None):
@@ -259,7 +261,16 @@ def forall(domain, body) -> None:
     stmts = branches.statements(tracer, _record_key)
     collective.forall(dom, body, [rec for rec, _, _ in stmts])
     now = (np.geterr(), np.geterrcall())
-    names = _var_names(body, m)
+    # a floating-point error puts back every array the loop writes (all its statements'), on every locale
+    restore = not explaining and any(fperr.raises_under(state[0]) for _, state, _ in stmts)
+    with fperr.restoring((lambda: [rec[0].base.store for rec, _, _ in stmts]) if restore else None):
+        _run_records(dom, stmts, items, now, _var_names(body, m))
+
+
+def _run_records(dom, stmts, items, now, names) -> None:
+    """Run a forall's traced statements ``stmts`` over ``dom`` in order, each under the
+    error state its body set (``now``: the state outside)."""
+    m = dom.ndim
     narrowed: dict = {}
     for (target, value, uf, other), state, decisions in stmts:
         alts, masks = branches.split(decisions, m) if decisions else ([[]], [])

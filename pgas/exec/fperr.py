@@ -11,7 +11,16 @@ goes on), keeps every task on the NumPy path (whose ufuncs check the flags), and
 after the statement agrees by one reduction whether any locale saw an error: if
 so, every locale raises ``FloatingPointError`` (the locales that saw none raise one
 that is also a :class:`pgas.comm.LocaleError`).  The statement has then run to its
-end, as a NumPy ufunc with ``out=`` does before it raises.  Reductions, scans, ``var``,
+end; the arrays it wrote are put back as they were before (:class:`restoring`: their
+local storage, ghost cells included, copied first while a category raises, nothing
+copied otherwise), on every locale, as NumPy leaves ``T`` when ``T[:] = A / B`` raises
+(its right side is a temporary): a slice assignment, one reading its own target, a
+compiled step's statement (those before it keep their writes, as the function's
+lines before it), a ``pg.forall`` (every statement of the loop), a group of statements.
+Where NumPy writes before it raises, the target is written: a ufunc's ``out=``
+(``np.divide(A, B, out=T)``, ``A += B``, ``A[1:] /= B[1:]``), a plain copy whose cast
+raises (``T[:] = X[:]``, NaN into integers), ``update``/``scatter`` (``np.add.at``).
+Reductions, scans, ``var``,
 ``matmul``, ``astype`` and ``update`` (:func:`agreeing`) report the errors of their local
 parts and of combining done by NumPy; a whole-array ``sum``/``prod`` combined by an MPI
 reduction reports an overflow of the combining itself when every partial result was
@@ -42,15 +51,18 @@ from ..comm import check, trace
 numpy_only = 0
 
 
-def run(fn, arg, collective: bool = True):
+def run(fn, arg, collective: bool = True, written=None):
     """``fn(arg)`` (a statement's execution, collective), with NumPy's ``"raise"``
     categories reported to a callback while it runs, then ``FloatingPointError`` raised on
-    every locale alike if any locale saw one.  Without ``"raise"`` categories, inside
+    every locale alike if any locale saw one.  ``written``: None, or a function giving the
+    :class:`pgas.exec.store.Store` of each array the statement writes, called only here
+    (while a category raises): their local storage is copied first and put back before the
+    error is raised (:class:`restoring`).  Without ``"raise"`` categories, inside
     another such run, or without ``collective`` (``pg.explain``, which runs nothing and
     may run on one locale): just ``fn(arg)``."""
     if numpy_only or not collective or not raising():
         return fn(arg)
-    with _agreed():
+    with restoring(written), _agreed():
         return fn(arg)
 
 
@@ -124,6 +136,47 @@ def _state():
     return got
 
 
+def raises_under(err: dict) -> bool:
+    """True if :func:`run` may raise under error state ``err`` (an ``np.geterr()``): a
+    category set to ``"raise"``, or a ``"warn"`` one while warnings are errors."""
+    return "raise" in err.values() or ("warn" in err.values() and _warnings_raise())
+
+
+class restoring:
+    """``with restoring(written):`` the local storage of each store ``written()`` gives
+    (:class:`pgas.exec.store.Store`: the flat block, ghost cells included) copied on
+    entry, and copied back if the block raises ``FloatingPointError`` or a RuntimeWarning
+    (what :class:`_agreed` raises on every locale alike), so that a statement that raises
+    leaves its targets as they were, as NumPy's ``T[:] = A / B`` does (its right side is a
+    temporary).  The ghost cells' state is left as the statement made it: a written array's
+    ghost cells are no longer current, and the next ``update_ghosts`` fills them again.
+    Nothing is copied where ``written`` is None."""
+
+    __slots__ = ("saved", "stores")
+
+    def __init__(self, written) -> None:
+        self.saved: list = []
+        self.stores: list = []
+        if written is not None:
+            for st in written():
+                if not any(st is s for s in self.stores):
+                    self.stores.append(st)
+                    self.saved.append((st.storage, st.storage.copy()))
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, value, tb) -> None:
+        saved, self.saved = self.saved, []
+        if not saved or kind is None or not issubclass(kind, (FloatingPointError, RuntimeWarning)):
+            return
+        for storage, copy in saved:
+            storage[...] = copy
+        if value is _raised[0]:              # raised on every locale alike: each has put its part back
+            _raised[0] = None
+            comm.barrier([st.window for st in self.stores])      # before any locale reads it one-sided
+
+
 def agreeing(fn):
     """Decorator: the collective ``fn(*args, **kw)`` run under :func:`run` (a reduction: its
     local parts raise on every locale alike)."""
@@ -193,12 +246,20 @@ class _agreed:
         report = self.report
         error = (report.kind(f"{report.seen} encountered in a distributed statement")
                  if report.seen is not None else None)
-        if check.enabled:
-            check.collective(AGREE_CALL, error=error)
-        elif check.folding:                   # a locale whose error state alone raises: its call differs
-            check.agree_history(AGREE_CALL, frame=check.call_site(), error=error)
-        else:
-            comm.agree(error)
+        try:
+            if check.enabled:
+                check.collective(AGREE_CALL, error=error)
+            elif check.folding:                   # a locale whose error state alone raises: its call differs
+                check.agree_history(AGREE_CALL, frame=check.call_site(), error=error)
+            else:
+                comm.agree(error)
+        except (FloatingPointError, RuntimeWarning) as e:
+            _raised[0] = e                        # the agreed error (restoring: every locale raises it)
+            raise
+
+
+#: The last error :class:`_agreed` raised (on every locale alike), for :class:`restoring`.
+_raised: list = [None]
 
 
 #: While a statement that may raise NumPy's integer-power ValueError on data runs under
@@ -311,6 +372,35 @@ _MAKE = {"divide": lambda: np.divide(np.float64(1.0), np.float64(0.0)),
          "over": lambda: np.multiply(np.float64(1e308), np.float64(10.0)),
          "under": lambda: np.multiply(np.float64(1e-308), np.float64(1e-308)),
          "invalid": lambda: np.subtract(np.float64(np.inf), np.float64(np.inf))}
+
+
+#: The same made by a NumPy reduction, whose message says ``"... encountered in reduce"``.
+_MAKE_REDUCE = {"divide": lambda: np.divide.reduce(np.array([1.0, 0.0])),
+                "over": lambda: np.add.reduce(np.array([1e308, 1e308])),
+                "under": lambda: np.multiply.reduce(np.array([1e-308, 1e-308])),
+                "invalid": lambda: np.add.reduce(np.array([np.inf, -np.inf]))}
+
+
+def quietly(fn, args):
+    """``(fn(*args), flags)``: ``fn`` called with NumPy's floating-point errors collected,
+    not reported: ``flags`` or's their bits (:data:`_FLAGS`), for :func:`report_reduced`."""
+    seen = [0]
+
+    def note(kind, flag) -> None:
+        seen[0] |= flag
+    with np.errstate(call=note, all="call"):
+        got = fn(*args)
+    return got, seen[0]
+
+
+def report_reduced(flags: int) -> None:
+    """Report each category of ``flags`` (:func:`quietly`'s, or'ed over the parts of one
+    reduction) once, as one NumPy reduction that met it reports it under the current
+    ``np.errstate`` (a reduction split over threads warns once, as NumPy's own call)."""
+    if flags:
+        for cat, bit in _FLAGS.items():
+            if flags & bit:
+                _MAKE_REDUCE[cat]()
 
 
 def cleared() -> int:

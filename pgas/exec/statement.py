@@ -37,11 +37,14 @@ def replay(again, arrays, value, prog=None) -> None:
     persistent.rerun(again, arrays, compute_tasks, write_results, value, prog)
 
 
-def run_new(low, key=None) -> None:
+def run_new(low, key=None, restore: bool = True) -> None:
     """Run lowered statement ``low`` under :func:`pgas.exec.fperr.run`; with ``key``
-    record it for replay (:func:`pgas.exec.persistent.record`)."""
+    record it for replay (:func:`pgas.exec.persistent.record`).  ``restore``: if it
+    raises a floating-point error, its target is put back as it was (False: a ufunc's
+    ``out=``, which NumPy writes before it raises)."""
     persistent.ran[0] = None                         # set if it runs by two-sided transfers
-    fperr.run(execute, low, not explaining)   # np.errstate raise: every locale
+    fperr.run(execute, low, not explaining,   # np.errstate raise: every locale
+              (lambda: written([low])) if restore else None)
     if key is not None:
         persistent.record(key, low, owner_policy(low) == "write")   # (a cost owner: chosen by agreement)
 
@@ -59,7 +62,14 @@ def run_group(lows, header: str = "") -> None:
     here = comm.here()
     items = [(low, plan_local(low.stmt, tuple(a.layout for a in low.arrays), low.stmt.write, here))
              for low in lows]
-    fperr.run(_run_planned, (items, None))       # np.errstate raise (an end-off boundary's cast): every locale
+    fperr.run(_run_planned, (items, None), True,  # np.errstate raise (an end-off boundary's cast): every locale
+              lambda: written(lows))
+
+
+def written(lows) -> list:
+    """The store (:class:`pgas.exec.store.Store`) of the array each of lowered statements
+    ``lows`` writes: what :func:`pgas.exec.fperr.run` puts back if they raise."""
+    return [low.arrays[low.stmt.accesses[low.stmt.write].slot].store for low in lows]
 
 
 def run_planned(lows, fast, header: str = "") -> None:
@@ -74,7 +84,8 @@ def run_planned(lows, fast, header: str = "") -> None:
         for low, _ in lows:
             execute(low)
         return
-    fperr.run(_run_planned, (lows, fast))        # np.errstate raise (an end-off boundary's cast): every locale
+    fperr.run(_run_planned, (lows, fast), True,  # np.errstate raise (an end-off boundary's cast): every locale
+              lambda: written([low for low, _ in lows]))
 
 
 def _run_planned(arg) -> None:

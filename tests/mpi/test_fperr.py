@@ -769,3 +769,72 @@ def test_error_state_on_one_locale_is_a_mismatch(how, check):
             err = e
     said = pg.comm.allgather(str(err))
     collective_verdict(err is not None and len(set(said)) == 1, f"raised {said}")
+
+
+def _ratio_step(T, U, A, B):
+    U[:] = A[:] * 2.0
+    T[:] = A[:] / B[:]
+
+
+@pytest.mark.usefixtures("_defaults")
+@pytest.mark.parametrize("form", ["statement", "alias", "step", "forall", "out", "view_inplace"])
+def test_error_leaves_targets_as_numpy(form):
+    """A statement that raises under ``np.errstate(divide="raise")`` (one zero, held by one
+    locale) leaves the arrays it writes as NumPy leaves them, ghost cells included: as they
+    were where NumPy's right side is a temporary (``T[:] = A[:] / B[:]``, one reading its
+    own target, a compiled step's statement after one that ran, a forall: all its
+    statements), written where NumPy's ufunc writes before it raises (``out=``,
+    ``T[1:] /= B[1:]``).  (The target was written, then the error raised.)"""
+    n = 4 * P + 2
+    a, b = np.arange(1.0, n + 1), np.ones(n)
+    b[n - 2] = 0.0                                 # on the last locale
+    t, u = np.full(n, 7.0), np.full(n, 5.0)
+    A, B = pg.from_numpy(a), pg.from_numpy(b)
+    T, U = pg.from_numpy(t, ghosts=(1,)), pg.from_numpy(u)
+    if form == "step":
+        step = pg.compile(_ratio_step)
+        with np.errstate(divide="ignore"):
+            step(pg.zeros(n, ghosts=(1,)), pg.zeros(n), A, A)      # recorded, then run
+    T.update_ghosts()
+    padded = T.local_with_ghosts_readonly.copy()
+    runs = {
+        "statement": (lambda: T.__setitem__(slice(None), A[:] / B[:]), lambda: t.__setitem__(slice(None), a / b)),
+        "alias": (lambda: B.__setitem__(slice(1, -1), B[:-2] / B[2:]), lambda: b.__setitem__(slice(1, -1), b[:-2] / b[2:])),
+        "step": (lambda: step(T, U, A, B), lambda: _ratio_step(t, u, a, b)),
+        "forall": (lambda: pg.forall(range(n), lambda i: (U.__setitem__(i, A[i] * 2.0), T.__setitem__(i, A[i] / B[i]))),
+                   lambda: t.__setitem__(slice(None), a / b)),
+        "out": (lambda: np.divide(A, B, out=T), lambda: np.divide(a, b, out=t)),
+        "view_inplace": (lambda: T[1:].__itruediv__(B[1:]), lambda: t[1:].__itruediv__(b[1:])),
+    }
+    mine, numpys = runs[form]
+    with np.errstate(divide="raise"):
+        assert _numpy_raises(FloatingPointError, numpys)
+        _same_error(FloatingPointError, mine, form)
+    assert_matches(T, t)
+    assert_matches(U, u)
+    assert_matches(B, b)
+    if form not in ("out", "view_inplace"):
+        got = T.local_with_ghosts_readonly
+        collective_verdict(np.array_equal(got, padded), lambda: f"{form}: padded block {got}, before {padded}")
+    T.update_ghosts()                              # the ghost cells mirror the values again
+    V = pg.zeros(n)
+    V[1:-1] = T[:-2] + T[2:]
+    assert_matches(V, np.r_[0.0, t[:-2] + t[2:], 0.0])
+
+
+@pytest.mark.usefixtures("_defaults")
+def test_threaded_sum_warns_once():
+    """A float sum split over a locale's threads whose parts overflow warns once, as NumPy's
+    one call does (each part warned: four warnings at four threads)."""
+    pg.config(threads=4)
+    per = 4 * (1 << 17)                            # four parts of SPLIT_MIN // 2 on every locale
+    x = np.full(per * P, 1e303)
+    A = pg.from_numpy(x)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        s = A.sum()
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        w = x.sum()
+    said = [str(m.message) for m in got]
+    collective_verdict(s == w and said == [str(m.message) for m in want], f"sum {s}, warned {said}")

@@ -30,7 +30,7 @@ import functools
 
 import numpy as np
 
-from ...exec import workers
+from ...exec import fperr, workers
 
 #: NumPy's pairwise summation: blocks of at most this many elements are summed by its unrolled loop.
 PAIRWISE_BLOCK = 128
@@ -69,8 +69,22 @@ def _any_order(fn, x, kw, ways):
         if not x.flags.c_contiguous:
             return fn(x, **kw)
         x = x.reshape(-1)
-    parts = workers.run([(functools.partial(fn, **kw), (x[a:b],)) for a, b in workers.bounds(x.shape[0], ways)])
-    return fn(np.asarray(parts), **kw)
+    part = functools.partial(fn, **kw)
+    return _reduced([(part, (x[a:b],)) for a, b in workers.bounds(x.shape[0], ways)],
+                    lambda parts: part(np.asarray(parts)))
+
+
+def _reduced(calls, combine):
+    """``combine(results)`` of ``calls`` run at once (:func:`pgas.exec.workers.run`), each
+    part and the combining with NumPy's floating-point errors collected, not reported
+    (:func:`pgas.exec.fperr.quietly`), then each category met reported once, as NumPy's
+    one call reports it (each part warned: four warnings at four threads)."""
+    got = workers.run([(fperr.quietly, (fn, args)) for fn, args in calls])
+    res, flags = fperr.quietly(combine, ([r for r, _ in got],))
+    for _, f in got:
+        flags |= f
+    fperr.report_reduced(flags)
+    return res
 
 
 def cuts(n: int, depth: int) -> list[tuple[int, int]]:
@@ -87,14 +101,17 @@ def _pairwise(flat, ways):
     """NumPy's pairwise sum of a contiguous 1-D array, its top levels' leaves on the threads."""
     depth = max(1, (ways - 1).bit_length())
     leaves = cuts(flat.shape[0], depth)
-    sums = iter(workers.run([(np.sum, (flat[a:b],)) for a, b in leaves]))
     zero = flat.dtype.type(0)
 
-    def combine(n, d):                   # the tree as cuts() made it, each leaf's sum in turn
-        if d == 0 or n <= PAIRWISE_BLOCK:
-            return next(sums)
-        half = n // 2
-        half -= half % 8
-        return combine(half, d - 1) + combine(n - half, d - 1)
-    return zero + combine(flat.shape[0], depth)     # (NumPy starts from 0: -0.0 sums to 0.0)
+    def combine(parts):
+        sums = iter(parts)
+
+        def tree(n, d):                  # the tree as cuts() made it, each leaf's sum in turn
+            if d == 0 or n <= PAIRWISE_BLOCK:
+                return next(sums)
+            half = n // 2
+            half -= half % 8
+            return tree(half, d - 1) + tree(n - half, d - 1)
+        return zero + tree(flat.shape[0], depth)     # (NumPy starts from 0: -0.0 sums to 0.0)
+    return _reduced([(np.sum, (flat[a:b],)) for a, b in leaves], combine)
 
