@@ -74,6 +74,7 @@ CASES = {   # the longest first
     "unequal": (3, "prog_unequal.py", (), ("--grace", "3", "--hang-timeout", "8")),
     "hang_timeout": (2, "prog_stall.py", ("60",), ("--hang-timeout", "3")),
     "hang_default": (2, "prog_stall.py", ("60",), ("--grace", "3")),       # the default limit, from ENV
+    "hang_polling": (2, "prog_print_one.py", (), ("--hang-timeout", "3")),
     **{f"one_locale_{m}": (2, "prog_one_locale.py", (m,), ("--grace", "3")) for m in ("item", "to_numpy", "sum")},
     "early_exit": (3, "prog_early_exit.py", (), ("--grace", "3")),
     **{f"die_{m}": (3, "prog_die.py", (m,), ("--grace", "3")) for m in ("os_exit", "sigkill", "segfault")},
@@ -86,7 +87,7 @@ CASES = {   # the longest first
 #: shortened here through the environment, as a site would change it without the flag); the
 #: watchdog's reports of a collective made on some locales only are seen with collective
 #: checking off (by default checking names the calls first: the ``_checked`` cases).
-ENV = {"hang_default": {"PGAS_HANG_TIMEOUT": "3"}, "early_exit": {"PGAS_CHECK": "0"},
+ENV = {"hang_default": {"PGAS_HANG_TIMEOUT": "3"}, "early_exit": {"PGAS_CHECK": "0"}, "hang_polling": {"PGAS_CHECK": "0"},
        **{f"one_locale_{m}": {"PGAS_CHECK": "0"} for m in ("item", "to_numpy", "sum")}}
 
 
@@ -180,6 +181,17 @@ def test_no_progress_check_is_on_by_default(ran):
     assert "[pgas] the job made no progress for 3 s (--hang-timeout or $PGAS_HANG_TIMEOUT" in r.stderr, r.stderr
     assert f"[pgas] locale 1 waits at prog_stall.py:{line_of('prog_stall.py', 'sleep')} " in r.stderr, r.stderr
     assert f"[pgas] locale 0 waits at prog_stall.py:{line_of('prog_stall.py', 'barrier')} " in r.stderr, r.stderr
+    assert_no_banner(r)
+
+
+def test_no_progress_while_every_locale_polls_in_the_library(ran):
+    """Locale 0 prints (a gather) while locale 1 reduces, checking off: both wait in the
+    library's polling loops, whose Python lines change at every look; that is no progress."""
+    r = ran["hang_polling"]
+    assert r.returncode == 125, r.stderr
+    assert "[pgas] the job made no progress for 3 s" in r.stderr, r.stderr
+    for k, mark in ((0, "print"), (1, "sum")):
+        assert f"[pgas] locale {k} waits at prog_print_one.py:{line_of('prog_print_one.py', mark)} " in r.stderr, r.stderr
     assert_no_banner(r)
 
 

@@ -31,6 +31,9 @@ from pgas.comm import abort, check, here, report_and_abort
 from pgas.tools.launch import output
 
 _SKIP = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
+#: The communication layer's files: a locale whose innermost frame is there is waiting for its
+#: peers (its polling loops run Python lines, which are no progress of the program).
+_COMM = os.path.dirname(os.path.abspath(check.__file__)) + os.sep
 
 
 def _user_frames(exc: BaseException) -> BaseException:
@@ -135,11 +138,14 @@ class _Job:
         progress for ``--hang-timeout``.  Only the innermost frame is read: walking ``f_back``
         through another thread's stack can crash CPython 3.11 (a segfault in
         ``PyFrame_GetBack`` on a frame still being set up, seen at 3 locales in CI), and a
-        change deeper in the stack changes the innermost frame too."""
+        change deeper in the stack changes the innermost frame too.  Every frame of
+        ``pgas/comm`` counts as one and the same: a wait polls in Python (an exchange's receive
+        loop, ``pause``, ``poll``), whose lines change at every look while nothing progresses."""
         last = None
         while True:
             frame = sys._current_frames().get(main)
-            sig = None if frame is None else (id(frame), frame.f_code, frame.f_lineno)
+            sig = None if frame is None else (
+                "waiting" if frame.f_code.co_filename.startswith(_COMM) else (id(frame), frame.f_code, frame.f_lineno))
             if sig != last:
                 last = sig
                 with open(self.base + ".beat", "w"):
