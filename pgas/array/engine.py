@@ -127,7 +127,9 @@ def ufunc(uf, method, inputs, out, kwargs):
     if method != "__call__" or uf.nout != 1:
         return NotImplemented
     if "where" in kwargs:
-        raise TypeError(f"{uf.__name__}: where= is not supported on distributed operands; use pg.where")
+        if kwargs["where"] is not True:
+            raise TypeError(f"{uf.__name__}: where= is not supported on distributed operands; use pg.where")
+        kwargs = {k: v for k, v in kwargs.items() if k != "where"}     # NumPy's default, spelt out
     value = _expr.Expr(uf, [as_operand(x) for x in inputs], kwargs)
     if out is None:
         return value

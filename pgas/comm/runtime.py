@@ -44,6 +44,15 @@ def comm():
     return _comm
 
 
+def comm_argument(call: str):
+    """:func:`comm` to pass to an MPI call (``comm=``) named ``call``: while :func:`silent`
+    holds, raises as a method call on the communicator does (rather than MPI's type error)."""
+    c = comm()
+    if type(c) is _Silent:
+        getattr(c, call)
+    return c
+
+
 class _Silent:
     """Stands for the library's communicators while :func:`silent` holds: any use raises."""
 

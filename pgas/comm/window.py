@@ -97,7 +97,7 @@ class Window:
         self._staged = 0
         self.mpi_type = process.mpi_type(self.dtype)
         item = self.dtype.itemsize
-        self.win = MPI.Win.Allocate(max(self.size, 1) * item, item, comm=runtime.comm())
+        self.win = MPI.Win.Allocate(max(self.size, 1) * item, item, comm=runtime.comm_argument("Win.Allocate"))
         self.win.Lock_all()
         self.id = next(_ids)
         self.me = process.here()

@@ -403,6 +403,10 @@ def _local_write(A, t):
     A.local[...] = 3.0
 
 
+def _creates(A, t):
+    A[:, :] = pg.zeros(A.shape)
+
+
 def _one_sided(A, t):
     A[:, :] = 2.0
     A.get((0, 0))
@@ -413,7 +417,8 @@ def _one_sided(A, t):
                                         (_returns, "returns a value"), (_python_arith, "uses the value"),
                                         (_object_global, "'CONFIG' holds a _Config"),
                                         (_element_write, "an element write|communicates|outside a statement"),
-                                        (_local_write, "outside a statement"), (_one_sided, "A.get|communicates|outside a statement")])
+                                        (_local_write, "outside a statement"), (_one_sided, "A.get|communicates|outside a statement"),
+                                        (_creates, "communicates (|outside a statement")])
 def test_fallbacks_named_and_run_plainly(fn, reason):
     step = pg.compile(fn)
     _, (A,) = _arrays(6, 1)

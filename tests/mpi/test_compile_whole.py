@@ -125,3 +125,20 @@ def test_whole_array_expression_used_otherwise_runs_plainly(fn, reason, capsys):
     assert "runs its function plainly" in text and reason in text, text
     assert step.stats["plain"] == 1 and step.stats["replays"] == 0
     capsys.readouterr()
+
+
+def _where_default(A, B, C, s):
+    np.add(A, C, out=B, where=True)       # NumPy's default where=, spelt out
+    np.multiply(B[1:], s, out=A[1:], where=True)
+
+
+def test_explicit_default_where_is_recorded():
+    """``where=True`` is every ufunc's default: the step records it as the call without it
+    (it ran plainly, naming where= as unsupported, though the function runs)."""
+    data, got = _arrays((pg.Block(),) * 3)
+    step = pg.compile(_where_default)
+    for k in range(3):
+        step(*got, 0.5 + k)
+        _where_default(*data, 0.5 + k)
+    _same(got, data, "where=True")
+    assert step.stats["plain"] == 0 and step.stats["replays"] == 2, pg.explain(step)
