@@ -206,6 +206,23 @@ def before_write(base, value) -> None:
     base.store.writes += 1
 
 
+def materialise_readers(bases) -> None:
+    """Collective: materialise every pending expression that reads one of ``bases``, in
+    program order, counting no write (a replayed compiled step, before its first statement:
+    what a statement's :func:`before_write` would evaluate in the step builds compiled forms,
+    and may free the kept ones the replay runs by after checking them)."""
+    if not _pending:
+        return
+    for k in [k for k, e in _pending.items() if any(e.reads(b) for b in bases)]:
+        e = _pending.get(k)
+        if e is None:
+            continue
+        if e.stale() is not None:
+            _pending.pop(k)
+            continue
+        e.eval()
+
+
 def _refcounts(items: dict) -> list:
     """``sys.getrefcount`` of each value of ``items``, read the same way every time."""
     return [sys.getrefcount(e) for e in items.values()]

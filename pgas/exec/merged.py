@@ -136,7 +136,12 @@ class Group:
         called on each target just before its statement computes.  Collective over the
         peers, as the statements are."""
         members = self.members(items)
-        bindings = [fs.begin(low) for fs, (_, low, _) in zip(members, items)]
+        # (a member built here may not free another beyond KEEP_BYTES: the exchange reads them all)
+        persistent.pinned.update([id(fs) for fs in members])
+        try:
+            bindings = [fs.begin(low) for fs, (_, low, _) in zip(members, items)]
+        finally:
+            persistent.pinned.clear()
         ex = self.ex
         if ex is None or not ex.current(members):
             if ex is not None:

@@ -195,13 +195,18 @@ def _keep(fs) -> None:
     for key in list(_cache):
         if _kept[0] <= KEEP_BYTES:
             break
-        if _cache[key] is not fs:
+        if _cache[key] is not fs and id(_cache[key]) not in pinned:
             _cache.pop(key).free()
     for other in list(_outside.values()):
         if _kept[0] <= KEEP_BYTES:
             break
-        if other is not fs:
+        if other is not fs and id(other) not in pinned:
             other.free()
+
+
+#: Ids of compiled statements that :func:`_keep` does not free: the members of a merged run
+#: being bound (:mod:`pgas.exec.merged`), whose exchange reads every member's buffers.
+pinned: set = set()
 
 
 #: Built compiled statements outside the cache (a merged exchange's own copies, see

@@ -51,3 +51,11 @@ def _ends_naming(prog: str, kind: str, calls: dict) -> None:
     assert "CollectiveMismatch" in r.stderr, r.stderr
     for tag, call in calls.items():
         assert f"called {call} at {prog}:{line_of(prog, tag)}" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("kind", ["kept", "merged"])
+def test_diverged_compiled_step_ends_the_job(kind):
+    """A locale replaying a compiled step by its kept repeats (messages synced, packed and
+    started inline, waited for by p2p.wait's own polling) while the others wait in a barrier:
+    the stall probe still runs in its wait."""
+    _ends_naming("prog_diverge_step.py", kind, {"step": "compiled step", "barrier": "pg.barrier()"})

@@ -208,6 +208,44 @@ def test_kept_kernel_calls_after_an_eviction_within_the_step(monkeypatch):
     _same(got, want, "kept kernel calls after an eviction within the step")
 
 
+def _local_then_shift(A, B):
+    B[:, 1:] = A[:, 1:] + 1.0                      # no message
+    A[2:, :] = B[:-2, :] + 1.0                     # messages (at 2 locales and more)
+
+
+def test_kept_kernel_calls_with_a_pending_expression_that_evicts(monkeypatch):
+    """A pending expression reading what a replayed step writes is evaluated before the step
+    writes it; its own compiled form may free the step's (beyond KEEP_BYTES): the step then runs
+    its statements the usual way, with the same values, not by the calls of a freed binding
+    (a crash, or a hang where locales free differently)."""
+    from pgas.exec import persistent
+    pg.config(fuse=True, protocol="auto")
+    rng = np.random.default_rng(3)
+    data = [rng.random((8, 64)) for _ in range(2)]
+    got = [pg.from_numpy(a) for a in data]
+    want = [pg.from_numpy(a) for a in data]
+    persistent.clear()
+    monkeypatch.setattr(persistent, "KEEP_BYTES", 2000)     # the step's forms, not with the expression's too
+    step = pg.compile(_local_then_shift)
+    try:
+        for _ in range(3):
+            step(*got)
+        pending = []
+        for _ in range(2):
+            pending.append(got[1][:-3, :] + got[0][3:, :])  # (evaluated lazily: when the step writes B)
+            step(*got)
+        for _ in range(3):
+            _local_then_shift(*want)
+        expect = want[1][:-3, :] + want[0][3:, :]
+        _local_then_shift(*want)
+        expect = [expect, want[1][:-3, :] + want[0][3:, :]]
+        _local_then_shift(*want)
+        _same(got + [p.eval() for p in pending], want + [e.eval() for e in expect],
+              "kept kernel calls with a pending expression evaluated within the step")
+    finally:
+        persistent.clear()
+
+
 def _fill_rows(X, v):
     X[0, :] = v                                    # a fill of a parameter (kept fill views)
     X[1:, :] = X[1:, :] + X[:-1, :]

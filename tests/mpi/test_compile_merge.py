@@ -318,3 +318,31 @@ def test_kept_merged_runs_once_kernels_are_made_later():
     if prog.merging:
         assert _held(step) == [True] * len(prog.units)
         assert merged.stats["repeats"] - repeats == 5 * len(prog.units)
+
+
+def _two_halos(A, B, C):
+    B[1:, :] = A[:-1, :] + 1.0
+    C[1:, :] = A[:-1, :] * 0.5
+
+
+def test_merged_run_within_a_small_budget(monkeypatch):
+    """With room for about one statement's buffers (KEEP_BYTES), building one member of a merged
+    run does not free another's, which the run's exchange reads: the replays give the statements'
+    values one by one (a merged exchange read a freed member's buffers at 3 locales)."""
+    from pgas.exec import persistent
+    pg.config(protocol="auto", fuse=True)
+    rng = np.random.default_rng(3)
+    data = [rng.random((8, 64)) for _ in range(3)]
+    got = [pg.from_numpy(a) for a in data]
+    want = [pg.from_numpy(a) for a in data]
+    persistent.clear()
+    monkeypatch.setattr(persistent, "KEEP_BYTES", 1500)   # a row is 512 bytes
+    try:
+        step = pg.compile(_two_halos)
+        for _ in range(4):
+            step(*got)
+        for _ in range(4):
+            _two_halos(*want)
+        _same(got, want, "merged runs within a small budget")
+    finally:
+        persistent.clear()

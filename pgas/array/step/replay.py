@@ -164,6 +164,11 @@ class Program:
         if check.folding:
             self._fold(args)
         stmts = self.stmts
+        if engine._pending and fast:
+            # pending expressions reading what the step writes are evaluated now, not by a
+            # statement's before_write within the replay: their statements may free a kept
+            # repeat (beyond KEEP_BYTES) after the replay checked it (the same on every locale)
+            engine.materialise_readers({id(s.bases[0]): s.bases[0] for s in stmts}.values())
         groups = self.groups
         if groups is not None and self.merge_key != (settings.version[0], current_model()):
             self.free_groups()                           # made under other settings: made again below
