@@ -33,7 +33,7 @@ disk, and a compilation must pay for themselves), and a program's smaller tasks
 once it has a kernel or has put :data:`FUSE_MIN` elements through NumPy in them
 (a stencil's border tasks, a statement cut small over many locales), unless it
 divides integers (:func:`_small`); in a compiled step's replay (:data:`replaying`) its small
-tasks too, once it has run :data:`FUSE_AFTER` times: the step repeats them, so a kernel
+tasks too (once their kernel has been asked for :data:`FUSE_AFTER` times): the step repeats them, so a kernel
 compiled (or loaded) once is repaid, and a replayed statement keeps its kernel calls
 (:mod:`pgas.exec.persistent`), which cost less Python than NumPy's path;
 ``True`` fuses every task it can, ``False`` none.  Without numba every task takes the NumPy path.
