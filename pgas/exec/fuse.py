@@ -32,7 +32,10 @@ integer division by zero or ``MIN // -1`` sets none; the values are the same.
 disk, and a compilation must pay for themselves), and a program's smaller tasks
 once it has a kernel or has put :data:`FUSE_MIN` elements through NumPy in them
 (a stencil's border tasks, a statement cut small over many locales), unless it
-divides integers (:func:`_small`);
+divides integers (:func:`_small`); in a compiled step's replay (:data:`replaying`) its small
+tasks too (once their kernel has been asked for :data:`FUSE_AFTER` times): the step repeats them, so a kernel
+compiled (or loaded) once is repaid, and a replayed statement keeps its kernel calls
+(:mod:`pgas.exec.persistent`), which cost less Python than NumPy's path;
 ``True`` fuses every task it can, ``False`` none.  Without numba every task takes the NumPy path.
 
 Each kernel is kept as a :class:`pgas.exec.workers.Split`: with ``pg.config(threads=N)``
@@ -294,7 +297,8 @@ def _small(prog, dtypes, shape) -> bool:
     NumPy in this process.  So a stencil's border tasks use the kernels its interior
     compiled, and a statement cut into small tasks on many locales (strong scaling)
     is compiled once it has run often enough, while a short script compiles nothing.
-    A program that is not kept (:func:`_keeps`: a replicated NumPy operand), or that
+    While a compiled step replays (:data:`replaying`) no task is small: the step repeats
+    its statements, which then keep their kernel calls.  A program that is not kept (:func:`_keeps`: a replicated NumPy operand), or that
     divides integers (:data:`_DIVIDES`: NumPy warns of a division by zero, a kernel
     cannot), keeps its small tasks on NumPy."""
     size = math.prod(shape)
@@ -313,6 +317,8 @@ def _small(prog, dtypes, shape) -> bool:
         return True
     else:
         total = size
+    if replaying:
+        return False
     P = _programs.get(key)
     if P is not None and P.prog is prog and P.kernels:
         return False
@@ -340,6 +346,10 @@ def _divides(prog) -> bool:
 
 #: What :func:`evaluate` returns when the kernel stored the values in the target itself.
 WRITTEN = object()
+
+#: True while a compiled step (``pg.compile``) replays its recorded statements: their small
+#: tasks are run by kernels too (:func:`_small`).
+replaying = False
 
 #: A list while a compiled statement records the kernel calls of its run
 #: (:mod:`pgas.exec.persistent`): each fused task appends ``(kernel, args)``, or None when its

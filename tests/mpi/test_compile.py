@@ -1005,3 +1005,34 @@ def test_global_index_tuples_watched():
     finally:
         INNER = (slice(1, -1), slice(1, -1))
     assert step.stats["records"] == 2 and step.stats["replays"] == 2, pg.explain(step)
+
+
+def _tiny_jacobi(A, B):
+    B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+    A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+
+
+@pytest.mark.parametrize("fn, k", [(_tiny_jacobi, 2), (_fdtd, 3)])
+def test_small_tasks_replay_by_kept_kernel_calls(fn, k):
+    """A step over arrays far below the kernels' size threshold (a few rows per locale):
+    its replays run every task by a kernel, jacobi's statements by their kept kernel calls
+    (no task laid out again), and the values are the plain run's bit for bit."""
+    pytest.importorskip("numba")
+    from pgas.exec import fuse, persistent
+    pg.config(protocol="auto")
+    data, got = _arrays(41, k)
+    want = [pg.from_numpy(d) for d in data]
+    extra = (0.25,) if fn is _fdtd else ()
+    step = pg.compile(fn)
+    for _ in range(4):
+        step(*got, *extra)
+        fn(*want, *extra)
+    numpy, calls = fuse.stats["numpy"], persistent.stats["calls"]
+    for _ in range(2):
+        step(*got, *extra)
+    numpy, calls = fuse.stats["numpy"] - numpy, persistent.stats["calls"] - calls
+    for _ in range(2):
+        fn(*want, *extra)
+    _same(got, want, fn.__name__)
+    collective_verdict(numpy == 0 and (fn is _fdtd or calls == 4),
+                       f"{numpy} tasks by NumPy, {calls} statements by kept kernel calls in 2 replays")

@@ -10,7 +10,7 @@ import numpy as np
 from ... import comm
 from ...comm import check
 from ...comm import trace
-from ...exec import chain, fperr, merged, persistent, settings
+from ...exec import chain, fperr, fuse, merged, persistent, settings
 from ...exec import statement as engine_statement
 from ...exec.calibration import current as current_model
 from ...exec.lowered import Lowered
@@ -160,30 +160,35 @@ class Program:
             stats["plain"] += 1
             self.fn(*args)
             return False
-        fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
-        if check.folding:
-            self._fold(args)
-        stmts = self.stmts
-        if engine._pending and fast:
-            # pending expressions reading what the step writes are evaluated now, not by a
-            # statement's before_write within the replay: their statements may free a kept
-            # repeat (beyond KEEP_BYTES) after the replay checked it (the same on every locale)
-            engine.materialise_readers({id(s.bases[0]): s.bases[0] for s in stmts}.values())
-        groups = self.groups
-        if groups is not None and self.merge_key != (settings.version[0], current_model()):
-            self.free_groups()                           # made under other settings: made again below
-            groups = None
-        if groups is None or not fast or not MERGE or not self.merging:
-            if fast and self._again(args, stats):
+        was = fuse.replaying
+        fuse.replaying = True                # small tasks by kernels too: the step repeats them
+        try:
+            fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
+            if check.folding:
+                self._fold(args)
+            stmts = self.stmts
+            if engine._pending and fast:
+                # pending expressions reading what the step writes are evaluated now, not by a
+                # statement's before_write within the replay: their statements may free a kept
+                # repeat (beyond KEEP_BYTES) after the replay checked it (the same on every locale)
+                engine.materialise_readers({id(s.bases[0]): s.bases[0] for s in stmts}.values())
+            groups = self.groups
+            if groups is not None and self.merge_key != (settings.version[0], current_model()):
+                self.free_groups()                           # made under other settings: made again below
+                groups = None
+            if groups is None or not fast or not MERGE or not self.merging:
+                if fast and self._again(args, stats):
+                    return True
+                self._each(stmts, args, stats, fast)
+                if groups is None and fast and MERGE:
+                    self._group()                            # (collective: one reduction)
+                if fast:
+                    self._keep()
                 return True
-            self._each(stmts, args, stats, fast)
-            if groups is None and fast and MERGE:
-                self._group()                            # (collective: one reduction)
-            if fast:
-                self._keep()
+            self._runs(args, stats)
             return True
-        self._runs(args, stats)
-        return True
+        finally:
+            fuse.replaying = was
 
     def _runs(self, args, stats) -> None:
         """Replay by the runs of :attr:`groups` (:attr:`units`): each by the repeat it holds
