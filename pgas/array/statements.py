@@ -261,8 +261,10 @@ def forall(domain, body) -> None:
     stmts = branches.statements(tracer, _record_key)
     collective.forall(dom, body, [rec for rec, _, _ in stmts])
     now = (np.geterr(), np.geterrcall())
-    # a floating-point error puts back every array the loop writes (all its statements'), on every locale
-    restore = not explaining and any(fperr.raises_under(state[0]) for _, state, _ in stmts)
+    # a floating-point error, or an integer power's negative exponent, puts back every array the loop
+    # writes (all its statements'), on every locale, as NumPy raises before writing
+    restore = not explaining and any(fperr.raises_under(state[0]) or _has_power(rec[1])
+                                     for rec, state, _ in stmts)
     with fperr.restoring((lambda: [rec[0].base.store for rec, _, _ in stmts]) if restore else None):
         _run_records(dom, stmts, items, now, _var_names(body, m))
 

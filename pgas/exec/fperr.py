@@ -168,8 +168,10 @@ class restoring:
 
     def __exit__(self, kind, value, tb) -> None:
         saved, self.saved = self.saved, []
-        if not saved or kind is None or not issubclass(kind, (FloatingPointError, RuntimeWarning)):
+        if not saved or kind is None:
             return
+        if not issubclass(kind, (FloatingPointError, RuntimeWarning)) and value is not _raised[0]:
+            return                           # (NumPy's integer-power ValueError, agreed: put back too)
         for storage, copy in saved:
             storage[...] = copy
         if value is _raised[0]:              # raised on every locale alike: each has put its part back
@@ -294,7 +296,8 @@ def deferring_powers(fn, arg, collective: bool = True):
     """``fn(arg)`` (a statement's execution, collective) on the NumPy path with integer
     powers' negative exponents noted instead of raised (:func:`power_args`), then NumPy's
     ValueError on every locale alike if any locale saw one (raised on the locale holding
-    the element alone, a ``pg.forall`` record would leave the others waiting)."""
+    the element alone, a ``pg.forall`` record would leave the others waiting).  The
+    statement has run to its end: a caller under :class:`restoring` puts its targets back."""
     global power_errors, numpy_only
     if power_errors is not None or not collective:
         return fn(arg)
@@ -305,7 +308,11 @@ def deferring_powers(fn, arg, collective: bool = True):
     finally:
         numpy_only -= 1
         seen, power_errors = power_errors, None
-    comm.agree(ValueError(_NEGATIVE_POWER) if seen else None)
+    try:
+        comm.agree(ValueError(_NEGATIVE_POWER) if seen else None)
+    except ValueError as e:
+        _raised[0] = e                       # raised on every locale alike (restoring: put targets back)
+        raise
     return res
 
 

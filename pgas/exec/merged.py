@@ -38,6 +38,8 @@ way where it is not.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import comm
@@ -188,7 +190,7 @@ class Group:
                 k = persistent.kept(r, low.arrays, fs) if low.prog is r.prog else None
             if not _holds(k, value):
                 return None
-            steps.append((k, target, value, bool(fs.recvs)))
+            steps.append((k, weakref.ref(target), value, bool(fs.recvs)))
         return Kept(self, self.ex, steps)
 
     def free(self) -> None:
@@ -206,7 +208,7 @@ def alone(k, target, value) -> "Kept | None":
     step with no merged exchange): ``k`` its :class:`~pgas.exec.persistent.Kept` (``value``
     None) or :class:`~pgas.exec.persistent.KeptFill` (``value``: what it stores), None if it
     has none; ``target``: the array it writes."""
-    return Kept(None, None, [(k, target, value, False)]) if _holds(k, value) else None
+    return Kept(None, None, [(k, weakref.ref(target), value, False)]) if _holds(k, value) else None
 
 
 def _holds(k, value) -> bool:
@@ -219,7 +221,8 @@ def _holds(k, value) -> bool:
 
 class Kept:
     """A run of compiled statements repeated with nothing looked up (see the module's
-    docstring): ``steps``, in order, ``(repeat, target array, value, reads)``, each
+    docstring): ``steps``, in order, ``(repeat, target array (a weak reference: a compiled
+    step's caller may let it go between replays), value, reads)``, each
     statement's :class:`pgas.exec.persistent.Kept` (``value`` None; ``reads``: it reads
     the exchange's receives) or a fill's :class:`~pgas.exec.persistent.KeptFill`
     (``value``: what it stores); ``ex``: ``group``'s exchange they share, or None for a
@@ -259,7 +262,7 @@ class Kept:
         ex = self.ex
         if ex is None:
             for k, target, value, _ in self.steps:
-                before(target, None)
+                before(target(), None)
                 if value is None:
                     k.run(False)
                 else:
@@ -297,7 +300,7 @@ class Kept:
         waits = [ex.recvs] if ex.recvs else []
         try:
             for k, target, value, reads in self.steps:
-                before(target, None)
+                before(target(), None)
                 if value is None:
                     k.finish(waits if reads else ())
                 else:

@@ -83,6 +83,39 @@ def test_stencils_replay_bit_identical(protocol, fuse):
     assert "2 statements recorded" in pg.explain(jac)
 
 
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_step_keeps_no_argument_array_alive(fuse):
+    """``del A`` frees the arrays a compiled step was recorded with and last called with, as
+    NumPy users expect: their windows are released on every locale (the step held them,
+    and the storage its kept kernel calls, merged runs and chains name, until a call with
+    other arrays, or for ever after the last); the next arrays (pooled windows) replay with
+    the plain run's values."""
+    import gc
+    import weakref
+
+    from pgas.comm import window
+    pg.config(protocol="auto", fuse=fuse)
+    step = pg.compile(_jacobi)
+    for it in range(3):
+        _, got = _arrays(3 + it, 2)
+        _, want = _arrays(3 + it, 2)
+        for t in range(10):                           # replays by kept repeats, then chains
+            step(*got, 0.2)
+            _jacobi(*want, 0.2)
+        _same(got, want, f"jacobi, arrays {it}")
+        refs = [weakref.ref(a) for a in got]
+        wins = [a._win.id for a in got]
+        del got
+        gc.collect()
+        collective_verdict(all(r() is None for r in refs) and all(w in window._released for w in wins),
+                           lambda: f"arrays {it}: alive {[r() is not None for r in refs]}, "
+                                   f"released {[w in window._released for w in wins]}")
+    assert step.stats["records"] == 1
+    if not check.enabled:                             # (strict checking: every statement the usual way)
+        assert step.stats["fast"] > 0
+
+
 def _jacobi_fixed(A, B):
     B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
     A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import types
+import weakref
 
 from ... import comm
 from ...exec import statement as engine_statement
@@ -51,7 +52,8 @@ class Compiled:
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.programs: dict = {}
-        #: The last call's arguments (scalars by type) and program: a repeat skips the signature.
+        #: The last call's arguments (scalars by type, arrays by weak reference: the step keeps
+        #: no argument alive) and program: a repeat skips the signature.
         self.last = None
         #: Calls that replayed, recorded, ran ``fn`` plainly; statements replayed by their
         #: compiled forms (``fast``) and run the usual way within a replay (``slow``).
@@ -66,7 +68,7 @@ class Compiled:
         if last is not None and len(args) == len(last[0]):
             prog = last[1]                      # the arrays and scalar types of the last call
             for a, b in zip(args, last[0]):
-                if a is not b and type(a) is not b:
+                if a is not b and type(a) is not b and (type(b) is not weakref.ref or b() is not a):
                     prog = None
                     break
         if prog is None:
@@ -80,7 +82,8 @@ class Compiled:
             if prog is None:
                 return None                     # recorded and run
         if sig is not None or self.last is None:
-            self.last = (tuple([type(a) if isinstance(a, SCALARS) else a for a in args]), prog)
+            self.last = (tuple([type(a) if isinstance(a, SCALARS) else weakref.ref(a) if engine.is_array(a) else a
+                               for a in args]), prog)
         if prog.reason is not None:
             self.stats["plain"] += 1
             return self.fn(*args)

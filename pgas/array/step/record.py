@@ -237,3 +237,34 @@ def all_bases(s: Stmt) -> list:
         if not any(b is x for x in seen):
             seen.append(b)
     return seen
+
+
+class Recorded:
+    """Stands, in a recorded statement, for an array the recording call passed as an
+    argument: its layout, dtype, shape, name and label, not the array, so that a compiled
+    step does not keep that array (and its window) alive once the caller lets it go.  Each
+    replay binds the statement to the call's own arrays (the replay's ``bases``)."""
+
+    __slots__ = ("layout", "dtype", "shape", "ndim", "name", "label")
+
+    def __init__(self, a) -> None:
+        self.layout, self.dtype, self.shape, self.ndim = a.layout, a.dtype, a.shape, a.ndim
+        self.name, self.label = a.name, a.label
+
+
+def detach(s: Stmt, stand: dict) -> None:
+    """Replace, in statement ``s``'s target and value tree, each array ``a`` with ``id(a)``
+    in ``stand`` by ``stand[id(a)]`` (a :class:`Recorded`); the value tree's expressions
+    (made by the recording's dry run, held by ``s`` alone) are changed in place and forget
+    the arrays they read (``_seen``: a replay rebuilds them, :func:`rebuild`)."""
+    def sub(node):
+        if isinstance(node, View):
+            b = stand.get(id(node.base))
+            return node if b is None else View(b, node.shape, node.M, node.c)
+        if isinstance(node, Expr):
+            node.args = tuple([sub(a) for a in node.args])
+            node._seen = ()
+            node._value = None
+        return node
+    s.target = sub(s.target)
+    s.value = sub(s.value)

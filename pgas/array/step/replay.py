@@ -4,6 +4,7 @@ arrays, run by their kept compiled forms, in runs whose messages travel together
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from .. import engine, statements
 from ..lowering import structure
 from ..view import View
 from .conflicts import conflict, moved_arrays
-from .record import SCALARS, Stmt, all_bases, rebuild, substitute, text
+from .record import SCALARS, Recorded, Stmt, all_bases, detach, rebuild, substitute, text
 from .watch import identical
 
 _MASK = (1 << 62) - 1
@@ -38,7 +39,9 @@ class Program:
     def __init__(self, fn, args, stmts, watch, reason) -> None:
         self.fn, self.stmts, self.watch, self.reason = fn, stmts, watch, reason
         self.fixed: list = []
-        self.bound: tuple | None = None                 # the arrays of the last binding
+        #: Weak references to the arrays of the last binding (:meth:`_bind`): the step keeps
+        #: no argument array alive between calls (:meth:`_let_go`).
+        self.bound: tuple | None = None
         #: ``(settings key, per statement its Kept repeat or None)`` (:meth:`_keep`), or None.
         self.kept = None
         #: Runs of consecutive statements whose transfers travel together (:meth:`_group`):
@@ -74,6 +77,13 @@ class Program:
         if reason is None:
             for s in stmts:                              # fixed arrays: held by the watch, by identity
                 s.srcs = [k if k >= 0 else -1 - self._fix(b) for k, b in zip(s.srcs, all_bases(s))]
+            stand: dict = {}                             # the recording call's arrays: not held
+            for s in stmts:
+                for k, b in zip(s.srcs, all_bases(s)):
+                    if k >= 0 and id(b) not in stand:
+                        stand[id(b)] = Recorded(b)
+            for s in stmts:
+                detach(s, stand)
 
     def _fix(self, base) -> int:
         for k, b in enumerate(self.fixed):
@@ -90,8 +100,11 @@ class Program:
         compiled forms."""
         self._bind(args)
         vals = list(args)
-        for s in self.stmts:
-            self._slow(s, args, vals)
+        try:
+            for s in self.stmts:
+                self._slow(s, args, vals)
+        finally:
+            self._unbind()
         self.free_groups()
 
     def free_groups(self) -> None:
@@ -115,8 +128,43 @@ class Program:
         self.kept = self.chains = None
         self.units_key = None                           # (the repeats held the last binding's arrays)
         self.fold_tag = None                            # (:meth:`_fold`'s entry names the arrays)
-        self.bound = tuple(a for a in args if engine.is_array(a))
+        me = weakref.ref(self)
+        bound: list = []
+
+        def gone(_, me=me, bound=bound) -> None:
+            prog = me()
+            if prog is not None and prog.bound is bound:
+                prog._let_go()
+        bound.extend([weakref.ref(a, gone) for a in args if engine.is_array(a)])
+        self.bound = bound
         return True
+
+    def _rebind(self, args) -> None:
+        """Bind the statements to ``args``' arrays again, the same arrays as the last binding
+        (:meth:`_unbind` let them go after the last call)."""
+        fixed = self.fixed
+        for s in self.stmts:
+            s.bases = [args[k] if k >= 0 else fixed[-1 - k] for k in s.srcs]
+
+    def _unbind(self) -> None:
+        """After a call: the statements hold the call's arrays no more (:attr:`bound` holds
+        them weakly; the next call with the same arrays binds them again, :meth:`_rebind`)."""
+        for s in self.stmts:
+            s.bases = None
+
+    def _let_go(self) -> None:
+        """An array of the last binding was collected (a weak reference's callback, on any
+        thread, between calls: a call's arguments are alive while it runs): forget what holds
+        the binding's storage (the repeats' kernel calls and views, the chains), so that its
+        windows are released (:mod:`pgas.comm.window`) as without the step.  Nothing is sent:
+        the next call binds its own arrays on every locale (its arguments are not the
+        collected ones), which drops the same things (:meth:`_bind`)."""
+        self.bound = None
+        self.kept = self.chains = None
+        self.kept_vals = []
+        self.fold_tag = None
+        for u in self.units:
+            u[3] = None
 
     def _slow(self, s: Stmt, args, vals) -> None:
         """Run statement ``s`` the usual way on the call's arrays and values, and keep its
@@ -153,42 +201,50 @@ class Program:
         bound = self.bound
         if bound is not None:
             for k, a in zip(self.arrays_at, bound):      # (the signature's: the same places)
-                if args[k] is not a:
+                if args[k] is not a():
                     bound = None
                     break
-        if bound is None and not self._bind(args):
-            stats["plain"] += 1
-            self.fn(*args)
-            return False
+        if bound is None:
+            if not self._bind(args):
+                self._unbind()
+                stats["plain"] += 1
+                self.fn(*args)
+                return False
+        else:
+            self._rebind(args)
         was = fuse.replaying
         fuse.replaying = True                # small tasks by kernels too: the step repeats them
         try:
-            fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
-            if check.folding:
-                self._fold(args)
-            stmts = self.stmts
-            if engine._pending and fast:
-                # pending expressions reading what the step writes are evaluated now, not by a
-                # statement's before_write within the replay: their statements may free a kept
-                # repeat (beyond KEEP_BYTES) after the replay checked it (the same on every locale)
-                engine.materialise_readers({id(s.bases[0]): s.bases[0] for s in stmts}.values())
-            groups = self.groups
-            if groups is not None and self.merge_key != (settings.version[0], current_model()):
-                self.free_groups()                           # made under other settings: made again below
-                groups = None
-            if groups is None or not fast or not MERGE or not self.merging:
-                if fast and self._again(args, stats):
-                    return True
-                self._each(stmts, args, stats, fast)
-                if groups is None and fast and MERGE:
-                    self._group()                            # (collective: one reduction)
-                if fast:
-                    self._keep()
-                return True
-            self._runs(args, stats)
-            return True
+            return self._replay(args, stats)
         finally:
             fuse.replaying = was
+            self._unbind()
+
+    def _replay(self, args, stats) -> bool:
+        fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
+        if check.folding:
+            self._fold(args)
+        stmts = self.stmts
+        if engine._pending and fast:
+            # pending expressions reading what the step writes are evaluated now, not by a
+            # statement's before_write within the replay: their statements may free a kept
+            # repeat (beyond KEEP_BYTES) after the replay checked it (the same on every locale)
+            engine.materialise_readers({id(s.bases[0]): s.bases[0] for s in stmts}.values())
+        groups = self.groups
+        if groups is not None and self.merge_key != (settings.version[0], current_model()):
+            self.free_groups()                           # made under other settings: made again below
+            groups = None
+        if groups is None or not fast or not MERGE or not self.merging:
+            if fast and self._again(args, stats):
+                return True
+            self._each(stmts, args, stats, fast)
+            if groups is None and fast and MERGE:
+                self._group()                            # (collective: one reduction)
+            if fast:
+                self._keep()
+            return True
+        self._runs(args, stats)
+        return True
 
     def _runs(self, args, stats) -> None:
         """Replay by the runs of :attr:`groups` (:attr:`units`): each by the repeat it holds
