@@ -4,6 +4,7 @@ arrays, run by their kept compiled forms, in runs whose messages travel together
 from __future__ import annotations
 
 import itertools
+import operator
 import weakref
 
 import numpy as np
@@ -39,6 +40,9 @@ class Program:
     def __init__(self, fn, args, stmts, watch, reason) -> None:
         self.fn, self.stmts, self.watch, self.reason = fn, stmts, watch, reason
         self.fixed: list = []
+        #: Per statement ``(stmt, getter, one)``: its arrays picked from the call's arguments
+        #: followed by :attr:`fixed` (:meth:`_picks`), made at the first call that binds again.
+        self.picks: list | None = None
         #: Weak references to the arrays of the last binding (:meth:`_bind`): the step keeps
         #: no argument array alive between calls (:meth:`_let_go`).
         self.bound: tuple | None = None
@@ -139,16 +143,17 @@ class Program:
         self.bound = bound
         return True
 
-    def _rebind(self, args) -> None:
-        """Bind the statements to ``args``' arrays again, the same arrays as the last binding
-        (:meth:`_unbind` let them go after the last call)."""
-        fixed = self.fixed
-        for s in self.stmts:
-            s.bases = [args[k] if k >= 0 else fixed[-1 - k] for k in s.srcs]
+    def _picks(self, nargs: int) -> list:
+        """:attr:`picks` for calls of ``nargs`` arguments (the signature's count): a call with
+        the last binding's arrays binds the statements again by one ``itemgetter`` each
+        (:meth:`replay`; :meth:`_unbind` let them go after the last call)."""
+        self.picks = [(s, operator.itemgetter(*[k if k >= 0 else nargs - 1 - k for k in s.srcs]), len(s.srcs) == 1)
+                      for s in self.stmts if s.srcs]
+        return self.picks
 
     def _unbind(self) -> None:
         """After a call: the statements hold the call's arrays no more (:attr:`bound` holds
-        them weakly; the next call with the same arrays binds them again, :meth:`_rebind`)."""
+        them weakly; the next call with the same arrays binds them again, :meth:`_picks`)."""
         for s in self.stmts:
             s.bases = None
 
@@ -210,15 +215,18 @@ class Program:
                 stats["plain"] += 1
                 self.fn(*args)
                 return False
-        else:
-            self._rebind(args)
+        else:                                # the same arrays again (:meth:`_picks`)
+            every = (*args, *self.fixed) if self.fixed else args
+            for s, pick, one in self.picks or self._picks(len(args)):
+                s.bases = [pick(every)] if one else list(pick(every))
         was = fuse.replaying
         fuse.replaying = True                # small tasks by kernels too: the step repeats them
         try:
             return self._replay(args, stats)
         finally:
             fuse.replaying = was
-            self._unbind()
+            for s in self.stmts:             # (:meth:`_unbind`, inline)
+                s.bases = None
 
     def _replay(self, args, stats) -> bool:
         fast = not (check.enabled or fperr.numpy_only or fperr.raising() or engine_statement.explaining)
