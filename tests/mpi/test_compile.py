@@ -221,17 +221,25 @@ def _shift_two(A, B, c):
     A[2:, :] = B[:-2, :] + 1.0                     # kept kernel calls
 
 
+def _two_copies(seed: int):
+    """Two random 8 x 64 arrays twice over (a step's and the plain function's), with compiled
+    kernels and persistent transfers on and the kept compiled forms forgotten."""
+    from pgas.exec import persistent
+    pg.config(fuse=True, protocol="auto")
+    rng = np.random.default_rng(seed)
+    data = [rng.random((8, 64)) for _ in range(2)]
+    got = [pg.from_numpy(a) for a in data]
+    want = [pg.from_numpy(a) for a in data]
+    persistent.clear()
+    return got, want
+
+
 def test_kept_kernel_calls_after_an_eviction_within_the_step(monkeypatch):
     """A statement run the usual way within a replay by kept kernel calls may build its compiled
     form again and so free a later statement's (beyond KEEP_BYTES): that statement then runs the
     usual way too, with the same values, instead of by the calls of a freed binding."""
     from pgas.exec import persistent
-    pg.config(fuse=True, protocol="auto")
-    rng = np.random.default_rng(7)
-    data = [rng.random((8, 64)) for _ in range(2)]
-    got = [pg.from_numpy(a) for a in data]
-    want = [pg.from_numpy(a) for a in data]
-    persistent.clear()
+    got, want = _two_copies(7)
     monkeypatch.setattr(persistent, "KEEP_BYTES", 1280)     # a row is 512 bytes: one statement's form at a time
     step = pg.compile(_shift_two)
     for t in range(6):
@@ -252,12 +260,7 @@ def test_kept_kernel_calls_with_a_pending_expression_that_evicts(monkeypatch):
     its statements the usual way, with the same values, not by the calls of a freed binding
     (a crash, or a hang where locales free differently)."""
     from pgas.exec import persistent
-    pg.config(fuse=True, protocol="auto")
-    rng = np.random.default_rng(3)
-    data = [rng.random((8, 64)) for _ in range(2)]
-    got = [pg.from_numpy(a) for a in data]
-    want = [pg.from_numpy(a) for a in data]
-    persistent.clear()
+    got, want = _two_copies(3)
     monkeypatch.setattr(persistent, "KEEP_BYTES", 2000)     # the step's forms, not with the expression's too
     step = pg.compile(_local_then_shift)
     try:
