@@ -537,13 +537,19 @@ def test_errors_in_replay_raised_alike(protocol):
     collective_verdict(np.all(I.to_numpy()[0] == 2), "the fill before the error")
 
 
-def test_one_fold_per_replayed_call(monkeypatch):
+def _folded_fdtd(seed: int):
+    """fdtd-2d's step compiled over arrays drawn from ``seed``, under the default (folded)
+    collective checking, which only two or more locales have (skipped at one)."""
     pg.barrier()
     pg.config(check="auto", protocol="auto")
     if not check.folding:
         pytest.skip("collective checking folds only at two or more locales")
-    _, got = _arrays(9)
-    step = pg.compile(_fdtd)
+    _, got = _arrays(seed)
+    return pg.compile(_fdtd), got
+
+
+def test_one_fold_per_replayed_call(monkeypatch):
+    step, got = _folded_fdtd(9)
     step(*got, 0.0)
     step(*got, 1.0)
     folds = []
@@ -560,12 +566,7 @@ def test_replayed_scalar_that_differs_raises_alike():
     """A replay folds its call's entry kept from the last replay with the same values: a
     scalar that differs on one locale after replays with equal values (0.0 and -0.0: equal,
     not the same value) is still found, on every locale alike."""
-    pg.barrier()
-    pg.config(check="auto", protocol="auto")
-    if not check.folding:
-        pytest.skip("collective checking folds only at two or more locales")
-    _, got = _arrays(10)
-    step = pg.compile(_fdtd)
+    step, got = _folded_fdtd(10)
     for _ in range(3):
         step(*got, 0.0)
 
