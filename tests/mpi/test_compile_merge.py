@@ -346,3 +346,53 @@ def test_merged_run_within_a_small_budget(monkeypatch):
         _same(got, want, "merged runs within a small budget")
     finally:
         persistent.clear()
+
+
+def _halos_then_local(A, B, C, D):
+    B[1:, :] = A[:-1, :] + 1.0
+    C[1:, :] = A[:-1, :] * 0.5
+    D[2:, :] = A[:-2, :] - 1.0
+    C[:, 1:] = C[:, 1:] * 0.5
+    A[:, 1:] = A[:, 1:] * 0.5 + B[:, 1:] * 0.25
+
+
+def _shift_into(A, D):
+    D[1:, :] = A[:-1, :] * 2.0
+    D[:-2, :] = D[2:, :] + A[:-2, :]
+
+
+@pytest.mark.parametrize("merge, keep", [(True, 2700), (False, 1100)])
+def test_locales_that_free_compiled_forms_differently(monkeypatch, merge, keep):
+    """The bytes a compiled form holds differ by locale (7 rows over 3 locales: uneven
+    blocks), so a budget (KEEP_BYTES) frees forms on some locales only, also between the
+    step's calls (plain statements built in between): within one replay a locale runs a
+    statement or a merged run by its kept repeat while another builds and runs it the usual
+    way; both send the same messages of the same plan, and the values are those of the
+    statements run one by one (no hang, no mismatch)."""
+    from pgas import comm
+    from pgas.exec import persistent
+    pg.config(fuse=True)
+    replay.MERGE = merge
+    rng = np.random.default_rng(7)
+    data = [rng.random((7, 64)) for _ in range(5)]
+    got = [pg.from_numpy(a) for a in data]
+    want = [pg.from_numpy(a) for a in data]
+    persistent.clear()
+    monkeypatch.setattr(persistent, "KEEP_BYTES", keep)     # a row is 512 bytes
+    repeats = merged.stats["repeats"]
+    try:
+        step = pg.compile(_halos_then_local)
+        for t in range(8):
+            step(*got[:4])
+            if t % 3 == 1:
+                _shift_into(got[0], got[4])
+        for t in range(8):
+            _halos_then_local(*want[:4])
+            if t % 3 == 1:
+                _shift_into(want[0], want[4])
+        _same(got, want, "locales that free compiled forms differently")
+        ran = comm.allgather((step.stats["fast"], merged.stats["repeats"] - repeats))
+        if pg.num_locales == 3 and not check.enabled:     # (the case made for: the paths differ)
+            collective_verdict(len(set(ran)) > 1, f"every locale took the same paths: {ran}")
+    finally:
+        persistent.clear()
