@@ -396,3 +396,33 @@ def test_locales_that_free_compiled_forms_differently(monkeypatch, merge, keep):
             collective_verdict(len(set(ran)) > 1, f"every locale took the same paths: {ran}")
     finally:
         persistent.clear()
+
+
+def test_merging_turned_on_after_repeats_freed_on_some_locales(monkeypatch):
+    """A step that held repeats with merging off, replayed with merging on: the runs are made
+    (one reduction) on every locale, also where one locale replays by its repeats and another
+    runs the statements the usual way, its repeat freed there alone (a hang: the locale that
+    ran the usual way reduced alone)."""
+    from pgas.exec import persistent
+    pg.config(fuse=True)
+    rng = np.random.default_rng(7)
+    data = [rng.random((7, 64)) for _ in range(5)]
+    got = [pg.from_numpy(a) for a in data]
+    want = [pg.from_numpy(a) for a in data]
+    persistent.clear()
+    monkeypatch.setattr(persistent, "KEEP_BYTES", 1100)     # (7 rows over 3 locales: freed on some only)
+    replay.MERGE = False
+    try:
+        step = pg.compile(_halos_then_local)
+        for t in range(6):
+            replay.MERGE = t >= 4
+            step(*got[:4])
+            if t % 3 == 1:
+                _shift_into(got[0], got[4])
+        for t in range(6):
+            _halos_then_local(*want[:4])
+            if t % 3 == 1:
+                _shift_into(want[0], want[4])
+        _same(got, want, "merging turned on after repeats freed on some locales")
+    finally:
+        persistent.clear()

@@ -243,12 +243,14 @@ class Program:
             self.free_groups()                           # made under other settings: made again below
             groups = None
         if groups is None or not fast or not MERGE or not self.merging:
-            if fast and self._again(args, stats):
-                return True
-            self._each(stmts, args, stats, fast)
+            again = fast and self._again(args, stats)
+            if not again:
+                self._each(stmts, args, stats, fast)
             if groups is None and fast and MERGE:
-                self._group()                            # (collective: one reduction)
-            if fast:
+                # (collective: one reduction, made whether or not this locale replayed by its
+                # repeats, which it decides alone: they may be freed here only, beyond KEEP_BYTES)
+                self._group()
+            if fast and not again:
                 self._keep()
             return True
         self._runs(args, stats)
