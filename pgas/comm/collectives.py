@@ -142,6 +142,11 @@ def waited(request):
     a blocking MPI call would do, except that a locale left waiting in it while the others
     are elsewhere is found."""
     record_collective()
+    _wait_one(request)
+
+
+def _wait_one(request) -> None:
+    """Wait for ``request`` by the wait policy (counted as nothing: part of a caller's collective)."""
     if not request.Test():
         yielding_wait([request])
 
@@ -308,7 +313,8 @@ def allreduce_with(value, combine):
         if me + d < P:                   # holds [me, me + d); me + d holds what follows
             acc = combine(acc, _recv_pickled(c, me + d))
         d <<= 1
-    out = _bcast_pickled(c, acc if me == 0 else None)
+    out, nbytes = _bcast(acc if me == 0 else None, 0, _wait_one)
+    record_to_all(0, nbytes)
     if t0:
         trace.add("mpi", "reduction tree", t0)
     return out
@@ -317,9 +323,7 @@ def allreduce_with(value, combine):
 def _send_pickled(c, obj, dest: int) -> None:
     data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
     record(dest, data.nbytes)
-    req = c.Isend([data, mpi().BYTE], dest, _TREE_TAG)
-    if not req.Test():
-        yielding_wait([req])
+    _wait_one(c.Isend([data, mpi().BYTE], dest, _TREE_TAG))
 
 
 def _recv_pickled(c, source: int):
@@ -328,23 +332,6 @@ def _recv_pickled(c, source: int):
     poll(lambda: c.Iprobe(source, _TREE_TAG, status))
     buf = np.empty(status.Get_count(MPI.BYTE), dtype=np.uint8)
     c.Recv([buf, MPI.BYTE], source, _TREE_TAG)
-    return pickle.loads(buf)
-
-
-def _bcast_pickled(c, obj):
-    """``obj`` of locale 0 on every locale, each step waited for by the wait policy (not counted
-    as a collective of its own: :func:`allreduce_with`'s)."""
-    mine = here() == 0
-    data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8) if mine else None
-    size = np.array([0 if data is None else data.size], dtype=np.int64)
-    for buf, t in ((size, mpi_type(size.dtype)), (None, mpi().BYTE)):
-        buf = buf if buf is not None else data if mine else np.empty(int(size[0]), dtype=np.uint8)
-        req = c.Ibcast([buf, t], root=0)
-        if not req.Test():
-            yielding_wait([req])
-    if mine:
-        record_to_all(0, data.nbytes)
-        return obj
     return pickle.loads(buf)
 
 
@@ -379,13 +366,20 @@ def allgatherv(local: np.ndarray) -> list[np.ndarray]:
 
 def bcast(obj, root: int):
     """``obj`` from ``root`` on every locale (pickled; for small values)."""
+    return _bcast(obj, root, waited)[0]
+
+
+def _bcast(obj, root: int, wait) -> tuple:
+    """``(root's obj, its pickled size)`` on every locale: its size, then its bytes, each
+    broadcast waited for by ``wait`` (:func:`waited`, or :func:`_wait_one` within another
+    collective)."""
     c, mine = comm(), here() == root
     data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8) if mine else None
     size = np.array([0 if data is None else data.size], dtype=np.int64)
-    waited(c.Ibcast([size, mpi_type(size.dtype)], root=root))
+    wait(c.Ibcast([size, mpi_type(size.dtype)], root=root))
     buf = data if mine else np.empty(int(size[0]), dtype=np.uint8)
-    waited(c.Ibcast([buf, mpi().BYTE], root=root))
-    return obj if mine else pickle.loads(buf)
+    wait(c.Ibcast([buf, mpi().BYTE], root=root))
+    return (obj if mine else pickle.loads(buf)), int(size[0])
 
 
 def alltoallv(send: list[np.ndarray], dtype, rcounts: np.ndarray | None = None) -> list[np.ndarray]:
