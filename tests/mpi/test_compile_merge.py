@@ -373,10 +373,7 @@ def test_locales_that_free_compiled_forms_differently(monkeypatch, merge, keep):
     from pgas.exec import persistent
     pg.config(fuse=True)
     replay.MERGE = merge
-    rng = np.random.default_rng(7)
-    data = [rng.random((7, 64)) for _ in range(5)]
-    got = [pg.from_numpy(a) for a in data]
-    want = [pg.from_numpy(a) for a in data]
+    got, want = _seven_row_copies()
     persistent.clear()
     monkeypatch.setattr(persistent, "KEEP_BYTES", keep)     # a row is 512 bytes
     repeats = merged.stats["repeats"]
@@ -386,16 +383,30 @@ def test_locales_that_free_compiled_forms_differently(monkeypatch, merge, keep):
             step(*got[:4])
             if t % 3 == 1:
                 _shift_into(got[0], got[4])
-        for t in range(8):
-            _halos_then_local(*want[:4])
-            if t % 3 == 1:
-                _shift_into(want[0], want[4])
+        _plain_with_shifts(want, 8)
         _same(got, want, "locales that free compiled forms differently")
         ran = comm.allgather((step.stats["fast"], merged.stats["repeats"] - repeats))
         if pg.num_locales == 3 and not check.enabled:     # (the case made for: the paths differ)
             collective_verdict(len(set(ran)) > 1, f"every locale took the same paths: {ran}")
     finally:
         persistent.clear()
+
+
+def _seven_row_copies():
+    """Five random 7 x 64 arrays (uneven blocks over 3 locales) twice over: a step's and the
+    plain function's."""
+    rng = np.random.default_rng(7)
+    data = [rng.random((7, 64)) for _ in range(5)]
+    return [pg.from_numpy(a) for a in data], [pg.from_numpy(a) for a in data]
+
+
+def _plain_with_shifts(arrays, calls: int) -> None:
+    """``_halos_then_local`` called plainly ``calls`` times on ``arrays``, with a shift between
+    as the compiled runs have it."""
+    for t in range(calls):
+        _halos_then_local(*arrays[:4])
+        if t % 3 == 1:
+            _shift_into(arrays[0], arrays[4])
 
 
 def test_merging_turned_on_after_repeats_freed_on_some_locales(monkeypatch):
@@ -405,10 +416,7 @@ def test_merging_turned_on_after_repeats_freed_on_some_locales(monkeypatch):
     ran the usual way reduced alone)."""
     from pgas.exec import persistent
     pg.config(fuse=True)
-    rng = np.random.default_rng(7)
-    data = [rng.random((7, 64)) for _ in range(5)]
-    got = [pg.from_numpy(a) for a in data]
-    want = [pg.from_numpy(a) for a in data]
+    got, want = _seven_row_copies()
     persistent.clear()
     monkeypatch.setattr(persistent, "KEEP_BYTES", 1100)     # (7 rows over 3 locales: freed on some only)
     replay.MERGE = False
@@ -419,10 +427,7 @@ def test_merging_turned_on_after_repeats_freed_on_some_locales(monkeypatch):
             step(*got[:4])
             if t % 3 == 1:
                 _shift_into(got[0], got[4])
-        for t in range(6):
-            _halos_then_local(*want[:4])
-            if t % 3 == 1:
-                _shift_into(want[0], want[4])
+        _plain_with_shifts(want, 6)
         _same(got, want, "merging turned on after repeats freed on some locales")
     finally:
         persistent.clear()
